@@ -1,0 +1,113 @@
+"""SMILES parsing and canonicalization: the single place that turns text into chemical identity.
+
+RDKit returns ``None`` instead of raising; the strict/lenient pairs here make that explicit.
+Canonical forms never carry atom-map numbers: a mapped reaction leaks its reaction centre.
+"""
+
+from __future__ import annotations
+
+from rdkit import Chem, RDLogger
+
+from chemgauge.errors import SmilesError
+
+# RDKit prints parse failures to stderr; chemgauge counts them with reasons instead.
+RDLogger.DisableLog("rdApp.*")
+
+__all__ = [
+    "canonical_multiset",
+    "canonical_smiles",
+    "clear_atom_maps",
+    "describe_parse_failure",
+    "mol_to_canonical",
+    "parse_smiles",
+    "strip_atom_maps",
+    "try_canonical_multiset",
+    "try_canonical_smiles",
+    "try_parse_smiles",
+]
+
+
+def try_parse_smiles(smiles: str) -> Chem.Mol | None:
+    """Parse and sanitize a SMILES string; ``None`` if it is empty or RDKit rejects it."""
+    if not smiles or smiles.isspace():
+        return None
+    mol = Chem.MolFromSmiles(smiles)
+    if mol is None or mol.GetNumAtoms() == 0:
+        return None
+    return mol
+
+
+def describe_parse_failure(smiles: str) -> str:
+    """Say why RDKit rejects a SMILES (syntax, valence, aromaticity); used on the failure path only."""
+    if not smiles or smiles.isspace():
+        return "empty SMILES"
+    raw = Chem.MolFromSmiles(smiles, sanitize=False)
+    if raw is None:
+        return "SMILES syntax error"
+    if raw.GetNumAtoms() == 0:
+        return "SMILES has no atoms"
+    try:
+        Chem.SanitizeMol(raw)
+    except Exception as exc:  # RDKit raises several unrelated exception types here
+        return f"sanitization failed: {exc}".strip()
+    return "unparsable SMILES"
+
+
+def parse_smiles(smiles: str) -> Chem.Mol:
+    """Parse and sanitize a SMILES string, raising :class:`SmilesError` with the reason."""
+    mol = try_parse_smiles(smiles)
+    if mol is None:
+        raise SmilesError(smiles, describe_parse_failure(smiles))
+    return mol
+
+
+def clear_atom_maps(mol: Chem.Mol) -> Chem.Mol:
+    """Set every atom-map number to zero, in place, and return the molecule."""
+    for atom in mol.GetAtoms():
+        if atom.GetAtomMapNum():
+            atom.SetAtomMapNum(0)
+    return mol
+
+
+def mol_to_canonical(mol: Chem.Mol, *, isomeric: bool = True) -> str:
+    """Canonical SMILES of a molecule whose atom maps are already cleared."""
+    return str(Chem.MolToSmiles(mol, isomericSmiles=isomeric))
+
+
+def try_canonical_smiles(smiles: str, *, isomeric: bool = True) -> str | None:
+    """Canonical (isomeric by default) SMILES with atom maps removed; ``None`` if unparsable."""
+    mol = try_parse_smiles(smiles)
+    if mol is None:
+        return None
+    if ":" in smiles:
+        clear_atom_maps(mol)
+    return mol_to_canonical(mol, isomeric=isomeric)
+
+
+def canonical_smiles(smiles: str, *, isomeric: bool = True) -> str:
+    """Canonical SMILES with atom maps removed; raises :class:`SmilesError` if unparsable."""
+    result = try_canonical_smiles(smiles, isomeric=isomeric)
+    if result is None:
+        raise SmilesError(smiles, describe_parse_failure(smiles))
+    return result
+
+
+def strip_atom_maps(smiles: str) -> str:
+    """Remove atom-map numbers from a SMILES, returning canonical SMILES of the result."""
+    return canonical_smiles(smiles)
+
+
+def try_canonical_multiset(smiles: str) -> tuple[str, ...] | None:
+    """Sorted canonical components of a dot-separated SMILES (multiplicity kept), or ``None``."""
+    canon = try_canonical_smiles(smiles)
+    if canon is None:
+        return None
+    return tuple(sorted(canon.split(".")))
+
+
+def canonical_multiset(smiles: str) -> tuple[str, ...]:
+    """Sorted canonical components of a dot-separated SMILES; raises on unparsable input.
+
+    A canonical SMILES only contains '.' between components, so splitting its text is exact.
+    """
+    return tuple(sorted(canonical_smiles(smiles).split(".")))

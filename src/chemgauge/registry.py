@@ -1,0 +1,81 @@
+"""One registry shape for every plugin kind (matchers, models, back-ends, property providers).
+
+Third-party packages add entries through a Python entry-point group; unknown names fail with
+a "did you mean" built from the registered names, never a fuzzy pick of another entry.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+from collections.abc import Callable, Iterator
+from importlib.metadata import entry_points
+from typing import Generic, TypeVar
+
+from chemgauge.errors import ConfigError, UnknownNameError
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+__all__ = ["Registry"]
+
+
+class Registry(Generic[T]):
+    """Named entries of one kind, extended by the entry-point group ``chemgauge.<kind>``."""
+
+    def __init__(self, kind: str, *, group: str | None = None) -> None:
+        self.kind = kind
+        self.group = group or f"chemgauge.{kind}s"
+        self._entries: dict[str, T] = {}
+        self._plugins_loaded = False
+
+    def register(self, name: str, entry: T, *, replace: bool = False) -> T:
+        """Add an entry; registering an existing name twice is an error unless ``replace``."""
+        if name in self._entries and not replace:
+            raise ConfigError(f"{self.kind} {name!r} is already registered")
+        self._entries[name] = entry
+        return entry
+
+    def decorator(self, name: str) -> Callable[[T], T]:
+        """Register the decorated object under ``name``."""
+
+        def wrap(entry: T) -> T:
+            return self.register(name, entry)
+
+        return wrap
+
+    def _load_plugins(self) -> None:
+        if self._plugins_loaded:
+            return
+        self._plugins_loaded = True
+        for ep in entry_points(group=self.group):
+            if ep.name in self._entries:
+                log.warning("plugin %s=%s shadows a built-in %s", ep.name, ep.value, self.kind)
+                continue
+            try:
+                self._entries[ep.name] = ep.load()
+            except Exception as exc:  # a broken plugin must not break the built-ins
+                log.warning("could not load %s plugin %r: %s", self.kind, ep.name, exc)
+
+    def get(self, name: str) -> T:
+        """Look an entry up by exact name; unknown names raise with close matches."""
+        if name not in self._entries:
+            self._load_plugins()
+        try:
+            return self._entries[name]
+        except KeyError:
+            known = self.names()
+            close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+            raise UnknownNameError(self.kind, name, close, known) from None
+
+    def names(self) -> list[str]:
+        """Registered names in registration order (built-ins first, then plugins)."""
+        self._load_plugins()
+        return list(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        self._load_plugins()
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
