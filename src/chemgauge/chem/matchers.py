@@ -57,7 +57,7 @@ def try_inchi(smiles: str) -> str | None:
         return None
     clear_atom_maps(mol)
     try:
-        inchi = Chem.MolToInchi(mol)
+        inchi = Chem.MolToInchi(mol)  # type: ignore[no-untyped-call]
     except Exception:
         return None
     return inchi or None
@@ -68,14 +68,14 @@ def try_inchikey(smiles: str) -> str | None:
     inchi = try_inchi(smiles)
     if inchi is None:
         return None
-    key = Chem.InchiToInchiKey(inchi)
+    key = Chem.InchiToInchiKey(inchi)  # type: ignore[no-untyped-call]
     return key or None
 
 
 def inchi_key_of(mol: Chem.Mol) -> str | None:
     """Full standard InChIKey of a molecule object, or ``None``."""
     try:
-        key = Chem.MolToInchiKey(mol)
+        key = Chem.MolToInchiKey(mol)  # type: ignore[no-untyped-call]
     except Exception:
         return None
     return key or None

@@ -1,4 +1,4 @@
-"""Reaction SMILES: split ``reactants>reagents>products`` and canonicalize each side as a multiset."""
+"""Reaction SMILES: split ``reactants>reagents>products``; canonicalize each side as a multiset."""
 
 from __future__ import annotations
 

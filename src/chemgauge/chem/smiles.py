@@ -11,7 +11,7 @@ from rdkit import Chem, RDLogger
 from chemgauge.errors import SmilesError
 
 # RDKit prints parse failures to stderr; chemgauge counts them with reasons instead.
-RDLogger.DisableLog("rdApp.*")
+RDLogger.DisableLog("rdApp.*")  # type: ignore[attr-defined]
 
 __all__ = [
     "canonical_multiset",
@@ -38,7 +38,7 @@ def try_parse_smiles(smiles: str) -> Chem.Mol | None:
 
 
 def describe_parse_failure(smiles: str) -> str:
-    """Say why RDKit rejects a SMILES (syntax, valence, aromaticity); used on the failure path only."""
+    """Say why RDKit rejects a SMILES (syntax, valence, ...); used on the failure path only."""
     if not smiles or smiles.isspace():
         return "empty SMILES"
     raw = Chem.MolFromSmiles(smiles, sanitize=False)

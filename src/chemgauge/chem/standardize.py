@@ -32,8 +32,9 @@ def _tools(settings: StandardizeSettings) -> tuple[object, object]:
     cache: dict[StandardizeSettings, tuple[object, object]] = getattr(_local, "tools", {})
     if settings not in cache:
         params = rdMolStandardize.CleanupParameters()
-        params.maxTautomers = settings.max_tautomers
-        params.maxTransforms = settings.max_transforms
+        # The stubs mistype these attributes; they are plain ints at runtime.
+        setattr(params, "maxTautomers", settings.max_tautomers)  # noqa: B010
+        setattr(params, "maxTransforms", settings.max_transforms)  # noqa: B010
         cache[settings] = (
             rdMolStandardize.Uncharger(),
             rdMolStandardize.TautomerEnumerator(params),
@@ -49,12 +50,11 @@ def standardize_mol(mol: Chem.Mol, settings: StandardizeSettings = DEFAULT_SETTI
     normalized = rdMolStandardize.Normalize(parent)
     reionized = rdMolStandardize.Reionize(normalized)
     neutral = uncharger.uncharge(reionized)  # type: ignore[attr-defined]
-    return enumerator.Canonicalize(neutral)  # type: ignore[attr-defined]
+    result: Chem.Mol = enumerator.Canonicalize(neutral)  # type: ignore[attr-defined]
+    return result
 
 
-def try_parity_smiles(
-    smiles: str, settings: StandardizeSettings = DEFAULT_SETTINGS
-) -> str | None:
+def try_parity_smiles(smiles: str, settings: StandardizeSettings = DEFAULT_SETTINGS) -> str | None:
     """Canonical SMILES after the parity pipeline; ``None`` when either step fails (fail closed)."""
     mol = try_parse_smiles(smiles)
     if mol is None:

@@ -1,1 +1,1 @@
-"""chemgauge.eval."""
+"""chemgauge.eval: task-agnostic machinery (metrics, statistics, splits, provenance, records)."""

@@ -1,0 +1,101 @@
+"""Ranking metrics over 0-based ranks: top-k, reciprocal rank, multi-positive NDCG, spreads."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import TypeVar
+
+__all__ = [
+    "Distribution",
+    "best_rank",
+    "distribution",
+    "hit_ranks",
+    "ndcg_at_k",
+    "nearest_rank_percentile",
+    "reciprocal_rank",
+    "top_k_hit",
+]
+
+T = TypeVar("T")
+
+
+def hit_ranks(ranked: Sequence[T], is_hit: Callable[[T], bool]) -> list[int]:
+    """Every 0-based rank whose item is a hit; invalid items keep their slot (no shifting)."""
+    return [i for i, item in enumerate(ranked) if is_hit(item)]
+
+
+def best_rank(ranks: Iterable[int]) -> int | None:
+    """Smallest rank, or ``None`` when nothing was hit."""
+    return min(ranks, default=None)
+
+
+def top_k_hit(rank: int | None, k: int) -> bool:
+    """True iff a 0-based best rank falls inside the first ``k`` positions."""
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    return rank is not None and rank < k
+
+
+def reciprocal_rank(rank: int | None) -> float:
+    """1 / (rank + 1) for a 0-based rank; 0 for a miss."""
+    return 0.0 if rank is None else 1.0 / (rank + 1)
+
+
+def ndcg_at_k(relevant_ranks: Iterable[int], n_relevant: int, k: int = 10) -> float:
+    """Binary-relevance, multi-positive NDCG@k.
+
+    Every rank below ``k`` in ``relevant_ranks`` earns 1/log2(rank + 2); the ideal DCG places
+    ``min(k, n_relevant)`` relevant items at the top, ``n_relevant`` being the number of
+    distinct accepted answers (so finding two of three scores between one and three).
+    """
+    if n_relevant <= 0:
+        return 0.0
+    ranks = sorted({r for r in relevant_ranks if 0 <= r < k})
+    dcg = sum(1.0 / math.log2(r + 2) for r in ranks)
+    ideal = sum(1.0 / math.log2(i + 2) for i in range(min(k, n_relevant)))
+    return dcg / ideal
+
+
+def nearest_rank_percentile(sorted_values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (no interpolation) of already sorted values; q in (0, 100]."""
+    if not sorted_values:
+        raise ValueError("percentile of an empty sequence")
+    if not 0 < q <= 100:
+        raise ValueError(f"percentile must be in (0, 100], got {q}")
+    index = max(1, math.ceil(q / 100 * len(sorted_values)))
+    return float(sorted_values[index - 1])
+
+
+@dataclass(frozen=True, slots=True)
+class Distribution:
+    """{min, p50, p90, p95, max, mean} with nearest-rank percentiles; ``n`` values summarized."""
+
+    n: int
+    min: float | None
+    p50: float | None
+    p90: float | None
+    p95: float | None
+    max: float | None
+    mean: float | None
+
+    def to_dict(self) -> dict[str, float | int | None]:
+        """Plain mapping for reports."""
+        return asdict(self)
+
+
+def distribution(values: Iterable[float]) -> Distribution:
+    """Summarize values; an empty input yields ``None`` for every statistic, never zeros."""
+    data = sorted(float(v) for v in values)
+    if not data:
+        return Distribution(0, None, None, None, None, None, None)
+    return Distribution(
+        n=len(data),
+        min=data[0],
+        p50=nearest_rank_percentile(data, 50),
+        p90=nearest_rank_percentile(data, 90),
+        p95=nearest_rank_percentile(data, 95),
+        max=data[-1],
+        mean=math.fsum(data) / len(data),
+    )

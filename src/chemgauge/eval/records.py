@@ -1,0 +1,252 @@
+"""Row and record I/O: counted rejections, atomic writes and resumable append-only rows.
+
+Nothing is silently dropped: every rejected line is counted by reason with a bounded list of
+diagnostics, and ``strict`` turns the first one into an error naming file, line and value.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from chemgauge.errors import ConfigError, DataQualityError, InputFileError
+
+__all__ = [
+    "Diagnostic",
+    "RejectionStats",
+    "ResumableJsonlWriter",
+    "atomic_write_bytes",
+    "atomic_write_json",
+    "atomic_write_text",
+    "iter_lines",
+    "read_jsonl",
+]
+
+MAX_DIAGNOSTICS = 50
+_EXCERPT = 120
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One rejected input: where, why, and a short excerpt of the offending text."""
+
+    line: int
+    reason: str
+    excerpt: str
+    detail: str = ""
+
+
+@dataclass
+class RejectionStats:
+    """Counts of rejected inputs by reason plus the first ``max_diagnostics`` diagnostics."""
+
+    path: str | None = None
+    strict: bool = False
+    max_diagnostics: int = MAX_DIAGNOSTICS
+    accepted: int = 0
+    counts: Counter[str] = field(default_factory=Counter)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def reject(self, line: int, reason: str, text: str, detail: str = "") -> None:
+        """Count a rejection; in strict mode raise instead, naming file, line and value."""
+        if self.strict:
+            message = f"{reason}{': ' + detail if detail else ''}"
+            raise DataQualityError(message, path=self.path, line=line, value=text[:_EXCERPT])
+        self.counts[reason] += 1
+        if len(self.diagnostics) < self.max_diagnostics:
+            self.diagnostics.append(Diagnostic(line, reason, text[:_EXCERPT], detail))
+
+    @property
+    def rejected(self) -> int:
+        """Total rejected lines over all reasons."""
+        return sum(self.counts.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain mapping for reports (reasons sorted for stable output)."""
+        return {
+            "accepted": self.accepted,
+            "rejected": self.rejected,
+            "rejections_by_reason": dict(sorted(self.counts.items())),
+            "diagnostics": [
+                {"line": d.line, "reason": d.reason, "excerpt": d.excerpt, "detail": d.detail}
+                for d in self.diagnostics
+            ],
+            "diagnostics_truncated": self.rejected > len(self.diagnostics),
+        }
+
+
+def _open_text(path: str | Path) -> IO[str]:
+    try:
+        return open(path, encoding="utf-8", newline="")
+    except FileNotFoundError:
+        raise InputFileError("file not found", path=path) from None
+    except IsADirectoryError:
+        raise InputFileError("expected a file, found a directory", path=path) from None
+    except OSError as exc:
+        raise InputFileError(f"cannot open file ({exc.strerror})", path=path) from None
+
+
+def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """Yield (1-based line number, text without line ending), streaming; names the file on error."""
+    handle = _open_text(path)
+    with handle:
+        number = 0
+        try:
+            for number, raw in enumerate(handle, start=1):
+                yield number, raw.rstrip("\r\n")
+        except UnicodeDecodeError as exc:
+            raise InputFileError(
+                f"not valid UTF-8 ({exc.reason})", path=path, line=number + 1
+            ) from None
+
+
+def read_jsonl(path: str | Path, stats: RejectionStats) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, object) for each JSON-object line; blank lines are skipped silently.
+
+    Lines that are not JSON objects are counted as ``malformed_json`` in ``stats``.
+    """
+    if stats.path is None:
+        stats.path = str(path)
+    for number, text in iter_lines(path):
+        if not text.strip():
+            continue
+        try:
+            obj = orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            stats.reject(number, "malformed_json", text, str(exc))
+            continue
+        if not isinstance(obj, dict):
+            stats.reject(number, "malformed_json", text, "line is not a JSON object")
+            continue
+        yield number, obj
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write to a temporary file in the same folder, fsync, then rename over ``path``."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return target
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    """Atomic UTF-8 text write."""
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: str | Path, obj: Any) -> Path:
+    """Atomic write of indented JSON with sorted keys and a trailing newline."""
+    data = orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+    return atomic_write_bytes(path, data + b"\n")
+
+
+_HEADER_KEY = "chemgauge_rows_journal"
+
+
+class ResumableJsonlWriter:
+    """Append-only JSONL journal of rows keyed by item identity, tied to one config hash.
+
+    On open, a truncated last line (a crash mid-write) is cut off, and the keys of finished
+    rows are collected so a restarted run skips them. A journal written under a different
+    config hash is never mixed in: that is an error unless ``restart`` is set.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        config_sha256: str,
+        key_field: str,
+        restart: bool = False,
+    ) -> None:
+        self.path = Path(path)
+        self.config_sha256 = config_sha256
+        self.key_field = key_field
+        self.existing: dict[str, dict[str, Any]] = {}
+        self.truncated_bytes = 0
+        if restart and self.path.exists():
+            self.path.unlink()
+        if self.path.exists():
+            self._recover()
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            header = {_HEADER_KEY: 1, "config_sha256": config_sha256}
+            atomic_write_bytes(self.path, orjson.dumps(header, option=orjson.OPT_SORT_KEYS) + b"\n")
+        self._handle: IO[bytes] | None = open(self.path, "ab")  # noqa: SIM115 - closed in close()
+
+    def _recover(self) -> None:
+        data = self.path.read_bytes()
+        cut = data.rfind(b"\n") + 1
+        if cut < len(data):
+            self.truncated_bytes = len(data) - cut
+            with open(self.path, "r+b") as handle:
+                handle.truncate(cut)
+            data = data[:cut]
+        lines = data.splitlines()
+        if not lines:
+            raise ConfigError(f"{self.path}: resume journal has no header; delete it to restart")
+        try:
+            header = orjson.loads(lines[0])
+        except orjson.JSONDecodeError:
+            header = None
+        if not isinstance(header, dict) or _HEADER_KEY not in header:
+            raise ConfigError(f"{self.path}: not a chemgauge resume journal; delete it or move it")
+        if header.get("config_sha256") != self.config_sha256:
+            raise ConfigError(
+                f"{self.path}: rows were produced under another configuration "
+                f"(config_sha256 {header.get('config_sha256')} != {self.config_sha256}); "
+                "use another output folder or pass --restart"
+            )
+        for number, line in enumerate(lines[1:], start=2):
+            try:
+                row = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                raise ConfigError(
+                    f"{self.path}, line {number}: corrupt journal line; delete the file to restart"
+                ) from None
+            self.existing[str(row[self.key_field])] = row
+
+    def done(self, key: str) -> bool:
+        """True iff a row for this item key is already in the journal."""
+        return key in self.existing
+
+    def write(self, row: Mapping[str, Any]) -> None:
+        """Append one row and flush it, so a crash loses at most the row being written."""
+        if self._handle is None:
+            raise ValueError("journal is closed")
+        key = str(row[self.key_field])
+        self._handle.write(orjson.dumps(row, option=orjson.OPT_SORT_KEYS) + b"\n")
+        self._handle.flush()
+        self.existing[key] = dict(row)
+
+    def close(self) -> None:
+        """Flush, fsync and close the journal."""
+        if self._handle is not None:
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+            self._handle.close()
+            self._handle = None
+
+    def __enter__(self) -> ResumableJsonlWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

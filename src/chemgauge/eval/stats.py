@@ -1,0 +1,154 @@
+"""Uncertainty for headline rates and paired comparisons of two runs on the same items.
+
+Every random draw takes an explicit seed that is returned with the result; no global RNG.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = [
+    "Interval",
+    "McNemarResult",
+    "bootstrap_interval",
+    "mcnemar_exact",
+    "paired_bootstrap_difference",
+    "wilson_interval",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """A point estimate with a two-sided interval and how it was obtained."""
+
+    estimate: float | None
+    low: float | None
+    high: float | None
+    confidence: float
+    method: str
+    n: int
+    seed: int | None = None
+    resamples: int | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        """Plain mapping for reports."""
+        return asdict(self)
+
+
+def _z(confidence: float) -> float:
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    return float(math.sqrt(2) * _erfinv(confidence))
+
+
+def _erfinv(y: float) -> float:
+    """Inverse error function by Newton iteration on math.erf (exact to double precision)."""
+    x = 0.0
+    for _ in range(100):
+        err = math.erf(x) - y
+        if abs(err) < 1e-15:
+            break
+        x -= err / (2 / math.sqrt(math.pi) * math.exp(-x * x))
+    return x
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:
+    """Wilson score interval for a binomial rate; with n == 0 every value is ``None``."""
+    if successes < 0 or n < 0 or successes > n:
+        raise ValueError(f"need 0 <= successes <= n, got {successes}/{n}")
+    if n == 0:
+        return Interval(None, None, None, confidence, "wilson", 0)
+    z = _z(confidence)
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return Interval(p, max(0.0, centre - half), min(1.0, centre + half), confidence, "wilson", n)
+
+
+def _as_array(values: Sequence[float]) -> NDArray[np.float64]:
+    return np.asarray(values, dtype=np.float64)
+
+
+def bootstrap_interval(
+    values: Sequence[float],
+    *,
+    seed: int,
+    resamples: int = 2000,
+    confidence: float = 0.95,
+    statistic: Callable[[NDArray[np.float64]], NDArray[np.float64]] | None = None,
+) -> Interval:
+    """Percentile bootstrap interval of a statistic (default: the mean) with a recorded seed.
+
+    ``statistic`` receives a (resamples, n) array and returns one value per row.
+    """
+    data = _as_array(values)
+    n = len(data)
+    if n == 0:
+        return Interval(None, None, None, confidence, "bootstrap-percentile", 0, seed, resamples)
+    stat = statistic or (lambda a: a.mean(axis=-1))
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(resamples, n))
+    dist = np.sort(stat(data[idx]))
+    alpha = (1 - confidence) / 2
+    low = float(np.quantile(dist, alpha, method="inverted_cdf"))
+    high = float(np.quantile(dist, 1 - alpha, method="inverted_cdf"))
+    estimate = float(stat(data[np.newaxis, :])[0])
+    return Interval(estimate, low, high, confidence, "bootstrap-percentile", n, seed, resamples)
+
+
+def paired_bootstrap_difference(
+    a: Sequence[float],
+    b: Sequence[float],
+    *,
+    seed: int,
+    resamples: int = 2000,
+    confidence: float = 0.95,
+) -> Interval:
+    """Interval of mean(a) - mean(b) over the same items, resampling items jointly."""
+    if len(a) != len(b):
+        raise ValueError(f"paired samples differ in length: {len(a)} vs {len(b)}")
+    diff = _as_array(a) - _as_array(b)
+    result = bootstrap_interval(
+        diff.tolist(), seed=seed, resamples=resamples, confidence=confidence
+    )
+    return Interval(
+        result.estimate,
+        result.low,
+        result.high,
+        confidence,
+        "paired-bootstrap-percentile",
+        result.n,
+        seed,
+        resamples,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class McNemarResult:
+    """Exact McNemar test on discordant pairs: b = only A right, c = only B right."""
+
+    only_a: int
+    only_b: int
+    p_value: float
+
+    def to_dict(self) -> dict[str, object]:
+        """Plain mapping for reports."""
+        return asdict(self)
+
+
+def mcnemar_exact(only_a: int, only_b: int) -> McNemarResult:
+    """Two-sided exact (binomial) McNemar p-value; 1.0 when there are no discordant pairs."""
+    if only_a < 0 or only_b < 0:
+        raise ValueError("discordant counts must be non-negative")
+    n = only_a + only_b
+    if n == 0:
+        return McNemarResult(only_a, only_b, 1.0)
+    k = min(only_a, only_b)
+    tail = math.fsum(math.comb(n, i) for i in range(k + 1)) / 2.0**n
+    return McNemarResult(only_a, only_b, min(1.0, 2.0 * tail))
