@@ -1,0 +1,98 @@
+"""Time `chemgauge canon` machinery against a plain RDKit loop on the same strings, in one run.
+
+Targets (issue 2, 2-core machine): serial within 1.15x of the plain loop; 2 jobs at least
+1.7x faster than the plain loop; with half the strings duplicated, at least 1.9x faster
+serially. Prints one table of ratios; numbers are recorded in bench/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+from pathlib import Path
+
+import rdkit
+from rdkit import Chem, RDLogger
+
+from chemgauge.chem import Canonicalizer
+
+RDLogger.DisableLog("rdApp.*")  # type: ignore[attr-defined]
+
+
+def load_nci(repeat: int) -> list[str]:
+    path = Path(rdkit.__file__).parent / "Data" / "NCI" / "first_5K.smi"
+    base = [line.split()[0] for line in path.read_text().splitlines() if line.strip()]
+    # Distinct spellings per repeat so the memo cannot help in the "distinct" case.
+    out: list[str] = []
+    for r in range(repeat):
+        for s in base:
+            mol = Chem.MolFromSmiles(s)
+            if mol is None or r == 0:
+                out.append(s)
+            else:
+                out.append(Chem.MolToSmiles(mol, doRandom=True, canonical=False))
+    return out
+
+
+def plain_loop(strings: list[str]) -> list[str | None]:
+    out: list[str | None] = []
+    for s in strings:
+        mol = Chem.MolFromSmiles(s)
+        out.append(None if mol is None else Chem.MolToSmiles(mol))
+    return out
+
+
+def timed(fn, *args, **kwargs):  # type: ignore[no-untyped-def]
+    start = time.perf_counter()
+    result = fn(*args, **kwargs)
+    return time.perf_counter() - start, result
+
+
+def best_of(n: int, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
+    runs = [timed(fn, *args, **kwargs) for _ in range(n)]
+    return min(t for t, _ in runs), runs[0][1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=4, help="copies of the NCI 5K set")
+    parser.add_argument("--rounds", type=int, default=3, help="best of N timings")
+    args = parser.parse_args()
+    import random
+
+    rng = random.Random(0)
+    distinct = load_nci(args.repeat)
+    half = distinct[: len(distinct) // 2]
+    duplicated = half + half
+    rng.shuffle(duplicated)
+
+    t_plain, ref = best_of(args.rounds, plain_loop, distinct)
+    t_serial, ours = best_of(args.rounds, lambda s: Canonicalizer("exact").many(s), distinct)
+    assert ours == ref, "chemgauge and the plain loop disagree"
+    t_jobs2, ours2 = best_of(
+        args.rounds, lambda s: Canonicalizer("exact").many(s, jobs=2, chunk_size=1024), distinct
+    )
+    assert ours2 == ref
+    t_plain_dup, ref_dup = best_of(args.rounds, plain_loop, duplicated)
+    t_serial_dup, ours_dup = best_of(
+        args.rounds, lambda s: Canonicalizer("exact").many(s), duplicated
+    )
+    assert ours_dup == ref_dup
+
+    print(f"# bench/canon.py  RDKit {rdkit.__version__}  Python {platform.python_version()}")
+    print(f"# {os.cpu_count()} cores, {len(distinct)} strings ({args.repeat} x NCI 5K)")
+    print(f"{'case':<44}{'plain s':>9}{'ours s':>9}{'speed-up':>10}{'target':>10}")
+    rows = [
+        ("serial, all distinct", t_plain, t_serial, "> 0.87"),
+        ("2 jobs, all distinct", t_plain, t_jobs2, ">= 1.7"),
+        ("serial, half duplicated", t_plain_dup, t_serial_dup, ">= 1.9"),
+    ]
+    for label, plain, ours_t, target in rows:
+        print(f"{label:<44}{plain:>9.2f}{ours_t:>9.2f}{plain / ours_t:>9.2f}x{target:>10}")
+    print(f"serial overhead vs plain loop: {t_serial / t_plain:.3f}x (target <= 1.15x)")
+
+
+if __name__ == "__main__":
+    main()

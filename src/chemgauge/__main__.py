@@ -1,0 +1,5 @@
+"""``python -m chemgauge``."""
+
+from chemgauge.cli import main
+
+main()

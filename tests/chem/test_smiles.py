@@ -1,0 +1,62 @@
+"""Parsing, atom-map stripping and canonical forms on real molecules."""
+
+from __future__ import annotations
+
+import pytest
+
+from chemgauge.chem import (
+    MoleculeBag,
+    canonical_multiset,
+    canonical_smiles,
+    describe_parse_failure,
+    parse_smiles,
+    strip_atom_maps,
+    try_canonical_multiset,
+    try_canonical_smiles,
+    try_parse_smiles,
+)
+from chemgauge.errors import SmilesError
+
+
+def test_parse_returns_mol_for_valid_smiles() -> None:
+    assert parse_smiles("CCO").GetNumAtoms() == 3
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "C1CC", "not a smiles", "C(C)(C)(C)(C)C", "c1cccc1"])
+def test_parse_raises_typed_error_carrying_input(bad: str) -> None:
+    with pytest.raises(SmilesError) as info:
+        parse_smiles(bad)
+    assert info.value.smiles == bad
+    assert try_parse_smiles(bad) is None
+
+
+def test_failure_reasons_distinguish_syntax_from_valence() -> None:
+    assert describe_parse_failure("") == "empty SMILES"
+    assert describe_parse_failure("C1CC") == "SMILES syntax error"
+    assert "valence" in describe_parse_failure("C(C)(C)(C)(C)C").lower()
+    assert "kekul" in describe_parse_failure("c1cccc1").lower()
+
+
+def test_atom_maps_are_stripped_and_brackets_collapse() -> None:
+    assert strip_atom_maps("[CH3:1][C:2](=[O:3])[OH:4]") == "CC(=O)O"
+    assert canonical_smiles("[CH3:1][OH:2]") == "CO"
+
+
+def test_canonical_smiles_keeps_stereo_by_default() -> None:
+    assert canonical_smiles("N[C@@H](C)C(=O)O") == "C[C@H](N)C(=O)O"
+    assert canonical_smiles("N[C@@H](C)C(=O)O", isomeric=False) == "CC(N)C(=O)O"
+    assert try_canonical_smiles("C1CC") is None
+
+
+def test_multiset_keeps_multiplicity_and_ignores_order() -> None:
+    assert canonical_multiset("O.CCO.O") == ("CCO", "O", "O")
+    assert canonical_multiset("OCC.O.O") == canonical_multiset("O.O.CCO")
+    assert canonical_multiset("O.CCO") != canonical_multiset("O.O.CCO")
+    assert try_canonical_multiset("CC.C1CC") is None
+
+
+def test_molecule_bag_equality_is_canonical_multiset() -> None:
+    assert MoleculeBag.from_smiles("OCC.O") == MoleculeBag.from_parts(["O", "C(O)C"])
+    assert MoleculeBag.from_smiles("O.O") != MoleculeBag.from_smiles("O")
+    assert MoleculeBag(("O", "CCO")).components == ("CCO", "O")
+    assert len(MoleculeBag.from_smiles("O.O.C")) == 3

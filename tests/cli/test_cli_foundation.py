@@ -1,0 +1,74 @@
+"""The foundation commands through the real Typer app."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from chemgauge.cli import app
+
+runner = CliRunner()
+
+
+def test_version() -> None:
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.output.startswith("chemgauge ")
+
+
+def test_matchers_table_and_known_pairs() -> None:
+    result = runner.invoke(app, ["matchers", "--known"])
+    assert result.exit_code == 0
+    assert "strict_key" in result.output and "parity" in result.output
+
+
+def test_canon_keeps_one_line_per_input_and_reports_invalid(tmp_path: Path) -> None:
+    source = tmp_path / "in.smi"
+    source.write_text("OCC ethanol\nC1CC broken\n\nc1ccccc1\n")
+    out = tmp_path / "out.txt"
+    result = runner.invoke(app, ["canon", str(source), "--out", str(out), "--jobs", "1"])
+    assert result.exit_code == 0
+    assert out.read_text() == "CCO\tethanol\n\tbroken\n\nc1ccccc1\n"
+    assert f"{source}:2: SMILES syntax error" in result.output
+
+
+def test_canon_policy_and_jobs_agree(tmp_path: Path, nci_smiles: list[str]) -> None:
+    source = tmp_path / "nci.smi"
+    source.write_text("\n".join(nci_smiles[:2500]) + "\n")
+    outs = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"out{jobs}.txt"
+        args = ["canon", str(source), "-p", "stereo_ignored", "-j", jobs, "-o", str(out), "-q"]
+        assert runner.invoke(app, args).exit_code == 0
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+
+
+def test_user_errors_exit_2_without_traceback(tmp_path: Path) -> None:
+    for args in (["canon", str(tmp_path / "missing.smi")], ["canon", "-p", "exakt", "-"]):
+        proc = subprocess.run(
+            [sys.executable, "-m", "chemgauge", *args],
+            capture_output=True,
+            text=True,
+            input="",
+            check=False,
+        )
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
+    assert "did you mean 'exact'" in proc.stderr.lower()
+
+
+def test_strict_stops_at_first_invalid_line(tmp_path: Path) -> None:
+    source = tmp_path / "in.smi"
+    source.write_text("CCO\nC1CC\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "chemgauge", "canon", str(source), "--strict"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert "in.smi, line 2" in proc.stderr and "C1CC" in proc.stderr

@@ -1,0 +1,56 @@
+"""Ranking metrics on hand-computed cases."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from chemgauge.eval.ranking import (
+    best_rank,
+    distribution,
+    hit_ranks,
+    ndcg_at_k,
+    nearest_rank_percentile,
+    reciprocal_rank,
+    top_k_hit,
+)
+
+
+def test_invalid_outputs_keep_their_rank_slot() -> None:
+    ranked = [None, "CCO", None, "CCN", "CCO"]
+    assert hit_ranks(ranked, lambda s: s == "CCO") == [1, 4]
+    assert best_rank(hit_ranks(ranked, lambda s: s == "CCO")) == 1
+    assert best_rank([]) is None
+
+
+def test_top_k_and_reciprocal_rank() -> None:
+    assert top_k_hit(0, 1) and not top_k_hit(1, 1) and top_k_hit(4, 5)
+    assert not top_k_hit(None, 10)
+    assert reciprocal_rank(0) == 1.0 and reciprocal_rank(3) == 0.25 and reciprocal_rank(None) == 0
+    with pytest.raises(ValueError):
+        top_k_hit(0, 0)
+
+
+def test_ndcg_multi_positive_hand_values() -> None:
+    assert ndcg_at_k([0], 1) == 1.0
+    assert ndcg_at_k([1], 1) == pytest.approx(1 / math.log2(3))
+    # Two of three accepted outcomes, at ranks 0 and 2: (1 + 1/2) / (1 + 1/log2 3 + 1/2).
+    assert ndcg_at_k([0, 2], 3) == pytest.approx(1.5 / (1 + 1 / math.log2(3) + 0.5))
+    assert ndcg_at_k([0, 1, 2], 3) == pytest.approx(1.0)
+    assert ndcg_at_k([0], 3) < ndcg_at_k([0, 2], 3) < ndcg_at_k([0, 1, 2], 3)
+    assert ndcg_at_k([10, 11], 1) == 0.0
+    assert ndcg_at_k([], 0) == 0.0
+    # The ideal is capped at k positions even with more accepted outcomes.
+    assert ndcg_at_k(range(10), 15) == pytest.approx(1.0)
+
+
+def test_nearest_rank_percentiles() -> None:
+    values = [float(v) for v in range(1, 11)]
+    assert nearest_rank_percentile(values, 50) == 5
+    assert nearest_rank_percentile(values, 90) == 9
+    assert nearest_rank_percentile(values, 95) == 10
+    assert nearest_rank_percentile([7.0], 50) == 7
+    summary = distribution([3, 1, 2])
+    assert (summary.min, summary.p50, summary.max, summary.mean) == (1, 2, 3, 2)
+    assert distribution([]).to_dict()["p50"] is None

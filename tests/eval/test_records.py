@@ -1,0 +1,88 @@
+"""Counted rejections, atomic writes and the resumable journal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chemgauge.errors import ConfigError, DataQualityError, InputFileError
+from chemgauge.eval.records import (
+    RejectionStats,
+    ResumableJsonlWriter,
+    atomic_write_json,
+    atomic_write_text,
+    read_jsonl,
+)
+
+
+def test_reader_counts_rejections_with_line_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_text('{"a": 1}\n\n   \n{broken\n[1, 2]\n{"a": 2}\n')
+    stats = RejectionStats()
+    rows = list(read_jsonl(path, stats))
+    assert rows == [(1, {"a": 1}), (6, {"a": 2})]
+    assert stats.counts["malformed_json"] == 2
+    assert [d.line for d in stats.diagnostics] == [4, 5]
+    assert stats.to_dict()["rejected"] == 2
+
+
+def test_diagnostics_are_bounded(tmp_path: Path) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_text("x\n" * 120)
+    stats = RejectionStats(max_diagnostics=10)
+    assert list(read_jsonl(path, stats)) == []
+    assert stats.rejected == 120 and len(stats.diagnostics) == 10
+    assert stats.to_dict()["diagnostics_truncated"] is True
+
+
+def test_strict_mode_names_file_line_and_value(tmp_path: Path) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_text('{"a": 1}\nnot json\n')
+    with pytest.raises(DataQualityError, match=r"in\.jsonl, line 2.*not json"):
+        list(read_jsonl(path, RejectionStats(strict=True)))
+
+
+def test_missing_file_and_bad_utf8(tmp_path: Path) -> None:
+    with pytest.raises(InputFileError, match="file not found"):
+        list(read_jsonl(tmp_path / "nope.jsonl", RejectionStats()))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b'{"a": 1}\n\xff\xfe\n')
+    with pytest.raises(InputFileError, match="UTF-8"):
+        list(read_jsonl(bad, RejectionStats()))
+
+
+def test_atomic_writes_leave_no_temporary_files(tmp_path: Path) -> None:
+    target = tmp_path / "sub" / "report.json"
+    atomic_write_json(target, {"b": 1, "a": 2})
+    assert target.read_text() == '{\n  "a": 2,\n  "b": 1\n}\n'
+    atomic_write_text(target, "new")
+    assert target.read_text() == "new"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["report.json"]
+
+
+def test_journal_resumes_and_drops_truncated_line(tmp_path: Path) -> None:
+    path = tmp_path / "rows.journal.jsonl"
+    with ResumableJsonlWriter(path, config_sha256="c1", key_field="id") as journal:
+        journal.write({"id": "a", "v": 1})
+        journal.write({"id": "b", "v": 2})
+    with open(path, "ab") as handle:
+        handle.write(b'{"id": "c", "v"')  # a crash mid-write
+    journal = ResumableJsonlWriter(path, config_sha256="c1", key_field="id")
+    assert journal.truncated_bytes > 0
+    assert journal.done("a") and journal.done("b") and not journal.done("c")
+    journal.write({"id": "c", "v": 3})
+    journal.close()
+    reopened = ResumableJsonlWriter(path, config_sha256="c1", key_field="id")
+    assert sorted(reopened.existing) == ["a", "b", "c"]
+    reopened.close()
+
+
+def test_journal_refuses_another_config(tmp_path: Path) -> None:
+    path = tmp_path / "rows.journal.jsonl"
+    ResumableJsonlWriter(path, config_sha256="c1", key_field="id").close()
+    with pytest.raises(ConfigError, match="another configuration"):
+        ResumableJsonlWriter(path, config_sha256="c2", key_field="id")
+    fresh = ResumableJsonlWriter(path, config_sha256="c2", key_field="id", restart=True)
+    assert fresh.existing == {}
+    fresh.close()

@@ -1,0 +1,59 @@
+"""Intervals and paired tests against hand-checked and textbook values."""
+
+from __future__ import annotations
+
+import pytest
+
+from chemgauge.eval.stats import (
+    bootstrap_interval,
+    mcnemar_exact,
+    paired_bootstrap_difference,
+    wilson_interval,
+)
+
+
+def test_wilson_textbook_value() -> None:
+    interval = wilson_interval(8, 10)
+    assert interval.estimate == 0.8
+    assert interval.low == pytest.approx(0.4902, abs=1e-4)
+    assert interval.high == pytest.approx(0.9433, abs=1e-4)
+
+
+def test_wilson_edges() -> None:
+    assert wilson_interval(0, 0).estimate is None
+    zero = wilson_interval(0, 20)
+    assert zero.low == 0.0 and 0 < (zero.high or 0) < 0.2
+    full = wilson_interval(20, 20)
+    assert full.high == pytest.approx(1.0) and (full.low or 0) > 0.8
+    with pytest.raises(ValueError):
+        wilson_interval(3, 2)
+
+
+def test_mcnemar_exact_hand_values() -> None:
+    # 1 vs 9 discordant pairs: 2 * (C(10,0) + C(10,1)) / 2^10.
+    assert mcnemar_exact(1, 9).p_value == pytest.approx(22 / 1024)
+    assert mcnemar_exact(5, 5).p_value == 1.0
+    assert mcnemar_exact(0, 0).p_value == 1.0
+    assert mcnemar_exact(0, 6).p_value == pytest.approx(2 / 64)
+
+
+def test_bootstrap_is_seeded_and_recorded() -> None:
+    values = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0]
+    first = bootstrap_interval(values, seed=7, resamples=500)
+    again = bootstrap_interval(values, seed=7, resamples=500)
+    other = bootstrap_interval(values, seed=8, resamples=500)
+    assert first == again
+    assert first.seed == 7 and first.resamples == 500
+    assert first.estimate == pytest.approx(0.625)
+    assert (first.low or 0) <= 0.625 <= (first.high or 0)
+    assert (first.low, first.high) != (other.low, other.high) or first.n < 3
+
+
+def test_paired_bootstrap_difference() -> None:
+    a = [1.0] * 30 + [0.0] * 10
+    b = [1.0] * 20 + [0.0] * 20
+    diff = paired_bootstrap_difference(a, b, seed=3, resamples=1000)
+    assert diff.estimate == pytest.approx(0.25)
+    assert (diff.low or 0) > 0, "a is better on every discordant item"
+    with pytest.raises(ValueError):
+        paired_bootstrap_difference([1.0], [1.0, 0.0], seed=1)
