@@ -67,3 +67,7 @@ class DataQualityError(InputFileError):
 
 class BackendError(ChemgaugeError):
     """An external system under test (OPSIN, OSRA, a model) failed or is unavailable."""
+
+
+class RuleFileError(InputFileError):
+    """A reaction rule file is missing, unreadable, empty or holds an unparsable rule."""
