@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import sys
 
 import typer
@@ -38,6 +40,14 @@ def root(
 
 app.command("canon")(canon.canon)
 app.command("matchers")(matchers.matchers)
+
+# Each benchmark family lives in its own module exposing ``app`` (a Typer sub-app). A module
+# that exists is imported for real, so a broken one fails loudly instead of vanishing.
+FAMILY_MODULES = ("forward", "retro", "names", "ocsr", "p2s", "report")
+for _family in FAMILY_MODULES:
+    if importlib.util.find_spec(f"chemgauge.cli.{_family}") is not None:
+        _module = importlib.import_module(f"chemgauge.cli.{_family}")
+        app.add_typer(_module.app, name=_family)
 
 
 def main() -> None:
