@@ -5,6 +5,7 @@ set -euo pipefail
 
 missing=()
 command -v java >/dev/null 2>&1 || missing+=("default-jre-headless")
+command -v osra >/dev/null 2>&1 || missing+=("osra")
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
