@@ -1,0 +1,385 @@
+"""Template forward predictor: apply every rule to the reactants, merge, rank, and account.
+
+The reactants are used exactly as the caller wrote them (text and order): stereo tags can
+come out differently when a molecule is built from another spelling, so a benchmark must
+measure the engine on the caller's input, never on its own canonical rewrite. A string with
+several dot-separated components contributes each component, in order, as one molecule.
+
+For each rule, every assignment of distinct input molecules to its reactant slots whose
+molecules match the slot templates is run through RDKit ``RunReactants``. Each outcome is
+sanitized and re-parsed (a failure is an *invalid* outcome), compared with the inputs (an
+outcome whose every product is identical to an input molecule is a *no-op*), and merged with
+other outcomes by its canonical product multiset. Stereocentres move the way RDKit reaction
+SMARTS specify: kept when the template is silent, inverted or set when it says so.
+
+Ranking (:data:`SCORE_SCHEME`): a candidate's score is the number of distinct templates that
+produced it (independent routes to the same products are consensus); ties are broken by the
+canonical product string, ascending. The ranking never depends on rule order.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+from rdkit import Chem
+
+from chemgauge.chem import parse_smiles, try_canonical_smiles
+from chemgauge.engines.balance import Balance, atom_counts, compute_balance
+from chemgauge.engines.rules import Rule, RuleSet, compile_smirks, load_embedded_rules
+from chemgauge.errors import ConfigError, SmilesError
+
+__all__ = [
+    "SCORE_SCHEME",
+    "ApplicationIssue",
+    "Candidate",
+    "ForwardConfig",
+    "ForwardReport",
+    "ForwardStats",
+    "predict_products",
+    "predict_products_detailed",
+]
+
+SCORE_SCHEME = "distinct-template-count-v1"
+
+IssueKind = Literal["error", "warning", "invalid"]
+
+
+@dataclass(frozen=True, slots=True)
+class ForwardConfig:
+    """Run policy for one prediction call.
+
+    Attributes:
+        max_results: keep at most this many ranked candidates (``None`` keeps all); when it
+            cuts the pool, :attr:`ForwardStats.capped` is set so absence is "unknown".
+        max_products_per_application: RDKit's ``maxProducts`` for one assignment of
+            molecules to a rule's slots; reaching it is counted as a truncation warning.
+        max_diagnostics: how many issues are kept verbatim (counts are always exact).
+        balance: compute the atom and charge balance of each candidate.
+    """
+
+    max_results: int | None = None
+    max_products_per_application: int = 1000
+    max_diagnostics: int = 20
+    balance: bool = True
+
+    def __post_init__(self) -> None:
+        if self.max_results is not None and self.max_results < 1:
+            raise ConfigError(f"max_results must be at least 1 or None, got {self.max_results}")
+        if self.max_products_per_application < 1:
+            raise ConfigError(
+                "max_products_per_application must be at least 1, got "
+                f"{self.max_products_per_application}"
+            )
+        if self.max_diagnostics < 0:
+            raise ConfigError(f"max_diagnostics must be >= 0, got {self.max_diagnostics}")
+
+
+@dataclass(frozen=True, slots=True)
+class ApplicationIssue:
+    """One diagnostic from applying a rule: an RDKit error, a warning, or an invalid outcome."""
+
+    kind: IssueKind
+    template_id: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ForwardStats:
+    """Exact accounting of one prediction call, so no outcome disappears unexplained.
+
+    Attributes:
+        rules_loaded: runnable rules in the rule set.
+        graph_rules_skipped: rules with empty SMARTS the loader skipped (never a failure).
+        reactant_molecules: input molecules after splitting dot-separated strings.
+        templates_attempted: rules with no more reactant slots than input molecules.
+        templates_matched: attempted rules that produced at least one raw outcome (every slot
+            matched a distinct input molecule at least once).
+        raw_outcomes: RDKit outcomes before validity, no-op filtering and merging.
+        invalid_outcomes_rejected: outcomes that failed sanitization or re-parsing, were empty,
+            or held radicals that no input had.
+        no_op_outcomes_rejected: valid outcomes whose every product equals an input molecule.
+        application_errors: RDKit exceptions while running a rule (the rule is skipped for
+            that assignment, the call goes on).
+        application_warnings: truncations of an application at ``max_products_per_application``.
+        candidates_before_cap: distinct candidates after merging, before ``max_results``.
+        capped: ``max_results`` cut the pool, so a missing product is unknown, not absent.
+    """
+
+    rules_loaded: int
+    graph_rules_skipped: int
+    reactant_molecules: int
+    templates_attempted: int
+    templates_matched: int
+    raw_outcomes: int
+    invalid_outcomes_rejected: int
+    no_op_outcomes_rejected: int
+    application_errors: int
+    application_warnings: int
+    candidates_before_cap: int
+    capped: bool
+
+    @property
+    def pool_complete(self) -> bool:
+        """True when neither ``max_results`` nor an RDKit product limit truncated anything."""
+        return not self.capped and self.application_warnings == 0
+
+    def as_dict(self) -> dict[str, int | bool]:
+        """Plain dict for rows and reports."""
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One ranked, merged prediction: a canonical product multiset and who produced it.
+
+    Attributes:
+        rank: 0-based position in the ranked pool.
+        products: sorted canonical SMILES of the product molecules (multiplicity kept).
+        score: number of distinct templates that produced this multiset (:data:`SCORE_SCHEME`).
+        template_ids: those templates, sorted.
+        outcome_count: raw RDKit outcomes merged into this candidate.
+        balance: atom and charge balance of the best-balanced contributing outcome.
+    """
+
+    rank: int
+    products: tuple[str, ...]
+    score: int
+    template_ids: tuple[str, ...]
+    outcome_count: int
+    balance: Balance | None
+
+    @property
+    def smiles(self) -> str:
+        """The product multiset as one dot-separated canonical SMILES."""
+        return ".".join(self.products)
+
+
+@dataclass(frozen=True, slots=True)
+class ForwardReport:
+    """Everything one call produced: ranked candidates, exact stats, bounded diagnostics."""
+
+    reactants: tuple[str, ...]
+    candidates: tuple[Candidate, ...]
+    stats: ForwardStats
+    issues: tuple[ApplicationIssue, ...]
+    rules_content_sha256: str
+    score_scheme: str = SCORE_SCHEME
+
+    def rank_of(self, products: Sequence[str]) -> int | None:
+        """0-based rank of a canonical product multiset (any order), or ``None`` if absent."""
+        wanted = tuple(sorted(products))
+        for candidate in self.candidates:
+            if candidate.products == wanted:
+                return candidate.rank
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Input:
+    mol: Chem.Mol
+    canonical: str
+    counts: Counter[str]
+    charge: int
+
+
+@dataclass(slots=True)
+class _Merged:
+    template_ids: set[str] = field(default_factory=set)
+    outcome_count: int = 0
+    balance_key: tuple[int, str, tuple[int, ...]] | None = None
+    balance: Balance | None = None
+
+
+def _prepare_inputs(reactants: Sequence[str]) -> list[_Input]:
+    """Parse the caller's strings in order; dot-separated strings give one molecule each part."""
+    if isinstance(reactants, str):
+        raise SmilesError(reactants, "reactants must be a sequence of SMILES, not one string")
+    if not reactants:
+        raise SmilesError("", "no reactants given")
+    inputs: list[_Input] = []
+    for text in reactants:
+        mol = parse_smiles(text)
+        parts = [mol] if "." not in text else list(Chem.GetMolFrags(mol, asMols=True))
+        for part in parts:
+            canonical = try_canonical_smiles(Chem.MolToSmiles(part))
+            if canonical is None:  # a fragment of a valid molecule re-parses; guard anyway
+                raise SmilesError(text, "a component does not round-trip through SMILES")
+            charge = sum(atom.GetFormalCharge() for atom in part.GetAtoms())
+            inputs.append(_Input(part, canonical, atom_counts(part), charge))
+    return inputs
+
+
+class _Run:
+    """Mutable accumulator for one call; turned into frozen results at the end."""
+
+    def __init__(self, inputs: list[_Input], config: ForwardConfig) -> None:
+        self.inputs = inputs
+        self.config = config
+        self.input_canonicals = {i.canonical for i in inputs}
+        self.inputs_have_radicals = any(
+            atom.GetNumRadicalElectrons() for i in inputs for atom in i.mol.GetAtoms()
+        )
+        self.counts: Counter[str] = Counter()
+        self.issues: list[ApplicationIssue] = []
+        self.merged: dict[tuple[str, ...], _Merged] = {}
+
+    def issue(self, kind: IssueKind, rule: Rule, message: str) -> None:
+        if len(self.issues) < self.config.max_diagnostics:
+            self.issues.append(ApplicationIssue(kind, rule.template_id, message))
+
+    def apply(self, rule: Rule) -> None:
+        rxn = compile_smirks(rule.smirks)
+        n_slots = rxn.GetNumReactantTemplates()
+        if n_slots > len(self.inputs):
+            return
+        self.counts["attempted"] += 1
+        slots = [
+            [
+                index
+                for index, item in enumerate(self.inputs)
+                if item.mol.HasSubstructMatch(rxn.GetReactantTemplate(k))
+            ]
+            for k in range(n_slots)
+        ]
+        limit = self.config.max_products_per_application
+        matched = False
+        for assignment in itertools.product(*slots):
+            if len(set(assignment)) != n_slots:
+                continue
+            try:
+                outcomes = rxn.RunReactants(tuple(self.inputs[i].mol for i in assignment), limit)
+            except Exception as exc:  # RDKit raises several unrelated types; count, go on
+                self.counts["errors"] += 1
+                self.issue("error", rule, f"RunReactants failed on {assignment}: {exc}")
+                continue
+            if len(outcomes) >= limit:
+                self.counts["warnings"] += 1
+                self.issue("warning", rule, f"outcomes truncated at {limit} for {assignment}")
+            matched = matched or bool(outcomes)
+            for products in outcomes:
+                self.counts["raw"] += 1
+                self.take(rule, assignment, products)
+        if matched:
+            self.counts["matched"] += 1
+
+    def take(self, rule: Rule, assignment: tuple[int, ...], products: Sequence[Chem.Mol]) -> None:
+        components: list[str] = []
+        for product in products:
+            reason = self._product_problem(product)
+            canonical = None if reason else try_canonical_smiles(Chem.MolToSmiles(product))
+            if canonical is None:
+                self.counts["invalid"] += 1
+                self.issue("invalid", rule, reason or "product SMILES does not re-parse")
+                return
+            components.extend(canonical.split("."))
+        if not components:
+            self.counts["invalid"] += 1
+            self.issue("invalid", rule, "empty product")
+            return
+        key = tuple(sorted(components))
+        if all(c in self.input_canonicals for c in key):
+            self.counts["no_op"] += 1
+            return
+        merged = self.merged.setdefault(key, _Merged())
+        merged.template_ids.add(rule.template_id)
+        merged.outcome_count += 1
+        if self.config.balance:
+            balance = compute_balance(
+                (self.inputs[i].counts for i in assignment),
+                sum(self.inputs[i].charge for i in assignment),
+                products,
+                rule.template_id,
+            )
+            balance_key = (balance.imbalance, rule.template_id, assignment)
+            if merged.balance_key is None or balance_key < merged.balance_key:
+                merged.balance_key, merged.balance = balance_key, balance
+
+    def _product_problem(self, product: Chem.Mol) -> str | None:
+        """Why a raw product is invalid, or ``None``; sanitizes it in place."""
+        if product.GetNumAtoms() == 0:
+            return "empty product"
+        try:
+            Chem.SanitizeMol(product)
+        except Exception as exc:  # RDKit sanitization raises several exception types
+            return f"sanitization failed: {exc}"
+        if not self.inputs_have_radicals and any(
+            atom.GetNumRadicalElectrons() for atom in product.GetAtoms()
+        ):
+            return "product has radical electrons (template H count mismatch)"
+        return None
+
+
+def predict_products_detailed(
+    reactants: Sequence[str],
+    rules: RuleSet | None = None,
+    config: ForwardConfig | None = None,
+) -> ForwardReport:
+    """Apply every rule to the reactants as given; merged, ranked candidates plus stats.
+
+    Args:
+        reactants: SMILES strings in the caller's own text and order (never pre-canonicalize).
+        rules: the rule set; the embedded set when ``None``.
+        config: run policy; defaults when ``None``.
+
+    Raises:
+        SmilesError: an input string is empty or unparsable.
+    """
+    config = config or ForwardConfig()
+    rule_set = rules if rules is not None else load_embedded_rules()
+    run = _Run(_prepare_inputs(reactants), config)
+    for rule in rule_set:
+        run.apply(rule)
+
+    ordered = sorted(
+        run.merged.items(), key=lambda item: (-len(item[1].template_ids), ".".join(item[0]))
+    )
+    total = len(ordered)
+    capped = config.max_results is not None and total > config.max_results
+    if capped:
+        ordered = ordered[: config.max_results]
+    candidates = tuple(
+        Candidate(
+            rank=rank,
+            products=key,
+            score=len(merged.template_ids),
+            template_ids=tuple(sorted(merged.template_ids)),
+            outcome_count=merged.outcome_count,
+            balance=merged.balance,
+        )
+        for rank, (key, merged) in enumerate(ordered)
+    )
+    counts = run.counts
+    stats = ForwardStats(
+        rules_loaded=len(rule_set),
+        graph_rules_skipped=rule_set.graph_rules_skipped,
+        reactant_molecules=len(run.inputs),
+        templates_attempted=counts["attempted"],
+        templates_matched=counts["matched"],
+        raw_outcomes=counts["raw"],
+        invalid_outcomes_rejected=counts["invalid"],
+        no_op_outcomes_rejected=counts["no_op"],
+        application_errors=counts["errors"],
+        application_warnings=counts["warnings"],
+        candidates_before_cap=total,
+        capped=capped,
+    )
+    return ForwardReport(
+        reactants=tuple(reactants),
+        candidates=candidates,
+        stats=stats,
+        issues=tuple(run.issues),
+        rules_content_sha256=rule_set.content_sha256,
+    )
+
+
+def predict_products(
+    reactants: Sequence[str],
+    rules: RuleSet | None = None,
+    config: ForwardConfig | None = None,
+) -> list[str]:
+    """Ranked candidate product SMILES only (dot-joined multisets), best first."""
+    return [c.smiles for c in predict_products_detailed(reactants, rules, config).candidates]
