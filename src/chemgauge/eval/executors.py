@@ -1,0 +1,327 @@
+"""One execution layer for every benchmark: serial, a local process pool, or a Ray cluster.
+
+Work is split into chunks that run anywhere; results always come back in input order, so
+rows are identical whatever the executor or worker count. A chunk that fails (an exception,
+a crashed worker, a killed task) is retried a bounded number of times, then its items are
+retried one by one, and an item that still fails comes back as an :class:`ItemFailure`
+for the caller to record as an error row: nothing is silently lost.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from itertools import islice
+from typing import Any, Generic, Literal, Protocol, TypeVar
+
+from chemgauge.errors import ConfigError, MissingDependencyError
+
+__all__ = [
+    "ChunkFunction",
+    "Executor",
+    "ExecutorConfig",
+    "ItemFailure",
+    "LocalExecutor",
+    "RayExecutor",
+    "SerialExecutor",
+    "make_executor",
+]
+
+T = TypeVar("T")
+R = TypeVar("R")
+log = logging.getLogger(__name__)
+
+ExecutorKind = Literal["serial", "local", "ray"]
+ChunkFunction = Callable[[list[T]], list[R]]
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutorConfig:
+    """How to run chunked work; none of these settings may change a result, only its speed."""
+
+    kind: ExecutorKind = "local"
+    jobs: int = 0
+    chunk_size: int = 64
+    max_retries: int = 2
+    ray_address: str | None = None
+
+    def workers(self) -> int:
+        """Worker count: ``jobs`` or, when 0, every core."""
+        return self.jobs if self.jobs > 0 else (os.cpu_count() or 1)
+
+    def describe(self) -> dict[str, Any]:
+        """Settings for provenance (timing-only: excluded from reproducibility hashes)."""
+        return {"executor": self.kind, "jobs": self.workers(), "chunk_size": self.chunk_size}
+
+
+@dataclass(frozen=True, slots=True)
+class ItemFailure:
+    """An item whose work failed after every retry; becomes an error row, never a gap."""
+
+    reason: str
+    detail: str
+    attempts: int
+
+
+class Executor(Protocol):
+    """Runs a chunk function over items, yielding per-item results in input order."""
+
+    config: ExecutorConfig
+
+    def map(
+        self, fn: ChunkFunction[T, R], items: Iterable[T], *, chunk_size: int | None = None
+    ) -> Iterator[R | ItemFailure]:
+        """Apply ``fn`` to chunks of ``items``; yield one result per item, in order."""
+        ...
+
+    def close(self) -> None:
+        """Release workers."""
+        ...
+
+
+def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    iterator = iter(items)
+    while chunk := list(islice(iterator, size)):
+        yield chunk
+
+
+def _check(chunk: Sequence[object], out: Sequence[object]) -> None:
+    if len(out) != len(chunk):
+        raise RuntimeError(f"chunk function returned {len(out)} results for {len(chunk)} items")
+
+
+def _describe(exc: BaseException) -> tuple[str, str]:
+    if isinstance(exc, BrokenProcessPool):
+        return "worker_crashed", str(exc) or "a worker process died"
+    name = type(exc).__name__
+    if name in {"WorkerCrashedError", "RayActorError", "NodeDiedError"}:
+        return "worker_crashed", str(exc)[:500]
+    if name in {"TaskCancelledError", "GetTimeoutError"}:
+        return "task_killed", str(exc)[:500]
+    return "exception", f"{name}: {exc}"[:500]
+
+
+class SerialExecutor:
+    """Runs every chunk in this process; the reference every other executor must equal."""
+
+    def __init__(self, config: ExecutorConfig | None = None) -> None:
+        self.config = config or ExecutorConfig(kind="serial", jobs=1)
+
+    def map(
+        self, fn: ChunkFunction[T, R], items: Iterable[T], *, chunk_size: int | None = None
+    ) -> Iterator[R | ItemFailure]:
+        for chunk in _chunks(items, chunk_size or self.config.chunk_size):
+            yield from _run_with_retries(lambda c: fn(c), chunk, self.config.max_retries)
+
+    def close(self) -> None:
+        return None
+
+
+def _run_with_retries(
+    call: Callable[[list[T]], list[R]], chunk: list[T], retries: int
+) -> list[R | ItemFailure]:
+    """Run a chunk, retry it, then isolate failing items one by one."""
+    last: tuple[str, str] = ("exception", "")
+    for _ in range(retries + 1):
+        try:
+            out = call(chunk)
+            _check(chunk, out)
+            return list(out)
+        except Exception as exc:
+            last = _describe(exc)
+    if len(chunk) == 1:
+        return [ItemFailure(last[0], last[1], retries + 1)]
+    results: list[R | ItemFailure] = []
+    for item in chunk:
+        try:
+            single = call([item])
+            _check([item], single)
+            results.append(single[0])
+        except Exception as exc:
+            results.append(ItemFailure(*_describe(exc), retries + 2))
+    return results
+
+
+class _Pending(Generic[T]):
+    __slots__ = ("attempts", "chunk", "future")
+
+    def __init__(self, chunk: list[T], future: Future[Any], attempts: int = 0) -> None:
+        self.chunk = chunk
+        self.future = future
+        self.attempts = attempts
+
+
+class LocalExecutor:
+    """A process pool with a bounded window of chunks in flight (memory tracks chunk size)."""
+
+    def __init__(self, config: ExecutorConfig) -> None:
+        self.config = config
+        self._pool: ProcessPoolExecutor | None = None
+
+    def _ensure_pool(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=self.config.workers())
+        return self._pool
+
+    def _reset_pool(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool = None
+
+    def map(
+        self, fn: ChunkFunction[T, R], items: Iterable[T], *, chunk_size: int | None = None
+    ) -> Iterator[R | ItemFailure]:
+        size = chunk_size or self.config.chunk_size
+        window = max(2, 2 * self.config.workers())
+        chunks = _chunks(items, size)
+        pending: deque[_Pending[T]] = deque()
+        try:
+            for chunk in chunks:
+                pending.append(_Pending(chunk, self._ensure_pool().submit(fn, chunk)))
+                if len(pending) >= window:
+                    yield from self._collect(fn, pending)
+            while pending:
+                yield from self._collect(fn, pending)
+        except BaseException:
+            self._reset_pool()
+            raise
+
+    def _collect(
+        self, fn: ChunkFunction[T, R], pending: deque[_Pending[T]]
+    ) -> Iterator[R | ItemFailure]:
+        head = pending.popleft()
+        while True:
+            try:
+                out = head.future.result()
+                _check(head.chunk, out)
+                yield from out
+                return
+            except Exception as exc:
+                head.attempts += 1
+                reason = _describe(exc)
+                log.warning("chunk failed (%s, attempt %d): %s", *reason[:1], head.attempts, exc)
+                if isinstance(exc, BrokenProcessPool):
+                    # Every in-flight future died with the pool: resubmit them on a new one.
+                    self._reset_pool()
+                    for other in pending:
+                        other.future = self._ensure_pool().submit(fn, other.chunk)
+                if head.attempts <= self.config.max_retries:
+                    head.future = self._ensure_pool().submit(fn, head.chunk)
+                    continue
+                yield from self._isolate(fn, head.chunk, reason)
+                return
+
+    def _isolate(
+        self, fn: ChunkFunction[T, R], chunk: list[T], reason: tuple[str, str]
+    ) -> Iterator[R | ItemFailure]:
+        if len(chunk) == 1:
+            yield ItemFailure(reason[0], reason[1], self.config.max_retries + 1)
+            return
+        for item in chunk:
+            try:
+                out = self._ensure_pool().submit(fn, [item]).result()
+                _check([item], out)
+                yield out[0]
+            except Exception as exc:
+                if isinstance(exc, BrokenProcessPool):
+                    self._reset_pool()
+                yield ItemFailure(*_describe(exc), self.config.max_retries + 2)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+class RayExecutor:
+    """Chunks as Ray tasks on a local or existing cluster; same ordering and retry contract."""
+
+    def __init__(self, config: ExecutorConfig) -> None:
+        try:
+            import ray
+        except ImportError as exc:
+            raise MissingDependencyError(
+                "the Ray executor needs Ray: pip install 'chemgauge[ray]'"
+            ) from exc
+        self.config = config
+        self._ray = ray
+        self._owns_cluster = False
+        if not ray.is_initialized():
+            address = config.ray_address
+            if address in (None, "local"):
+                ray.init(
+                    num_cpus=config.workers(),
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    configure_logging=False,
+                )
+                self._owns_cluster = True
+            else:
+                ray.init(address=address, log_to_driver=False, configure_logging=False)
+        self._remote = ray.remote(max_retries=config.max_retries)(_call_chunk)
+
+    def map(
+        self, fn: ChunkFunction[T, R], items: Iterable[T], *, chunk_size: int | None = None
+    ) -> Iterator[R | ItemFailure]:
+        ray = self._ray
+        size = chunk_size or self.config.chunk_size
+        fn_ref = ray.put(fn)
+        window = max(2, 2 * self.config.workers())
+        pending: deque[tuple[list[T], Any]] = deque()
+        for chunk in _chunks(items, size):
+            pending.append((chunk, self._remote.remote(fn_ref, chunk)))
+            if len(pending) >= window:
+                yield from self._collect(fn_ref, pending)
+        while pending:
+            yield from self._collect(fn_ref, pending)
+
+    def _collect(self, fn_ref: Any, pending: deque[tuple[list[T], Any]]) -> Iterator[Any]:
+        chunk, ref = pending.popleft()
+        attempts = 0
+        while True:
+            try:
+                out = self._ray.get(ref)
+                _check(chunk, out)
+                yield from out
+                return
+            except Exception as exc:
+                attempts += 1
+                if attempts <= self.config.max_retries:
+                    ref = self._remote.remote(fn_ref, chunk)
+                    continue
+                reason = _describe(exc)
+                if len(chunk) == 1:
+                    yield ItemFailure(reason[0], reason[1], attempts)
+                    return
+                for item in chunk:
+                    try:
+                        single = self._ray.get(self._remote.remote(fn_ref, [item]))
+                        _check([item], single)
+                        yield single[0]
+                    except Exception as item_exc:
+                        yield ItemFailure(*_describe(item_exc), attempts + 1)
+                return
+
+    def close(self) -> None:
+        if self._owns_cluster and self._ray.is_initialized():
+            self._ray.shutdown()
+
+
+def _call_chunk(fn: Callable[[list[Any]], list[Any]], chunk: list[Any]) -> list[Any]:
+    return fn(chunk)
+
+
+def make_executor(config: ExecutorConfig) -> Executor:
+    """Build the executor a config names (``serial``, ``local`` or ``ray``)."""
+    if config.kind == "serial" or (config.kind == "local" and config.workers() == 1):
+        return SerialExecutor(config)
+    if config.kind == "local":
+        return LocalExecutor(config)
+    if config.kind == "ray":
+        return RayExecutor(config)
+    raise ConfigError(f"unknown executor {config.kind!r}; choose serial, local or ray")
