@@ -103,7 +103,7 @@ def test_make_executor_and_bad_kind() -> None:
 @pytest.mark.external
 def test_ray_executor_matches_serial(nci_smiles: list[str]) -> None:
     pytest.importorskip("ray")
-    items = nci_smiles[:300] + ["poison"]
+    items = [*nci_smiles[:300], "poison"]
     executor = make_executor(ExecutorConfig(kind="ray", jobs=2, chunk_size=40, max_retries=0))
     try:
         out = list(executor.map(canon_chunk, items[:-1]))
