@@ -115,7 +115,16 @@ def test_no_op_outcomes_are_counted_not_returned() -> None:
 def test_rules_needing_more_molecules_than_given_are_not_attempted() -> None:
     report = predict_products_detailed(["COC(=O)c1ccccc1"], _rules(AMIDE, ESTER_TO_ACID))
     assert report.stats.templates_attempted == 1
+    assert report.stats.templates_partially_matched == 0
     assert [c.smiles for c in report.candidates] == ["O=C(O)c1ccccc1"]
+
+
+def test_partial_slot_matches_are_counted_apart_from_full_matches() -> None:
+    report = predict_products_detailed(["OC(=O)c1ccccc1", "CCO"], _rules(AMIDE, ESTER_TO_ACID))
+    assert report.candidates == ()
+    assert report.stats.templates_attempted == 2
+    assert report.stats.templates_matched == 0
+    assert report.stats.templates_partially_matched == 1
 
 
 def test_graph_rule_skips_reach_the_stats() -> None:

@@ -98,6 +98,8 @@ class ForwardStats:
         templates_attempted: rules with no more reactant slots than input molecules.
         templates_matched: attempted rules that produced at least one raw outcome (every slot
             matched a distinct input molecule at least once).
+        templates_partially_matched: attempted rules where some slot matched an input molecule
+            but no complete assignment produced an outcome (often: a reactant is missing).
         raw_outcomes: RDKit outcomes before validity, no-op filtering and merging.
         invalid_outcomes_rejected: outcomes that failed sanitization or re-parsing, were empty,
             or held radicals that no input had.
@@ -114,6 +116,7 @@ class ForwardStats:
     reactant_molecules: int
     templates_attempted: int
     templates_matched: int
+    templates_partially_matched: int
     raw_outcomes: int
     invalid_outcomes_rejected: int
     no_op_outcomes_rejected: int
@@ -265,6 +268,8 @@ class _Run:
                 self.take(rule, assignment, products)
         if matched:
             self.counts["matched"] += 1
+        elif any(slots):
+            self.counts["partial"] += 1
 
     def take(self, rule: Rule, assignment: tuple[int, ...], products: Sequence[Chem.Mol]) -> None:
         components: list[str] = []
@@ -359,6 +364,7 @@ def predict_products_detailed(
         reactant_molecules=len(run.inputs),
         templates_attempted=counts["attempted"],
         templates_matched=counts["matched"],
+        templates_partially_matched=counts["partial"],
         raw_outcomes=counts["raw"],
         invalid_outcomes_rejected=counts["invalid"],
         no_op_outcomes_rejected=counts["no_op"],
