@@ -1,31 +1,53 @@
 """Memoized, batch-first canonicalization under a named policy.
 
-Each distinct (string, policy) pair is computed once; batches are deduplicated before any
-work is dispatched, processed in chunks on a process pool, and returned in input order.
+Each distinct (string, policy) pair is computed once: batches are deduplicated before any
+work is dispatched, chunks run on an executor (serial, process pool or Ray), and results come
+back in input order. Each worker process keeps its own memo as well.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 
 from chemgauge.chem.matchers import get_matcher
 
-__all__ = ["Canonicalizer", "canonicalize_many"]
+__all__ = ["Canonicalizer", "KeyChunk", "canonicalize_many", "canonicalize_stream"]
 
 _DEFAULT_CHUNK = 2048
+_worker_memos: dict[str, dict[str, str | None]] = {}
+_WORKER_MEMO_LIMIT = 200_000
 
 
-def _key_chunk(policy: str, chunk: list[str]) -> list[str | None]:
-    """Worker entry point: keys for one chunk (module level so it pickles)."""
-    key = get_matcher(policy).key
-    return [key(s) for s in chunk]
+@dataclass(frozen=True, slots=True)
+class KeyChunk:
+    """Picklable chunk function: policy keys for a list of strings, memoized per process."""
+
+    policy: str
+
+    def __call__(self, chunk: list[str]) -> list[str | None]:
+        memo = _worker_memos.setdefault(self.policy, {})
+        if len(memo) > _WORKER_MEMO_LIMIT:
+            memo.clear()
+        key = get_matcher(self.policy).key
+        out: list[str | None] = []
+        for s in chunk:
+            try:
+                out.append(memo[s])
+            except KeyError:
+                memo[s] = result = key(s)
+                out.append(result)
+        return out
 
 
 class Canonicalizer:
-    """Memo cache of policy keys; one instance per policy, per process."""
+    """Memo cache of policy keys; one instance per policy, per process.
 
-    def __init__(self, policy: str = "exact", *, max_entries: int | None = 1_000_000) -> None:
+    ``max_entries`` bounds memory on huge inputs: when the memo is full it is cleared and
+    refilled (a generation), so peak memory tracks the limit, not the input size.
+    """
+
+    def __init__(self, policy: str = "exact", *, max_entries: int = 1_000_000) -> None:
         self.policy = policy
         self._key: Callable[[str], str | None] = get_matcher(policy).key
         self._cache: dict[str, str | None] = {}
@@ -40,11 +62,15 @@ class Canonicalizer:
         except KeyError:
             self.misses += 1
             result = self._key(smiles)
-            if self._max_entries is None or len(self._cache) < self._max_entries:
-                self._cache[smiles] = result
+            self._remember(smiles, result)
             return result
         self.hits += 1
         return result
+
+    def _remember(self, smiles: str, key: str | None) -> None:
+        if len(self._cache) >= self._max_entries:
+            self._cache.clear()
+        self._cache[smiles] = key
 
     def many(
         self,
@@ -53,33 +79,62 @@ class Canonicalizer:
         jobs: int = 1,
         chunk_size: int = _DEFAULT_CHUNK,
         progress: Callable[[int], None] | None = None,
+        executor: object | None = None,
     ) -> list[str | None]:
-        """Keys for a batch in input order; distinct uncached strings are computed once."""
-        todo = [s for s in dict.fromkeys(strings) if s not in self._cache]
+        """Keys for a batch in input order; distinct uncached strings are computed once.
+
+        ``executor`` (a :class:`chemgauge.eval.executors.Executor`) overrides ``jobs``.
+        """
+        known: dict[str, str | None] = {}
+        todo: list[str] = []
+        for s in dict.fromkeys(strings):
+            if s in self._cache:
+                known[s] = self._cache[s]
+            else:
+                todo.append(s)
         self.misses += len(todo)
         self.hits += len(strings) - len(todo)
         computed: dict[str, str | None] = {}
-        if jobs <= 1 or len(todo) <= chunk_size:
+        if executor is None and (jobs <= 1 or len(todo) <= chunk_size):
+            key = self._key
             for start in range(0, len(todo), chunk_size):
                 chunk = todo[start : start + chunk_size]
                 for s in chunk:
-                    computed[s] = self._key(s)
+                    computed[s] = key(s)
                 if progress is not None:
                     progress(len(chunk))
         else:
-            chunks = [todo[i : i + chunk_size] for i in range(0, len(todo), chunk_size)]
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
-                for chunk, keys in zip(
-                    chunks, pool.map(_key_chunk, [self.policy] * len(chunks), chunks), strict=True
-                ):
-                    computed.update(zip(chunk, keys, strict=True))
-                    if progress is not None:
-                        progress(len(chunk))
-        cache = self._cache
+            from chemgauge.eval.executors import (
+                Executor,
+                ExecutorConfig,
+                ItemFailure,
+                make_executor,
+            )
+
+            owned = executor is None
+            runner: Executor = (
+                make_executor(ExecutorConfig(kind="local", jobs=jobs, chunk_size=chunk_size))
+                if executor is None
+                else executor  # type: ignore[assignment]
+            )
+            try:
+                done = 0
+                results = runner.map(KeyChunk(self.policy), todo)
+                for s, result in zip(todo, results, strict=True):
+                    # A string whose worker failed twice has no key: same as invalid.
+                    computed[s] = None if isinstance(result, ItemFailure) else result
+                    done += 1
+                    if progress is not None and done % chunk_size == 0:
+                        progress(chunk_size)
+                if progress is not None and done % chunk_size:
+                    progress(done % chunk_size)
+            finally:
+                if owned:
+                    runner.close()
         for s, k in computed.items():
-            if self._max_entries is None or len(cache) < self._max_entries:
-                cache[s] = k
-        return [cache[s] if s in cache else computed[s] for s in strings]
+            self._remember(s, k)
+        known.update(computed)
+        return [known[s] for s in strings]
 
     def cache_size(self) -> int:
         """Number of distinct strings held in the memo."""
@@ -91,3 +146,22 @@ def canonicalize_many(
 ) -> list[str | None]:
     """One-shot batch canonicalization under ``policy``, results in input order."""
     return Canonicalizer(policy).many(list(strings), jobs=jobs)
+
+
+def canonicalize_stream(
+    strings: Iterable[str],
+    canonicalizer: Canonicalizer,
+    *,
+    block_size: int = 50_000,
+    executor: object | None = None,
+    chunk_size: int = _DEFAULT_CHUNK,
+) -> Iterator[str | None]:
+    """Keys for an unbounded stream, block by block: memory tracks the block, not the input."""
+    block: list[str] = []
+    for s in strings:
+        block.append(s)
+        if len(block) >= block_size:
+            yield from canonicalizer.many(block, executor=executor, chunk_size=chunk_size)
+            block = []
+    if block:
+        yield from canonicalizer.many(block, executor=executor, chunk_size=chunk_size)

@@ -2,70 +2,129 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import typer
 
 from chemgauge.chem import Canonicalizer, describe_parse_failure, get_matcher
+from chemgauge.chem.canonicalizer import canonicalize_stream
+from chemgauge.cli.options import CHUNK_SIZE, EXECUTOR, JOBS, QUIET, RAY_ADDRESS, executor_config
 from chemgauge.cli.progress import progress_bar
 from chemgauge.errors import DataQualityError, InputFileError
-from chemgauge.eval.records import atomic_write_text, iter_lines
+from chemgauge.eval.executors import make_executor
+from chemgauge.eval.records import iter_lines
 
 
-def _read(source: str) -> list[tuple[int, str]]:
+def _check_source(source: str) -> None:
     if source == "-":
-        return [(i, line.rstrip("\r\n")) for i, line in enumerate(sys.stdin, start=1)]
+        return
     path = Path(source)
-    if not path.exists():
-        raise InputFileError("file not found", path=path)
-    return list(iter_lines(path))
+    if not path.is_file():
+        reason = "expected a file, found a directory" if path.is_dir() else "file not found"
+        raise InputFileError(reason, path=path)
+
+
+def _lines(source: str) -> Iterator[tuple[int, str]]:
+    if source == "-":
+        for number, line in enumerate(sys.stdin, start=1):
+            yield number, line.rstrip("\r\n")
+        return
+    yield from iter_lines(source)
+
+
+def _count_lines(source: str) -> int | None:
+    if source == "-":
+        return None
+    with open(source, "rb") as handle:
+        return sum(block.count(b"\n") for block in iter(lambda: handle.read(1 << 20), b""))
+
+
+@contextlib.contextmanager
+def _output(out: Path | None) -> Iterator[IO[str]]:
+    """Stream to stdout, or to a temporary file renamed over ``out`` only on success."""
+    if out is None:
+        yield sys.stdout
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, out)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def canon(
     source: str = typer.Argument("-", help="SMILES file (first token per line), or - for stdin."),
     policy: str = typer.Option("exact", "--policy", "-p", help="Identity policy (see matchers)."),
-    jobs: int = typer.Option(0, "--jobs", "-j", help="Worker processes; 0 = all cores."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Write here (atomically)."),
     strict: bool = typer.Option(False, "--strict", help="Stop at the first invalid line."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary."),
+    executor: str = EXECUTOR,
+    jobs: int = JOBS,
+    ray_address: str | None = RAY_ADDRESS,
+    chunk_size: int | None = CHUNK_SIZE,
+    quiet: bool = QUIET,
 ) -> None:
     """Canonicalize SMILES under a policy; invalid lines give an empty key and a stderr report.
 
     Output has exactly one line per input line (so positions line up): the key, followed by
-    a tab and the rest of the input line when the line had more than one token.
+    a tab and the rest of the input line when the line had more than one token. Input is
+    streamed block by block, so memory does not grow with the file.
     """
     matcher = get_matcher(policy)
-    lines = _read(source)
-    tokens = [text.split(maxsplit=1) for _, text in lines]
-    smiles = [t[0] if t else "" for t in tokens]
-    canonicalizer = Canonicalizer(matcher.name)
-    workers = jobs if jobs > 0 else (os.cpu_count() or 1)
-    with progress_bar(f"canon ({matcher.name})", len(smiles), quiet=quiet) as advance:
-        keys = canonicalizer.many(smiles, jobs=workers, progress=advance)
-    output: list[str] = []
+    config = executor_config(executor, jobs, ray_address, chunk_size, default_chunk=2048)
+    canonicalizer = Canonicalizer(matcher.name, max_entries=500_000)
+    _check_source(source)
+    total = _count_lines(source)
+    lines = 0
     invalid = 0
-    for (number, text), tok, key in zip(lines, tokens, keys, strict=True):
-        if key is None and tok:
-            invalid += 1
-            reason = describe_parse_failure(tok[0])
-            if strict:
-                raise DataQualityError(reason, path=source, line=number, value=tok[0])
-            if not quiet:
-                typer.echo(f"{source}:{number}: {reason}: {tok[0]!r}", err=True)
-        rest = f"\t{tok[1]}" if len(tok) > 1 else ""
-        output.append(f"{key or ''}{rest}" if text.strip() else "")
-    body = "".join(line + "\n" for line in output)
-    if out is None:
-        sys.stdout.write(body)
-    else:
-        atomic_write_text(out, body)
+    runner = make_executor(config)
+    pending: list[tuple[int, str, list[str]]] = []
+
+    def smiles_of(entries: Iterator[tuple[int, str]]) -> Iterator[str]:
+        for number, text in entries:
+            tokens = text.split(maxsplit=1)
+            pending.append((number, text, tokens))
+            yield tokens[0] if tokens else ""
+
+    try:
+        with (
+            progress_bar(f"canon ({matcher.name})", total, quiet=quiet) as advance,
+            _output(out) as sink,
+        ):
+            keys = canonicalize_stream(
+                smiles_of(_lines(source)),
+                canonicalizer,
+                executor=runner,
+                chunk_size=config.chunk_size,
+            )
+            for index, key in enumerate(keys):
+                number, text, tokens = pending[index - lines]
+                if key is None and tokens:
+                    invalid += 1
+                    reason = describe_parse_failure(tokens[0])
+                    if strict:
+                        raise DataQualityError(reason, path=source, line=number, value=tokens[0])
+                    if not quiet:
+                        typer.echo(f"{source}:{number}: {reason}: {tokens[0]!r}", err=True)
+                rest = f"\t{tokens[1]}" if len(tokens) > 1 else ""
+                sink.write(f"{key or ''}{rest}\n" if text.strip() else "\n")
+                if index - lines == len(pending) - 1:
+                    advance(len(pending))
+                    lines += len(pending)
+                    pending.clear()
+    finally:
+        runner.close()
     if not quiet:
-        distinct = len(set(smiles))
-        typer.echo(
-            f"{len(lines)} lines, {distinct} distinct, {invalid} invalid (policy {matcher.name})",
-            err=True,
-        )
-    if invalid and strict:
-        raise typer.Exit(1)
+        typer.echo(f"{lines} lines, {invalid} invalid (policy {matcher.name})", err=True)
