@@ -50,7 +50,7 @@ OpsinMode = Literal["auto", "server", "cli"]
 _MODES = ("auto", "server", "cli")
 _MAX_NAME_CHARS = 100_000
 _MAX_JVMS = 64
-_JVM_OPTIONS = ("-XX:+UseSerialGC", "-Xss16m")
+_JVM_OPTIONS = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss16m")
 _SERVER_PROTOCOL = "1"
 _SERVER_GREETING = "#chemgauge-opsin-server"
 _CLI_PROBE = "methane"

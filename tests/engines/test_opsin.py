@@ -1,0 +1,231 @@
+"""The real OPSIN runner: answers, refusals, order across JVMs, restarts, OPSIN's own pairs."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from rdkit import Chem, RDLogger
+
+from chemgauge.engines.opsin import OpsinConfig, OpsinResult, OpsinRunner, OpsinStatus
+from chemgauge.errors import BackendError, ConfigError
+
+pytestmark = pytest.mark.external
+
+RDLogger.DisableLog("rdApp.*")
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED_DATA = Path(os.environ.get("CHEMGAUGE_SHARED_DATA", REPO.parent / "shared" / "data"))
+PAIRS_DIR = SHARED_DATA / "opsin" / "name_to_inchi"
+SLOW_NAME = "methyl" * 3000 + "benzene"  # OPSIN needs well over a minute for this one
+
+
+def canonical(smiles: str | None) -> str | None:
+    """Canonical isomeric SMILES via RDKit, so tests do not depend on OPSIN's atom order."""
+    if smiles is None:
+        return None
+    mol = Chem.MolFromSmiles(smiles)
+    return None if mol is None else Chem.MolToSmiles(mol)
+
+
+def standard_inchi(smiles: str | None) -> str | None:
+    """Standard InChI of a SMILES (None when RDKit cannot read it)."""
+    mol = None if smiles is None else Chem.MolFromSmiles(smiles)
+    return None if mol is None else Chem.MolToInchi(mol)
+
+
+def opsin_pairs() -> list[tuple[str, str, str]]:
+    """(file stem, name, InChI) from OPSIN's own name-to-InChI test files."""
+    if not PAIRS_DIR.is_dir():
+        pytest.skip(f"OPSIN test pairs not available: {PAIRS_DIR}")
+    pairs = []
+    for path in sorted(PAIRS_DIR.glob("*.txt")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip() and not line.startswith("#"):
+                name, inchi = line.split("\t")
+                pairs.append((path.stem, name, inchi))
+    return pairs
+
+
+@pytest.fixture(scope="module")
+def opsin() -> Iterator[OpsinRunner]:
+    with OpsinRunner(OpsinConfig(mode="server")) as runner:
+        yield runner
+
+
+@pytest.fixture(scope="module")
+def some_names() -> list[str]:
+    return [name for _, name, _ in opsin_pairs()][::14]
+
+
+@pytest.fixture(scope="module")
+def reference(opsin: OpsinRunner, some_names: list[str]) -> list[OpsinResult]:
+    return opsin.names_to_smiles(some_names)
+
+
+def test_simple_names(opsin: OpsinRunner) -> None:
+    expected = {"ethanol": "CCO", "benzene": "c1ccccc1", "acetic acid": "CC(=O)O"}
+    results = opsin.names_to_smiles(list(expected))
+    assert [r.name for r in results] == list(expected)
+    assert [canonical(r.smiles) for r in results] == list(expected.values())
+    assert all(r.status is OpsinStatus.SUCCESS and r.error is None for r in results)
+    assert canonical(opsin.name_to_smiles("ethanol")) == "CCO"
+
+
+def test_stereo_names_keep_configuration(opsin: OpsinRunner) -> None:
+    l_ala, s_ala, d_ala = opsin.names_to_smiles(
+        ["L-alanine", "(2S)-2-aminopropanoic acid", "D-alanine"]
+    )
+    assert canonical(l_ala.smiles) == canonical(s_ala.smiles) == "C[C@H](N)C(=O)O"
+    assert canonical(d_ala.smiles) == "C[C@@H](N)C(=O)O"
+
+
+def test_optical_rotation_is_a_warning_not_a_failure(opsin: OpsinRunner) -> None:
+    (camphor,) = opsin.names_to_smiles(["(+)-camphor"])
+    assert camphor.status is OpsinStatus.WARNING and camphor.smiles is not None
+    assert any("STEREOCHEMISTRY_IGNORED" in w for w in camphor.warnings)
+
+
+def test_radical_needs_allow_radicals(opsin: OpsinRunner) -> None:
+    (plain,) = opsin.names_to_smiles(["methyl"])
+    assert plain.smiles is None and plain.status is OpsinStatus.FAILURE
+    assert plain.error is not None and "substituent" in plain.error
+    with OpsinRunner(OpsinConfig(mode="server", allow_radicals=True)) as radicals:
+        assert radicals.name_to_smiles("methyl") == "[CH3]"
+        assert radicals.provenance()["options"]["allow_radicals"] is True  # type: ignore[index]
+
+
+def test_unparsable_and_empty_names_fail_with_reasons(opsin: OpsinRunner) -> None:
+    bad, empty, good = opsin.names_to_smiles(["foobarbazium", "", "ethanol"])
+    assert bad.smiles is None and bad.status is OpsinStatus.FAILURE
+    assert bad.error is not None and "foobarbazium" in bad.error
+    assert empty.smiles is None and empty.error is not None and "blank" in empty.error
+    assert canonical(good.smiles) == "CCO"
+
+
+def test_line_breaks_are_refused_and_never_shift_answers(opsin: OpsinRunner) -> None:
+    before = opsin.stats().answered
+    names = ["ethanol", "meth\nane", "benzene", "prop\rane", "acetic acid"]
+    results = opsin.names_to_smiles(names)
+    assert [r.name for r in results] == names
+    assert [r.status for r in results][1::2] == [OpsinStatus.REFUSED] * 2
+    assert [canonical(r.smiles) for r in results][::2] == ["CCO", "c1ccccc1", "CC(=O)O"]
+    assert opsin.stats().answered - before == 3  # the refused names were never sent
+
+
+def test_tabs_backslashes_and_unicode_survive_the_round_trip(opsin: OpsinRunner) -> None:
+    names = ["eth\tanol", "back\\slash", "α-D-glucopyranose", "ethanol", "ethanol"]
+    results = opsin.names_to_smiles(names)
+    assert [r.name for r in results] == names
+    assert results[1].status is OpsinStatus.FAILURE
+    assert results[2].ok and results[2].smiles == opsin.name_to_smiles("alpha-D-glucopyranose")
+    assert results[3] == results[4] and canonical(results[3].smiles) == "CCO"
+
+
+def test_two_jvms_keep_input_order(some_names: list[str], reference: list[OpsinResult]) -> None:
+    with OpsinRunner(OpsinConfig(mode="server", jvms=2)) as pair:
+        assert len([p for p in pair.pids if p is not None]) == 2
+        spread = pair.names_to_smiles(some_names)
+        assert pair.stats().answered == len(set(some_names))
+    assert spread == reference
+    assert [r.name for r in spread] == some_names
+
+
+def test_killed_jvm_is_restarted_and_the_batch_completes(
+    opsin: OpsinRunner, some_names: list[str], reference: list[OpsinResult]
+) -> None:
+    starts, crashes = opsin.stats().starts, opsin.stats().crashes
+    (pid,) = opsin.pids
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)  # between batches
+    assert canonical(opsin.name_to_smiles("ethanol")) == "CCO"
+    (pid,) = opsin.pids
+    assert pid is not None
+    answered_before = opsin.stats().answered
+    results: list[OpsinResult] = []
+    worker = threading.Thread(target=lambda: results.extend(opsin.names_to_smiles(some_names)))
+    worker.start()
+    deadline = time.monotonic() + 60
+    while opsin.stats().answered < answered_before + 10 and time.monotonic() < deadline:
+        time.sleep(0.0002)
+    os.kill(pid, signal.SIGKILL)  # in the middle of a batch
+    worker.join(timeout=120)
+    assert results == reference
+    assert opsin.stats().starts == starts + 2
+    assert opsin.stats().crashes >= crashes + 1  # a kill not yet reaped shows up as a crash
+
+
+@pytest.mark.slow
+def test_a_stalled_name_times_out_and_the_jvm_restarts() -> None:
+    with OpsinRunner(OpsinConfig(mode="server", timeout_s=1.0)) as runner:
+        slow, after = runner.names_to_smiles([SLOW_NAME, "ethanol"])
+        stats = runner.stats()
+    assert slow.status is OpsinStatus.TIMEOUT and slow.smiles is None
+    assert slow.error is not None and "1 s" in slow.error
+    assert canonical(after.smiles) == "CCO"
+    assert stats.timeouts == 1 and stats.starts == 2
+
+
+def test_cli_mode_answers_and_refuses_tabs() -> None:
+    with OpsinRunner(OpsinConfig(mode="cli")) as cli:
+        good, bad, tabbed = cli.names_to_smiles(["benzene", "foobarbazium", "eth\tanol"])
+        assert cli.provenance()["mode"] == "cli"
+    assert canonical(good.smiles) == "c1ccccc1"
+    assert bad.status is OpsinStatus.FAILURE and bad.error
+    assert tabbed.status is OpsinStatus.REFUSED
+
+
+def test_provenance_records_the_jar(opsin: OpsinRunner) -> None:
+    record = opsin.provenance()
+    jar = Path(str(record["jar_path"]))
+    assert hashlib.sha256(jar.read_bytes()).hexdigest() == record["jar_sha256"]
+    assert record["opsin_version"] == record["opsin_runtime_version"] == "2.9.0"
+    assert record["py2opsin_version"] == "1.2.0"
+    assert record["mode"] == "server" and len(str(record["server_source_sha256"])) == 64
+
+
+def test_missing_java_names_what_to_install() -> None:
+    runner = OpsinRunner(OpsinConfig(java="/nonexistent/bin/java"))
+    with pytest.raises(BackendError, match="install"):
+        runner.name_to_smiles("ethanol")
+
+
+@pytest.mark.parametrize(
+    "bad", [{"jvms": 0}, {"timeout_s": 0.0}, {"timeout_s": float("nan")}, {"mode": "jar"}]
+)
+def test_config_rejects_unworkable_values(bad: dict[str, object]) -> None:
+    with pytest.raises(ConfigError):
+        OpsinConfig(**bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+def test_opsin_own_test_pairs_reproduce() -> None:
+    """OPSIN 2.9.0 reproduces 1,047 of the 1,048 pairs with radicals on (measured)."""
+    pairs = opsin_pairs()
+    assert len(pairs) == 1048
+    with OpsinRunner(OpsinConfig(mode="server", allow_radicals=True, jvms=2)) as runner:
+        results = runner.names_to_smiles([name for _, name, _ in pairs])
+    assert [r.name for r in results] == [name for _, name, _ in pairs]
+    matched = [
+        standard_inchi(result.smiles) == _standardized(inchi)
+        for (_, _, inchi), result in zip(pairs, results, strict=True)
+    ]
+    assert sum(matched) >= 1045
+    radicals = [name for stem, name, _ in pairs if stem == "radicals"]
+    assert all(ok for (stem, _, _), ok in zip(pairs, matched, strict=True) if stem == "radicals")
+    with OpsinRunner(OpsinConfig(mode="server")) as plain:
+        assert all(r.smiles is None for r in plain.names_to_smiles(radicals))
+
+
+def _standardized(inchi: str) -> str | None:
+    """A standard InChI for an expected value that may be non-standard ("InChI=1/")."""
+    if inchi.startswith("InChI=1S/"):
+        return inchi
+    mol = Chem.MolFromInchi(inchi)
+    return None if mol is None else Chem.MolToInchi(mol)
