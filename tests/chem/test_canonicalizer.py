@@ -49,3 +49,13 @@ def test_policy_is_respected_in_workers(nci_smiles: list[str]) -> None:
     keys = Canonicalizer("stereo_ignored").many(strings, jobs=2, chunk_size=100)
     assert keys[0] == keys[1] == "CC(N)C(=O)O"
     assert keys == canonicalize_many(strings, "stereo_ignored", jobs=1)
+
+
+def test_stream_matches_batch_across_block_boundaries(nci_smiles: list[str]) -> None:
+    from chemgauge.chem.canonicalizer import canonicalize_stream
+
+    strings = nci_smiles[:700] + nci_smiles[:300]
+    canon = Canonicalizer("exact", max_entries=250)
+    streamed = list(canonicalize_stream(iter(strings), canon, block_size=128))
+    assert streamed == canonicalize_many(strings, "exact")
+    assert canon.cache_size() <= 250, "the memo is bounded"

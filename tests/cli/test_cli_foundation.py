@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from chemgauge.cli import app
@@ -72,3 +73,22 @@ def test_strict_stops_at_first_invalid_line(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert "in.smi, line 2" in proc.stderr and "C1CC" in proc.stderr
+
+
+@pytest.mark.external
+def test_canon_bytes_identical_across_executors(tmp_path: Path, nci_smiles: list[str]) -> None:
+    pytest.importorskip("ray")
+    source = tmp_path / "nci.smi"
+    source.write_text("\n".join(nci_smiles[:1500]) + "\n")
+    outputs = []
+    for flags in (
+        ["--executor", "serial"],
+        ["--executor", "local", "-j", "2"],
+        ["--executor", "ray", "-j", "2", "--ray-address", "local"],
+    ):
+        out = tmp_path / f"out-{flags[1]}.txt"
+        args = ["canon", str(source), "-o", str(out), "-q", "--chunk-size", "200", *flags]
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1] == outputs[2]
