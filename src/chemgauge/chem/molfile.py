@@ -138,13 +138,19 @@ def _read_block(block: str) -> tuple[Chem.Mol | None, str]:
     return None, "unreadable molfile (stereo or hydrogen processing failed)"
 
 
-def read_molfile(text: str) -> GraphReading:
-    """Read molfile or SDF text; several records are combined into one multi-fragment graph."""
+def read_molfile(text: str, *, first_record_only: bool = False) -> GraphReading:
+    """Read molfile or SDF text; several records are combined into one multi-fragment graph.
+
+    With ``first_record_only`` only the first record is read, as RDKit's ``MolFromMolBlock``
+    does (the rule the 2020 OCSR review's scoring script applied, kept for ``legacy``).
+    """
     if not text or not text.strip():
         return GraphReading(None, False, "empty output")
     blocks = split_sdf(text)
     if not blocks:
         return GraphReading(None, False, "no molfile record")
+    if first_record_only:
+        blocks = blocks[:1]
     mols: list[Chem.Mol] = []
     for number, block in enumerate(blocks, start=1):
         mol, reason = _read_block(block)
@@ -158,13 +164,18 @@ def read_molfile(text: str) -> GraphReading:
     return GraphReading(combined, True, "ok", len(blocks))
 
 
-def read_graph(text: str, fmt: str) -> GraphReading:
-    """Read a candidate graph given as ``smiles`` or ``molfile`` text (validation included)."""
+def read_graph(text: str, fmt: str, *, first_record_only: bool = False) -> GraphReading:
+    """Read a candidate graph given as ``smiles`` or ``molfile`` text (validation included).
+
+    SMILES output with several lines is one multi-fragment graph, like a multi-record SDF.
+    """
     if fmt == "molfile":
-        return read_molfile(text)
+        return read_molfile(text, first_record_only=first_record_only)
     if fmt != "smiles":
         raise ValueError(f"unknown graph format {fmt!r} (expected 'smiles' or 'molfile')")
     lines = [line.split()[0] for line in text.splitlines() if line.strip()]
+    if first_record_only:
+        lines = lines[:1]
     if not lines:
         return GraphReading(None, False, "empty output")
     joined = ".".join(lines)

@@ -1,0 +1,1 @@
+"""Image-to-structure (OCSR) benchmark: manifest, renderer cohort, runner, scorer and report."""
