@@ -1,0 +1,329 @@
+"""Reaction data for single-step retrosynthesis: fold files found by name, three formats.
+
+``data_dir`` is scanned for files whose names end in ``{train,val,test}.{jsonl,csv,smi}``;
+the extension picks the format. Two files for one fold, or files in two formats, is an error
+listing them; only the fold being evaluated has to exist. Every target is canonicalized
+through :mod:`chemgauge.chem` with atom maps stripped; reagents are kept out of scoring; a
+bad line is a counted rejection with its line number (an error under ``strict``).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal, NamedTuple
+
+import orjson
+
+from chemgauge.chem import canonical_multiset, split_reaction_smiles
+from chemgauge.errors import ConfigError, InputFileError, SmilesError
+from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
+from chemgauge.eval.records import RejectionStats, iter_lines
+
+__all__ = [
+    "CSV_COLUMN",
+    "FOLDS",
+    "FORMATS",
+    "DataFile",
+    "RetroTarget",
+    "TargetSet",
+    "find_fold_file",
+    "load_targets",
+    "scan_data_dir",
+]
+
+Fold = Literal["train", "val", "test"]
+Format = Literal["jsonl", "csv", "smi"]
+FOLDS: tuple[Fold, ...] = ("train", "val", "test")
+FORMATS: tuple[Format, ...] = ("jsonl", "csv", "smi")
+CSV_COLUMN = "reactants>reagents>production"
+
+
+@dataclass(frozen=True, slots=True)
+class DataFile:
+    """One fold file and the format its extension names."""
+
+    fold: Fold
+    format: Format
+    path: Path
+
+
+@dataclass(frozen=True, slots=True)
+class RetroTarget:
+    """One evaluation target: a product and its true reactant multiset (canonical, unmapped).
+
+    Attributes:
+        target: identity of the target in this data file (``<fold>:<line>``), used to resume.
+        line: 1-based line of the reaction in its file.
+        source_id: the data's own id column or field, when it has one.
+        product: canonical SMILES of the single product.
+        reactants: sorted canonical reactant components (multiplicity kept).
+        reaction_class: the data's reaction class, ``None`` when absent or ``UNK``.
+    """
+
+    target: str
+    line: int
+    source_id: str | None
+    product: str
+    reactants: tuple[str, ...]
+    reaction_class: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain mapping for rows."""
+        out = asdict(self)
+        out["reactants"] = list(self.reactants)
+        return out
+
+
+@dataclass
+class TargetSet:
+    """Targets of one fold file plus the accounting of every line that was not one."""
+
+    file: DataFile
+    targets: list[RetroTarget]
+    stats: RejectionStats
+    truncated_to: int | None = None
+
+
+def scan_data_dir(data_dir: str | Path) -> dict[Fold, DataFile]:
+    """Find fold files by name; ambiguity (two files for a fold, two formats) is an error."""
+    root = Path(data_dir)
+    if not root.is_dir():
+        raise ConfigError(f"data_dir {str(root)!r} is not a directory")
+    found: dict[Format, dict[Fold, list[Path]]] = {}
+    for path in sorted(p for p in root.iterdir() if p.is_file()):
+        for fmt in FORMATS:
+            for fold in FOLDS:
+                if path.name.endswith(f"{fold}.{fmt}"):
+                    found.setdefault(fmt, {}).setdefault(fold, []).append(path)
+    if len(found) > 1:
+        listing = "; ".join(
+            f"{fmt}: {', '.join(p.name for ps in folds.values() for p in ps)}"
+            for fmt, folds in sorted(found.items())
+        )
+        raise ConfigError(f"{root}: fold files in more than one format ({listing})")
+    result: dict[Fold, DataFile] = {}
+    for fmt, folds in found.items():
+        for fold, paths in folds.items():
+            if len(paths) > 1:
+                names = ", ".join(p.name for p in paths)
+                raise ConfigError(f"{root}: more than one {fmt} file for fold {fold!r}: {names}")
+            result[fold] = DataFile(fold, fmt, paths[0])
+    return result
+
+
+def find_fold_file(data_dir: str | Path, fold: str) -> DataFile:
+    """The one file for ``fold`` in ``data_dir`` (error naming what was found otherwise)."""
+    if fold not in FOLDS:
+        raise ConfigError(f"unknown fold {fold!r}; choose one of {', '.join(FOLDS)}")
+    files = scan_data_dir(data_dir)
+    if fold not in files:
+        have = ", ".join(f.path.name for f in files.values()) or "no matching files"
+        raise ConfigError(
+            f"{data_dir}: no file ending in {fold}.{{jsonl,csv,smi}} for fold {fold!r} "
+            f"(found: {have})"
+        )
+    return files[fold]
+
+
+class _Raw(NamedTuple):
+    line: int
+    reactants: str
+    reagents: str
+    products: str
+    source_id: str | None
+    reaction_class: str | None
+
+
+class _Reject(NamedTuple):
+    line: int
+    reason: str
+    excerpt: str
+    detail: str
+
+
+def _csv_records(path: Path) -> Iterator[_Raw | _Reject]:
+    try:
+        handle = open(path, encoding="utf-8", newline="")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise InputFileError(f"cannot open file ({exc.strerror})", path=path) from None
+    with handle:
+        reader = csv.reader(handle)
+        try:
+            header = next(reader)
+        except StopIteration:
+            raise InputFileError("empty CSV file (no header)", path=path, line=1) from None
+        except UnicodeDecodeError as exc:
+            raise InputFileError(f"not valid UTF-8 ({exc.reason})", path=path, line=1) from None
+        if CSV_COLUMN not in header:
+            raise InputFileError(
+                f"CSV header has no {CSV_COLUMN!r} column",
+                path=path,
+                line=1,
+                value=",".join(header),
+            )
+        col = header.index(CSV_COLUMN)
+        id_col = header.index("id") if "id" in header else None
+        class_col = header.index("class") if "class" in header else None
+        line = reader.line_num
+        try:
+            for row in reader:
+                line, start = reader.line_num, line + 1
+                if not row or all(not cell.strip() for cell in row):
+                    continue
+                if len(row) != len(header):
+                    yield _Reject(
+                        start, "wrong_column_count", ",".join(row), f"{len(row)} != {len(header)}"
+                    )
+                    continue
+                text = row[col]
+                if text.count(">") != 2:
+                    yield _Reject(
+                        start, "not_a_reaction", text, "needs reactants>reagents>products"
+                    )
+                    continue
+                parts = split_reaction_smiles(text)
+                yield _Raw(
+                    start,
+                    parts.reactants,
+                    parts.reagents,
+                    parts.products,
+                    row[id_col] if id_col is not None else None,
+                    row[class_col] if class_col is not None else None,
+                )
+        except UnicodeDecodeError as exc:
+            raise InputFileError(
+                f"not valid UTF-8 ({exc.reason})", path=path, line=line + 1
+            ) from None
+        except csv.Error as exc:
+            raise InputFileError(
+                f"malformed CSV ({exc})", path=path, line=reader.line_num
+            ) from None
+
+
+def _smi_records(path: Path) -> Iterator[_Raw | _Reject]:
+    for line, text in iter_lines(path):
+        if not text.strip():
+            continue
+        if text.split(maxsplit=1)[0].count(">") != 2:
+            yield _Reject(line, "not_a_reaction", text, "needs reactants>reagents>products")
+            continue
+        parts = split_reaction_smiles(text)
+        yield _Raw(line, parts.reactants, parts.reagents, parts.products, None, None)
+
+
+def _smiles_list(value: Any) -> list[str] | None:
+    if not isinstance(value, list):
+        return None
+    out: list[str] = []
+    for item in value:
+        if not isinstance(item, dict) or not isinstance(item.get("smiles"), str):
+            return None
+        out.append(item["smiles"])
+    return out
+
+
+def _jsonl_records(path: Path) -> Iterator[_Raw | _Reject]:
+    for line, text in iter_lines(path):
+        if not text.strip():
+            continue
+        try:
+            obj = orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            yield _Reject(line, "malformed_json", text, str(exc))
+            continue
+        if not isinstance(obj, dict):
+            yield _Reject(line, "malformed_json", text, "line is not a JSON object")
+            continue
+        reactants = _smiles_list(obj.get("reactants"))
+        products = _smiles_list(obj.get("products"))
+        if reactants is None or products is None:
+            yield _Reject(
+                line, "bad_schema", text, 'needs "reactants" and "products": [{"smiles": ...}]'
+            )
+            continue
+        reagents = obj.get("reagents", "")
+        raw_id = obj.get("id", obj.get("identifier"))
+        raw_class = obj.get("class", obj.get("reaction_class"))
+        yield _Raw(
+            line,
+            ".".join(reactants),
+            reagents if isinstance(reagents, str) else "",
+            ".".join(products),
+            None if raw_id is None else str(raw_id),
+            None if raw_class is None else str(raw_class),
+        )
+
+
+def _canonical_record(fold: str, raw: _Raw) -> RetroTarget | _Reject:
+    line, reactants_text, products_text = raw.line, raw.reactants, raw.products
+    source_id, raw_class = raw.source_id, raw.reaction_class
+    whole = f"{reactants_text}>>{products_text}"
+    if not products_text:
+        return _Reject(line, "no_product", whole, "")
+    if not reactants_text:
+        return _Reject(line, "no_reactants", whole, "")
+    try:
+        products = canonical_multiset(products_text)
+    except SmilesError as exc:
+        return _Reject(line, "unparsable_product", whole, exc.reason)
+    if len(products) != 1:
+        return _Reject(line, "multiple_products", whole, f"{len(products)} product molecules")
+    try:
+        reactants = canonical_multiset(reactants_text)
+    except SmilesError as exc:
+        return _Reject(line, "unparsable_reactants", whole, exc.reason)
+    cls = None if raw_class is None or raw_class.strip().upper() in ("", "UNK") else raw_class
+    return RetroTarget(f"{fold}:{line}", line, source_id or None, products[0], reactants, cls)
+
+
+def _canonical_chunk(items: list[tuple[str, _Raw]]) -> list[RetroTarget | _Reject]:
+    return [_canonical_record(fold, raw) for fold, raw in items]
+
+
+def load_targets(
+    file: DataFile,
+    *,
+    strict: bool = False,
+    limit: int | None = None,
+    executor: ExecutorConfig | None = None,
+) -> TargetSet:
+    """Read and canonicalize a fold file; ``limit`` keeps the first N data lines (in order)."""
+    stats = RejectionStats(path=str(file.path), strict=strict)
+    if file.format == "csv":
+        records: Iterator[_Raw | _Reject] = _csv_records(file.path)
+    elif file.format == "smi":
+        records = _smi_records(file.path)
+    else:
+        records = _jsonl_records(file.path)
+    order: list[_Raw | _Reject] = []
+    for record in records:
+        if limit is not None and len(order) >= limit:
+            break
+        order.append(record)
+    raws = [r for r in order if isinstance(r, _Raw)]
+    pending: list[tuple[str, _Raw]] = [(file.fold, r) for r in raws]
+    config = executor or ExecutorConfig(kind="serial", jobs=1)
+    if len(pending) < 512:
+        config = ExecutorConfig(kind="serial", jobs=1)
+    runner = make_executor(config)
+    try:
+        done = list(runner.map(_canonical_chunk, pending, chunk_size=256))
+    finally:
+        runner.close()
+    by_line: dict[int, RetroTarget | _Reject | ItemFailure] = {
+        raw.line: result for raw, result in zip(raws, done, strict=True)
+    }
+    targets: list[RetroTarget] = []
+    for record in order:
+        result = by_line[record.line] if isinstance(record, _Raw) else record
+        if isinstance(result, RetroTarget):
+            targets.append(result)
+            stats.accepted += 1
+        elif isinstance(result, ItemFailure):
+            stats.reject(record.line, "worker_failure", f"line {record.line}", result.detail)
+        else:
+            stats.reject(result.line, result.reason, result.excerpt, result.detail)
+    return TargetSet(file, targets, stats, truncated_to=limit)

@@ -1,0 +1,145 @@
+"""``chemgauge retro``: single-step retrosynthesis evaluation (parses arguments, nothing more)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from chemgauge.benchmarks.retro import RetroEvalConfig, run_retro_eval
+from chemgauge.benchmarks.retro.data import find_fold_file, load_targets
+from chemgauge.cli.progress import progress_bar
+from chemgauge.engines.retro_models import build_retro_model, retro_model_names
+from chemgauge.errors import ConfigError
+
+app = typer.Typer(
+    help="Single-step retrosynthesis evaluation (syntheseus-compatible).",
+    no_args_is_help=True,
+)
+
+
+def _options(pairs: list[str] | None, flags: dict[str, Any]) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"expected key=value, got {pair!r}")
+        key = key.strip().lstrip("-").replace("-", "_")
+        if key in options and options[key] != value:
+            raise ConfigError(f"option {key!r} given twice ({options[key]!r} and {value!r})")
+        options[key] = value
+    for key, value in flags.items():
+        if value is None:
+            continue
+        if key in options and str(options[key]) != str(value):
+            raise ConfigError(
+                f"option {key!r} given as key=value and as --flag with different values"
+            )
+        options[key] = value
+    return options
+
+
+@app.command("eval")
+def eval_(
+    pairs: list[str] | None = typer.Argument(None, help="Options as key=value (seed style)."),
+    data_dir: str | None = typer.Option(
+        None, help="Folder with *{train,val,test}.{jsonl,csv,smi}."
+    ),
+    model_class: str | None = typer.Option(
+        None, help="predictions, templates, syntheseus:<Class>."
+    ),
+    model_dir: str | None = typer.Option(None, help="Model folder (or predictions file)."),
+    model_kwargs: str | None = typer.Option(None, help="Extra model arguments (JSON object)."),
+    fold: str | None = typer.Option(None, help="train, val or test (default test)."),
+    num_top_results: int | None = typer.Option(None, help="Outputs requested per target (50)."),
+    k: str | None = typer.Option(None, help="Top-k values, e.g. 1,3,5,10."),
+    matchers: str | None = typer.Option(None, help="Identity policies (exact,stereo_ignored)."),
+    conventions: str | None = typer.Option(None, help="syntheseus,raw_slots."),
+    results_dir: str | None = typer.Option(None, help="Output folder (default: current)."),
+    limit: int | None = typer.Option(None, help="Evaluate the first N data lines only."),
+    batch_size: int | None = typer.Option(None, help="Products per model call."),
+    jobs: int | None = typer.Option(None, "--jobs", "-j", help="Worker processes (0 = all)."),
+    executor: str | None = typer.Option(None, help="serial, local or ray."),
+    round_trip: str | None = typer.Option(None, help="Forward model for round trips."),
+    round_trip_max_rank: int | None = typer.Option(None, help="Proposals re-predicted (10)."),
+    strict: bool | None = typer.Option(None, "--strict", help="Data issues are errors."),
+    restart: bool | None = typer.Option(None, "--restart", help="Discard an earlier journal."),
+    quiet: bool | None = typer.Option(None, "--quiet", "-q", help="No progress or summary."),
+) -> None:
+    """Evaluate a retro model on one fold; writes predictions.jsonl, rows.jsonl, report.json."""
+    flags = {
+        "data_dir": data_dir,
+        "model_class": model_class,
+        "model_dir": model_dir,
+        "model_kwargs": model_kwargs,
+        "fold": fold,
+        "num_top_results": num_top_results,
+        "k": k,
+        "matchers": matchers,
+        "conventions": conventions,
+        "results_dir": results_dir,
+        "limit": limit,
+        "batch_size": batch_size,
+        "jobs": jobs,
+        "executor": executor,
+        "round_trip": round_trip,
+        "round_trip_max_rank": round_trip_max_rank,
+        "strict": strict,
+        "restart": restart,
+        "quiet": quiet,
+    }
+    config = RetroEvalConfig.from_options(_options(pairs, flags))
+    data_file = find_fold_file(config.data_dir, config.fold)
+    model = build_retro_model(config.model_class, config.model_dir, **dict(config.model_kwargs))
+    total = None if config.limit is None else config.limit
+    with progress_bar(f"retro eval ({model.name})", total, quiet=config.quiet) as advance:
+        run = run_retro_eval(config, model=model, progress=advance)
+    if config.quiet:
+        return
+    report = run.report
+    lines = report["data"]["lines"]
+    typer.echo(
+        f"{data_file.path.name}: {report['data']['targets']} targets, "
+        f"{lines['rejected']} lines rejected; model {report['model']['name']}",
+        err=True,
+    )
+    metrics = report["metrics"]
+    for convention, per_matcher in metrics["accuracy"].items():
+        for matcher, block in per_matcher.items():
+            tops = "  ".join(
+                f"top-{k} {v['rate'] * 100:.1f}%"
+                for k, v in block["top_k"].items()
+                if v["rate"] is not None
+            )
+            mrr = block["mrr"]
+            typer.echo(
+                f"{convention:>10} {matcher:<15} {tops}  MRR {mrr:.4f}" if mrr is not None else ""
+            )
+    outputs = metrics["outputs"]
+    if outputs["invalid_rate"] is not None:
+        typer.echo(
+            f"outputs: {outputs['total']} raw, invalid {outputs['invalid_rate'] * 100:.1f}%, "
+            f"duplicates {outputs['duplicate_rate'] * 100:.1f}%; results in {run.results_dir}",
+        )
+
+
+@app.command("models")
+def models() -> None:
+    """List retro model names (built-ins and plugins)."""
+    for name in retro_model_names():
+        typer.echo(name)
+
+
+@app.command("targets")
+def targets(
+    data_dir: str = typer.Argument(..., help="Folder with fold files."),
+    fold: str = typer.Option("test", help="train, val or test."),
+    strict: bool = typer.Option(False, "--strict", help="Data issues are errors."),
+) -> None:
+    """Scan a data folder and report how many lines of a fold become targets."""
+    target_set = load_targets(find_fold_file(data_dir, fold), strict=strict)
+    stats = target_set.stats.to_dict()
+    typer.echo(
+        f"{target_set.file.path.name} ({target_set.file.format}): {stats['accepted']} targets, "
+        f"{stats['rejected']} rejected {stats['rejections_by_reason']}"
+    )

@@ -1,0 +1,300 @@
+"""Single-step retrosynthesis models: one batch-first base class, one registry, open to plugins.
+
+A model maps a batch of product SMILES to ranked raw outputs (dot-separated reactant SMILES,
+invalid ones included). The base class owns what every back-end would otherwise redo: input
+deduplication, the output-count limit (extra outputs are cut and counted, never scored),
+timing and call counting. A back-end implements one hook, ``_predict(products, n)``.
+
+Built-ins: ``predictions`` (precomputed outputs from a JSONL file), ``templates`` (rdchiral
+template baseline, :mod:`chemgauge.engines.retro_templates`) and ``syntheseus:<ModelClass>``
+(a syntheseus backward model, when syntheseus and that model's extras are installed).
+Third-party packages register factories under the entry-point group
+``chemgauge.retro_models``; any Python callable works through :class:`CallableRetroModel`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import orjson
+
+from chemgauge.chem import Canonicalizer
+from chemgauge.errors import BackendError, ConfigError, InputFileError, MissingDependencyError
+from chemgauge.eval.provenance import sha256_file
+from chemgauge.eval.records import RejectionStats, read_jsonl
+from chemgauge.registry import Registry
+
+__all__ = [
+    "RETRO_MODELS",
+    "CallableRetroModel",
+    "ModelOutput",
+    "PredictionsFileModel",
+    "RetroModel",
+    "RetroModelFactory",
+    "SyntheseusModel",
+    "build_retro_model",
+    "retro_model_names",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelOutput:
+    """Ranked raw outputs for one product plus how many the model returned before the cut."""
+
+    outputs: tuple[str, ...]
+    returned: int
+    seconds: float
+
+
+class RetroModel:
+    """Base of every retro model: batching, dedup of inputs, output limit, timing, counting.
+
+    Attributes:
+        name: registry name (recorded in reports).
+        prefiltered: the back-end already drops invalid and duplicate outputs itself, so the
+            ``raw_slots`` convention cannot see them (reported, never hidden).
+    """
+
+    name = "retro-model"
+    prefiltered = False
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.products_predicted = 0
+
+    def _predict(self, products: list[str], num_results: int) -> list[list[str]]:
+        """Back-end hook: ranked raw outputs for each distinct product, best first."""
+        raise NotImplementedError
+
+    def predict(self, products: Sequence[str], num_results: int) -> list[ModelOutput]:
+        """Ranked raw outputs for each product (in input order), cut at ``num_results``."""
+        distinct = list(dict.fromkeys(products))
+        start = time.perf_counter()
+        raw = self._predict(distinct, num_results) if distinct else []
+        elapsed = time.perf_counter() - start
+        if len(raw) != len(distinct):
+            raise BackendError(
+                f"model {self.name!r} returned {len(raw)} output lists for {len(distinct)} products"
+            )
+        self.calls += 1
+        self.products_predicted += len(distinct)
+        share = elapsed / max(1, len(distinct))
+        by_product: dict[str, ModelOutput] = {}
+        for product, outputs in zip(distinct, raw, strict=True):
+            if isinstance(outputs, str) or not all(isinstance(o, str) for o in outputs):
+                raise BackendError(
+                    f"model {self.name!r} must return a list of SMILES strings per product; "
+                    f"got {type(outputs).__name__} for {product!r}"
+                )
+            by_product[product] = ModelOutput(tuple(outputs[:num_results]), len(outputs), share)
+        return [by_product[p] for p in products]
+
+    def describe(self) -> dict[str, Any]:
+        """Name and arguments for provenance and the config hash (no timing)."""
+        return {"name": self.name, "prefiltered": self.prefiltered}
+
+
+class RetroModelFactory(Protocol):
+    """Builds a model from its folder (or file) and keyword arguments."""
+
+    def __call__(self, model_dir: Path | None, **kwargs: Any) -> RetroModel: ...
+
+
+RETRO_MODELS: Registry[RetroModelFactory] = Registry("retro_model")
+
+
+class CallableRetroModel(RetroModel):
+    """Wrap any callable ``products -> ranked outputs`` (the Python API for a model)."""
+
+    def __init__(
+        self,
+        fn: Callable[[list[str]], Sequence[Sequence[str]]],
+        name: str = "callable",
+        *,
+        arguments: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__()
+        self._fn = fn
+        self.name = name
+        self._arguments = dict(arguments or {})
+
+    def _predict(self, products: list[str], num_results: int) -> list[list[str]]:
+        return [list(outputs) for outputs in self._fn(products)]
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "arguments": self._arguments}
+
+
+class PredictionsFileModel(RetroModel):
+    """Precomputed ranked outputs: JSONL lines ``{"product": ..., "predictions": [...]}``.
+
+    Products are matched to targets by canonical SMILES (``exact``), so any spelling works.
+    Two lines for the same product with different predictions is an error naming both
+    lines; a target with no line gets no outputs (counted by the runner as a miss).
+    """
+
+    name = "predictions"
+
+    def __init__(self, path: Path, *, strict: bool = False) -> None:
+        super().__init__()
+        self.path = path
+        self.sha256 = sha256_file(path)
+        self.stats = RejectionStats(path=str(path), strict=strict)
+        self._by_key: dict[str, tuple[int, list[str]]] = {}
+        canon = Canonicalizer("exact")
+        for line, obj in read_jsonl(path, self.stats):
+            product, predictions = obj.get("product"), obj.get("predictions")
+            if not isinstance(product, str) or not isinstance(predictions, list):
+                self.stats.reject(
+                    line,
+                    "bad_schema",
+                    orjson.dumps(obj).decode()[:120],
+                    'needs {"product": str, "predictions": [str, ...]}',
+                )
+                continue
+            if not all(isinstance(p, str) for p in predictions):
+                self.stats.reject(line, "bad_schema", product, "predictions must all be strings")
+                continue
+            key = canon(product)
+            if key is None:
+                self.stats.reject(line, "unparsable_product", product)
+                continue
+            if key in self._by_key:
+                first, previous = self._by_key[key]
+                if previous != predictions:
+                    raise InputFileError(
+                        f"product also on line {first} with different predictions",
+                        path=path,
+                        line=line,
+                        value=product,
+                    )
+                continue
+            self._by_key[key] = (line, predictions)
+            self.stats.accepted += 1
+        self._canon = canon
+        self.missing = 0
+
+    def has(self, product: str) -> bool:
+        """True iff the file has a line for this product (any spelling)."""
+        key = self._canon(product)
+        return key is not None and key in self._by_key
+
+    def _predict(self, products: list[str], num_results: int) -> list[list[str]]:
+        out: list[list[str]] = []
+        for product in products:
+            key = self._canon(product)
+            entry = self._by_key.get(key) if key is not None else None
+            if entry is None:
+                self.missing += 1
+            out.append(list(entry[1]) if entry is not None else [])
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "file": self.path.name, "file_sha256": self.sha256}
+
+
+def _resolve_predictions_file(model_dir: Path | None) -> Path:
+    if model_dir is None:
+        raise ConfigError("model_class=predictions needs model_dir (a JSONL file or its folder)")
+    if model_dir.is_file():
+        return model_dir
+    if not model_dir.is_dir():
+        raise ConfigError(f"model_dir {str(model_dir)!r} does not exist")
+    candidates = sorted(model_dir.glob("*.jsonl"))
+    if len(candidates) != 1:
+        names = ", ".join(p.name for p in candidates) or "none"
+        raise ConfigError(
+            f"model_dir {str(model_dir)!r} must hold exactly one *.jsonl predictions file "
+            f"(found: {names}); or pass the file itself"
+        )
+    return candidates[0]
+
+
+def _predictions_factory(model_dir: Path | None, **kwargs: Any) -> RetroModel:
+    strict = bool(kwargs.pop("strict", False))
+    if kwargs:
+        raise ConfigError(f"model 'predictions' takes no arguments, got {sorted(kwargs)}")
+    return PredictionsFileModel(_resolve_predictions_file(model_dir), strict=strict)
+
+
+def _templates_factory(model_dir: Path | None, **kwargs: Any) -> RetroModel:
+    from chemgauge.engines.retro_templates import TemplateRetroModel
+
+    return TemplateRetroModel.from_dir(model_dir, **kwargs)
+
+
+RETRO_MODELS.register("predictions", _predictions_factory)
+RETRO_MODELS.register("templates", _templates_factory)
+
+
+class SyntheseusModel(RetroModel):
+    """A syntheseus backward model; its outputs arrive already parsed and deduplicated."""
+
+    prefiltered = True
+
+    def __init__(self, model_class: str, model_dir: Path | None, **kwargs: Any) -> None:
+        super().__init__()
+        try:
+            from syntheseus import Molecule
+            from syntheseus.reaction_prediction.inference.config import BackwardModelClass
+        except ImportError as exc:
+            raise MissingDependencyError(
+                "model_class=syntheseus:<ModelClass> needs syntheseus: "
+                "pip install 'chemgauge[syntheseus]' (plus that model's own extras)"
+            ) from exc
+        known = [c.name for c in BackwardModelClass]
+        if model_class not in known:
+            import difflib
+
+            close = difflib.get_close_matches(model_class, known, n=3, cutoff=0.5)
+            hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            raise ConfigError(
+                f"unknown syntheseus model class {model_class!r}.{hint} Known: {', '.join(known)}"
+            )
+        self.name = f"syntheseus:{model_class}"
+        self._molecule = Molecule
+        self._kwargs = dict(kwargs)
+        self._model_dir = model_dir
+        try:
+            cls = BackwardModelClass[model_class].value
+            self._model = cls(model_dir=None if model_dir is None else str(model_dir), **kwargs)
+        except ImportError as exc:
+            raise MissingDependencyError(
+                f"syntheseus model {model_class} needs its extras: "
+                f"pip install 'syntheseus[{model_class.lower()}]' ({exc})"
+            ) from exc
+
+    def _predict(self, products: list[str], num_results: int) -> list[list[str]]:
+        inputs = [self._molecule(p) for p in products]
+        results = self._model(inputs, num_results=num_results)
+        return [[rxn.reactants_str for rxn in reactions] for reactions in results]
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            **super().describe(),
+            "model_dir": None if self._model_dir is None else str(self._model_dir),
+            "arguments": self._kwargs,
+        }
+
+
+def retro_model_names() -> list[str]:
+    """Registered model names plus the ``syntheseus:<ModelClass>`` family."""
+    return [*RETRO_MODELS.names(), "syntheseus:<ModelClass>"]
+
+
+def build_retro_model(
+    model_class: str, model_dir: str | Path | None = None, **kwargs: Any
+) -> RetroModel:
+    """Build a model by registry name ("did you mean" on a typo)."""
+    path = None if model_dir is None or model_dir == "" else Path(model_dir)
+    if model_class.startswith("syntheseus:"):
+        return SyntheseusModel(model_class.split(":", 1)[1], path, **kwargs)
+    factory = RETRO_MODELS.get(model_class)
+    model = factory(path, **kwargs)
+    if not isinstance(model, RetroModel):
+        raise ConfigError(f"retro model factory {model_class!r} did not return a RetroModel")
+    return model
