@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from rdkit import Chem
 
@@ -32,6 +33,7 @@ __all__ = [
     "mol_to_molfile",
     "read_graph",
     "read_molfile",
+    "reference_checks",
     "split_sdf",
     "unsupported_features",
 ]
@@ -280,3 +282,28 @@ def add_abbreviation(mol: Chem.Mol, label: str, members: Sequence[int]) -> Chem.
 def mol_to_molfile(mol: Chem.Mol) -> str:
     """V3000 molfile text (V3000 keeps superatom attachment points readable by RDKit)."""
     return str(Chem.MolToV3KMolBlock(mol))
+
+
+def reference_checks(mol: Chem.Mol) -> dict[str, Any]:
+    """Facts a reference is checked against: formula, counts, specified CIP labels, fragments."""
+    from rdkit.Chem import rdCIPLabeler, rdMolDescriptors
+
+    labelled = Chem.Mol(mol)
+    rdCIPLabeler.AssignCIPLabels(labelled)
+    cip = [
+        f"{atom.GetIdx()}{atom.GetSymbol()}:{atom.GetProp('_CIPCode')}"
+        for atom in labelled.GetAtoms()
+        if atom.HasProp("_CIPCode")
+    ]
+    cip += [
+        f"bond{bond.GetIdx()}:{bond.GetProp('_CIPCode')}"
+        for bond in labelled.GetBonds()
+        if bond.HasProp("_CIPCode")
+    ]
+    return {
+        "formula": rdMolDescriptors.CalcMolFormula(mol),
+        "heavy_atoms": mol.GetNumHeavyAtoms(),
+        "bonds": mol.GetNumBonds(),
+        "fragments": len(Chem.GetMolFrags(mol)),
+        "cip_labels": cip,
+    }

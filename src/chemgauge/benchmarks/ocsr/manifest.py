@@ -1,0 +1,197 @@
+"""The versioned OCSR manifest: every image with its hash, provenance and reference (or why none).
+
+An image either has a reference (a molfile, where collapsed abbreviations are superatom
+S-groups, plus its canonical SMILES and the checks it passed) or an explicit
+``no_reference_reason``; such images are reported qualitatively, never scored as exact.
+Loading verifies every image hash and re-derives every reference's canonical SMILES, so a
+silently changed file is an error naming the manifest, the case and the value.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from rdkit import Chem
+
+from chemgauge.chem import mol_to_canonical
+from chemgauge.chem.molfile import read_molfile
+from chemgauge.errors import InputFileError
+from chemgauge.eval.provenance import sha256_file
+from chemgauge.eval.records import atomic_write_json
+
+__all__ = [
+    "MANIFEST_VERSION",
+    "Case",
+    "Manifest",
+    "Reference",
+    "Transformation",
+    "load_manifest",
+    "write_manifest",
+]
+
+MANIFEST_VERSION = 1
+
+
+class Transformation(BaseModel):
+    """How an image was made from its parent (``render`` for an original drawing)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class Reference(BaseModel):
+    """An independently authored reference graph."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    molfile: str
+    smiles: str
+    checks: dict[str, Any] = Field(default_factory=dict)
+    abbreviations: list[str] = Field(default_factory=list)
+
+
+class Case(BaseModel):
+    """One image of the benchmark."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(min_length=1)
+    image: str
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    width: int = Field(gt=0)
+    height: int = Field(gt=0)
+    parent: str | None = None
+    transformation: Transformation
+    attribution: str
+    licence: str
+    reference: Reference | None = None
+    no_reference_reason: str | None = None
+    tags: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _reference_or_reason(self) -> Case:
+        if (self.reference is None) == (self.no_reference_reason is None):
+            raise ValueError("give exactly one of 'reference' and 'no_reference_reason'")
+        return self
+
+
+class Manifest(BaseModel):
+    """A named, versioned list of cases; paths are relative to the manifest's folder."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    manifest_version: int = MANIFEST_VERSION
+    name: str
+    description: str = ""
+    cases: list[Case]
+    root: Path = Field(default=Path("."), exclude=True)
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> Manifest:
+        seen: set[str] = set()
+        for case in self.cases:
+            if case.id in seen:
+                raise ValueError(f"duplicate case id {case.id!r}")
+            seen.add(case.id)
+        ids = {case.id for case in self.cases}
+        for case in self.cases:
+            if case.parent is not None and case.parent not in ids:
+                raise ValueError(f"case {case.id!r}: parent {case.parent!r} is not in the manifest")
+        return self
+
+    @cached_property
+    def by_id(self) -> dict[str, Case]:
+        """Cases keyed by id."""
+        return {case.id: case for case in self.cases}
+
+    def image_path(self, case: Case) -> Path:
+        """Absolute path of a case's image."""
+        return self.root / case.image
+
+    def reference_mol(self, case: Case) -> Chem.Mol | None:
+        """The reference graph read from its molfile (``None`` for a no-reference case)."""
+        if case.reference is None:
+            return None
+        path = self.root / case.reference.molfile
+        reading = read_molfile(_read_text(path))
+        if reading.mol is None:
+            raise InputFileError(
+                f"case {case.id!r}: reference molfile is not a valid graph ({reading.reason})",
+                path=path,
+            )
+        return reading.mol
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputFileError("file not found", path=path) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputFileError(f"cannot read file ({exc})", path=path) from None
+
+
+def load_manifest(path: str | Path, *, verify: bool = True) -> Manifest:
+    """Read and validate a manifest; with ``verify`` check image hashes and references."""
+    path = Path(path)
+    try:
+        data = orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise InputFileError("manifest not found", path=path) from None
+    except orjson.JSONDecodeError as exc:
+        raise InputFileError(f"manifest is not valid JSON ({exc})", path=path) from None
+    if not isinstance(data, dict):
+        raise InputFileError("manifest must be a JSON object", path=path)
+    version = data.get("manifest_version")
+    if version != MANIFEST_VERSION:
+        raise InputFileError(
+            f"unsupported manifest_version (this chemgauge reads {MANIFEST_VERSION})",
+            path=path,
+            value=repr(version),
+        )
+    try:
+        manifest = Manifest.model_validate({**data, "root": path.parent.resolve()})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise InputFileError(
+            f"invalid manifest at {where}: {first['msg']}",
+            path=path,
+            value=repr(first["input"])[:200],
+        ) from None
+    if verify:
+        verify_manifest(manifest, path)
+    return manifest
+
+
+def verify_manifest(manifest: Manifest, path: Path) -> None:
+    """Check every image hash and that each reference molfile gives its recorded SMILES."""
+    for case in manifest.cases:
+        image = manifest.image_path(case)
+        actual = sha256_file(image)
+        if actual != case.sha256:
+            raise InputFileError(
+                f"case {case.id!r}: image {case.image} changed (sha256 {actual})",
+                path=path,
+                value=case.sha256,
+            )
+        mol = manifest.reference_mol(case)
+        if mol is not None and case.reference is not None:
+            smiles = mol_to_canonical(mol)
+            if smiles != case.reference.smiles:
+                raise InputFileError(
+                    f"case {case.id!r}: reference molfile gives {smiles!r}, manifest says",
+                    path=path,
+                    value=case.reference.smiles,
+                )
+
+
+def write_manifest(manifest: Manifest, path: str | Path) -> Path:
+    """Write a manifest atomically (sorted keys, stable bytes)."""
+    return atomic_write_json(path, manifest.model_dump(mode="json", exclude={"root"}))
