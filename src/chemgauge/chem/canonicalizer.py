@@ -16,7 +16,7 @@ __all__ = ["Canonicalizer", "KeyChunk", "canonicalize_many", "canonicalize_strea
 
 _DEFAULT_CHUNK = 2048
 _worker_memos: dict[str, dict[str, str | None]] = {}
-_WORKER_MEMO_LIMIT = 200_000
+_WORKER_MEMO_LIMIT = 100_000
 
 
 @dataclass(frozen=True, slots=True)

@@ -84,7 +84,7 @@ def canon(
     """
     matcher = get_matcher(policy)
     config = executor_config(executor, jobs, ray_address, chunk_size, default_chunk=2048)
-    canonicalizer = Canonicalizer(matcher.name, max_entries=500_000)
+    canonicalizer = Canonicalizer(matcher.name, max_entries=100_000)
     _check_source(source)
     total = _count_lines(source)
     lines = 0
