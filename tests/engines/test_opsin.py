@@ -84,6 +84,9 @@ def test_stereo_names_keep_configuration(opsin: OpsinRunner) -> None:
     )
     assert canonical(l_ala.smiles) == canonical(s_ala.smiles) == "C[C@H](N)C(=O)O"
     assert canonical(d_ala.smiles) == "C[C@@H](N)C(=O)O"
+    trans, cis = opsin.names_to_smiles(["(E)-but-2-ene", "(Z)-but-2-ene"])
+    assert (trans.smiles, cis.smiles) == (r"C\C=C\C", r"C\C=C/C")  # unescaped as OPSIN wrote
+    assert (canonical(trans.smiles), canonical(cis.smiles)) == ("C/C=C/C", r"C/C=C\C")
 
 
 def test_optical_rotation_is_a_warning_not_a_failure(opsin: OpsinRunner) -> None:

@@ -144,7 +144,7 @@ class _ServerProtocol:
         echoed = _unescape(fields[4])
         if echoed != name:
             raise ProtocolError(f"answer echoes {echoed[:200]!r} but {name[:200]!r} was sent")
-        status, smiles, message = fields[1], fields[2], _unescape(fields[3])
+        status, smiles, message = fields[1], _unescape(fields[2]), _unescape(fields[3])
         warnings = tuple(_unescape(w) for w in fields[5:])
         if status in ("SUCCESS", "WARNING") and smiles:
             kind = OpsinStatus.SUCCESS if status == "SUCCESS" else OpsinStatus.WARNING

@@ -176,7 +176,7 @@ def build_server(jar: OpsinJar, tools: JavaTools) -> Path:
     if tools.javac is None:
         raise BackendError(f"javac not found. {_JAVAC_HINT}")
     source = server_source()
-    javac_version = _run_tool([tools.javac, "-version"]).strip()
+    javac_version = _javac_version(tools.javac)
     key = hashlib.sha256(
         "\n".join([jar.sha256, hashlib.sha256(source.encode()).hexdigest(), javac_version]).encode()
     ).hexdigest()[:20]
@@ -201,6 +201,12 @@ def build_server(jar: OpsinJar, tools: JavaTools) -> Path:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return target
+
+
+@lru_cache(maxsize=8)
+def _javac_version(javac: str) -> str:
+    """`javac -version` (once per path: it costs a JVM start)."""
+    return _run_tool([javac, "-version"]).strip()
 
 
 def _run_tool(args: list[str]) -> str:
