@@ -51,7 +51,7 @@ def render_png(mol: Chem.Mol, width: int = 400, height: int = 300) -> bytes:
     """Draw a molecule as a greyscale PNG with no embedded molecule metadata."""
     drawer = rdMolDraw2D.MolDraw2DCairo(width, height)
     options = drawer.drawOptions()
-    options.includeMetadata = False
+    options.includeMetadata = False  # type: ignore[assignment]
     options.useBWAtomPalette()
     rdMolDraw2D.PrepareAndDrawMolecule(drawer, _display_mol(mol))
     drawer.FinishDrawing()
@@ -114,7 +114,7 @@ def highlighted_svg(
 ) -> str:
     """SVG drawing with the given atoms and bonds highlighted (for the HTML report)."""
     drawer = rdMolDraw2D.MolDraw2DSVG(width, height)
-    drawer.drawOptions().includeMetadata = False
+    drawer.drawOptions().includeMetadata = False  # type: ignore[assignment]
     colour = (1.0, 0.55, 0.55)
     valid_atoms = sorted({a for a in atoms if 0 <= a < mol.GetNumAtoms()})
     valid_bonds = sorted({b for b in bonds if 0 <= b < mol.GetNumBonds()})

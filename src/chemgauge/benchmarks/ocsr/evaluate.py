@@ -1,0 +1,87 @@
+"""Score attempt rows: candidate validation, identity per policy and localized errors.
+
+Validation (the candidate reads and sanitizes as a graph) is recorded apart from exactness:
+a chemically wrong but well-formed graph passes validation. Localized errors come from the
+bounded common-topology diff, run in a worker process; its timeouts are kept in the row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from rdkit import Chem
+
+from chemgauge.benchmarks.ocsr.manifest import Manifest
+from chemgauge.benchmarks.ocsr.scoring import (
+    POLICIES,
+    GraphKeys,
+    compare_keys,
+    graph_keys,
+    text_keys,
+)
+from chemgauge.chem.graphdiff import DiffSettings
+from chemgauge.chem.graphdiff_worker import GraphDiffer
+from chemgauge.chem.molfile import read_graph
+
+__all__ = ["score_attempts"]
+
+
+def score_attempts(
+    manifest: Manifest,
+    rows: Sequence[dict[str, Any]],
+    *,
+    policies: tuple[str, ...] = POLICIES,
+    diff_settings: DiffSettings | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Scored copies of attempt rows (input order kept)."""
+    references: dict[str, tuple[Chem.Mol, GraphKeys] | None] = {}
+    scored: list[dict[str, Any]] = []
+    with GraphDiffer(diff_settings) as differ:
+        for row in rows:
+            case = manifest.by_id[row["case_id"]]
+            if case.id not in references:
+                mol = manifest.reference_mol(case)
+                references[case.id] = None if mol is None else (mol, graph_keys(mol, policies))
+            reference = references[case.id]
+            out = dict(row)
+            out["has_reference"] = reference is not None
+            out["no_reference_reason"] = case.no_reference_reason
+            out["reference_smiles"] = None if case.reference is None else case.reference.smiles
+            recognition = row.get("recognition") or {}
+            text = str(recognition.get("candidate_text") or "")
+            fmt = str(recognition.get("candidate_format") or "smiles")
+            candidate: dict[str, Any] = {"present": bool(text.strip())}
+            keys: GraphKeys | None = None
+            pred_mol: Chem.Mol | None = None
+            if candidate["present"]:
+                keys, reading = text_keys(text, fmt, policies)
+                pred_mol = reading.mol
+                candidate.update(
+                    accepted=reading.accepted,
+                    reason=reading.reason,
+                    smiles=keys.smiles,
+                    records=reading.records,
+                )
+            out["candidate"] = candidate
+            out["identity"] = None
+            out["graph_diff"] = None
+            if reference is not None and row["status"] != "not_run":
+                ref_mol, ref_keys = reference
+                out["identity"] = compare_keys(ref_keys, keys)
+                if pred_mol is not None:
+                    out["graph_diff"] = differ.diff(ref_mol, pred_mol).to_dict()
+            scored.append(out)
+            if progress is not None:
+                progress(1)
+    return scored
+
+
+def candidate_mol(row: dict[str, Any]) -> Chem.Mol | None:
+    """Re-read a row's candidate graph (for drawing); ``None`` when there is none."""
+    recognition = row.get("recognition") or {}
+    text = str(recognition.get("candidate_text") or "")
+    if not text.strip():
+        return None
+    return read_graph(text, str(recognition.get("candidate_format") or "smiles")).mol

@@ -1,0 +1,127 @@
+"""A self-contained HTML page: each image beside its reference and predicted structures.
+
+Atoms and bonds named by localized errors are highlighted on both drawings; statuses,
+validation, per-policy verdicts and the raw back-end message are shown for every attempt.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from chemgauge.benchmarks.ocsr.evaluate import candidate_mol
+from chemgauge.benchmarks.ocsr.manifest import Manifest
+from chemgauge.chem.render import highlighted_svg
+
+__all__ = ["render_html"]
+
+_STYLE = """
+body{font-family:sans-serif;margin:1.5em;color:#222}
+table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}
+.card{border:1px solid #bbb;border-radius:6px;margin:1em 0;padding:0.6em}
+.row{display:flex;gap:1em;align-items:flex-start;flex-wrap:wrap}
+.panel{text-align:center}.panel img{max-width:320px;max-height:240px;border:1px solid #ddd}
+.status{font-weight:bold}.match{color:#176b1a}.mismatch{color:#a11}.other{color:#666}
+code{font-size:0.85em;word-break:break-all}
+"""
+
+
+def _highlights(diff: Mapping[str, Any] | None, side: str) -> tuple[list[int], list[int]]:
+    atoms: set[int] = set()
+    bonds: set[int] = set()
+    for error in (diff or {}).get("errors", []):
+        atoms.update(error[f"{side}_atoms"])
+        bonds.update(error[f"{side}_bonds"])
+    return sorted(atoms), sorted(bonds)
+
+
+def _panel(title: str, body: str) -> str:
+    return f'<div class="panel"><div>{html.escape(title)}</div>{body}</div>'
+
+
+def _card(manifest: Manifest, row: Mapping[str, Any], ref_cache: dict[str, str]) -> str:
+    case = manifest.by_id[str(row["case_id"])]
+    image = base64.b64encode(manifest.image_path(case).read_bytes()).decode()
+    panels = [
+        _panel(f"image {case.width}x{case.height}", f'<img src="data:image/png;base64,{image}">')
+    ]
+    diff = row.get("graph_diff")
+    if case.reference is not None:
+        ref_atoms, ref_bonds = _highlights(diff, "ref")
+        key = f"{case.id}:{ref_atoms}:{ref_bonds}"
+        if key not in ref_cache:
+            mol = manifest.reference_mol(case)
+            ref_cache[key] = "" if mol is None else highlighted_svg(mol, ref_atoms, ref_bonds)
+        panels.append(_panel("reference", ref_cache[key]))
+    else:
+        panels.append(
+            _panel("no unique reference", f"<p>{html.escape(str(case.no_reference_reason))}</p>")
+        )
+    pred = candidate_mol(dict(row))
+    if pred is not None:
+        pred_atoms, pred_bonds = _highlights(diff, "pred")
+        panels.append(_panel("prediction", highlighted_svg(pred, pred_atoms, pred_bonds)))
+    else:
+        panels.append(_panel("prediction", "<p>(no readable graph)</p>"))
+    identity = row.get("identity") or {}
+    verdicts = " ".join(
+        f'<span class="{"match" if v == "match" else "mismatch" if v == "mismatch" else "other"}">'
+        f"{html.escape(p)}: {html.escape(str(v))}</span>"
+        for p, v in identity.items()
+    )
+    recognition = row.get("recognition") or {}
+    message = recognition.get("message") or row.get("not_run_reason") or ""
+    errors = "".join(
+        f"<li>{html.escape(e['category'])}: {html.escape(e['detail'])}</li>"
+        for e in (diff or {}).get("errors", [])
+    )
+    diff_note = "" if diff is None or diff["status"] == "ok" else f" (diff {diff['status']})"
+    candidate = row["candidate"]
+    validation = ""
+    if candidate["present"]:
+        verdict = "accepted" if candidate["accepted"] else f"rejected: {candidate['reason']}"
+        validation = f" · validation: {html.escape(verdict)}"
+    return (
+        f'<div class="card"><div><span class="status">{html.escape(str(row["attempt_id"]))}'
+        f" — {html.escape(str(row['status']))}</span>{validation} {verdicts}</div>"
+        f"<div>{html.escape(str(message))}</div>"
+        f'<div class="row">{"".join(panels)}</div>'
+        f"<ul>{errors}</ul>{html.escape(diff_note)}"
+        f"<div><code>{html.escape(str(candidate.get('smiles') or ''))}</code></div></div>"
+    )
+
+
+def _summary(report: Mapping[str, Any]) -> str:
+    finite = report["finite_reference"]
+    head = "".join(f"<th>{html.escape(s)}</th>" for s in finite["statuses"])
+    cells = "".join(f"<td>{n}</td>" for n in finite["statuses"].values())
+    policy_rows = "".join(
+        f"<tr><th>{html.escape(p)}</th><td>{v['completed_exact']}</td><td>{v['provisional_exact']}"
+        f"</td><td>{v['unsupported']}</td><td>{finite['planned']}</td></tr>"
+        for p, v in finite["policies"].items()
+    )
+    return (
+        f"<h2>Finite-reference attempts ({finite['planned']} planned, {finite['attempted']} "
+        f"attempted)</h2><table><tr>{head}</tr><tr>{cells}</tr></table>"
+        "<h3>Exact graphs by policy (same denominator)</h3><table><tr><th>policy</th>"
+        "<th>completed exact</th><th>provisional exact</th><th>unsupported</th><th>planned</th>"
+        f"</tr>{policy_rows}</table>"
+    )
+
+
+def render_html(
+    manifest: Manifest, rows: Sequence[Mapping[str, Any]], report: Mapping[str, Any]
+) -> str:
+    """The whole page as a string (deterministic for identical rows)."""
+    ref_cache: dict[str, str] = {}
+    cards = "".join(_card(manifest, row, ref_cache) for row in rows)
+    title = f"chemgauge OCSR report: {manifest.name}"
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>"
+        f"{_summary(report)}<p>reproducibility_sha256 <code>"
+        f"{html.escape(str(report['reproducibility_sha256']))}</code></p>"
+        f"<h2>Attempts</h2>{cards}</body></html>\n"
+    )

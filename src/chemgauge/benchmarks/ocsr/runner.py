@@ -1,0 +1,228 @@
+"""Plan and run recognizer attempts under explicit budgets; every planned attempt gets a row.
+
+The plan is repeat-major (every case once, then every case again), so a budget that runs out
+cuts repeats before first attempts. An attempt the budget cannot reach is recorded
+``not_run`` with the reason; nothing planned is dropped. Images are handed to the back-end
+under a neutral file name, so a case id never leaks the answer. Rows go to a resumable
+journal keyed by attempt id and the run's configuration hash.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from chemgauge.benchmarks.ocsr.manifest import Manifest
+from chemgauge.engines.ocsr_backends import Recognizer
+from chemgauge.errors import ConfigError
+from chemgauge.eval.provenance import sha256_json
+from chemgauge.eval.records import ResumableJsonlWriter
+
+__all__ = [
+    "ATTEMPT_STATUSES",
+    "NOT_RUN",
+    "TIMING_FIELDS",
+    "PlannedAttempt",
+    "RunConfig",
+    "describe_plan",
+    "plan_attempts",
+    "run_attempts",
+]
+
+NOT_RUN = "not_run"
+ATTEMPT_STATUSES = ("completed", "provisional", "clarification", "failure", "timeout", NOT_RUN)
+#: Row fields that measure time; excluded from the reproducibility hash.
+TIMING_FIELDS = ("recognition.elapsed_seconds", "timeout_seconds")
+JOURNAL_NAME = "attempts.jsonl"
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Run policy: repeats and budgets (``None`` means unbounded)."""
+
+    repeats: int = 1
+    max_requests: int | None = None
+    per_workflow_seconds: float = 60.0
+    budget_seconds: float | None = None
+    jobs: int = 1
+
+    def __post_init__(self) -> None:
+        if self.repeats < 1:
+            raise ConfigError(f"repeats must be at least 1, got {self.repeats}")
+        if self.max_requests is not None and self.max_requests < 0:
+            raise ConfigError(f"max_requests must be >= 0, got {self.max_requests}")
+        if self.per_workflow_seconds <= 0:
+            raise ConfigError(f"per-workflow seconds must be > 0, got {self.per_workflow_seconds}")
+        if self.budget_seconds is not None and self.budget_seconds <= 0:
+            raise ConfigError(f"budget seconds must be > 0, got {self.budget_seconds}")
+        if self.jobs < 1:
+            raise ConfigError(f"jobs must be at least 1, got {self.jobs}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain mapping (jobs excluded: it never changes results, only their order of work)."""
+        out = asdict(self)
+        out.pop("jobs")
+        return out
+
+
+@dataclass(frozen=True)
+class PlannedAttempt:
+    """One planned image workflow."""
+
+    index: int
+    attempt_id: str
+    case_id: str
+    repeat: int
+
+
+def plan_attempts(manifest: Manifest, config: RunConfig) -> list[PlannedAttempt]:
+    """Every attempt the run intends, repeat-major, in manifest order."""
+    plan: list[PlannedAttempt] = []
+    for repeat in range(1, config.repeats + 1):
+        for case in manifest.cases:
+            plan.append(PlannedAttempt(len(plan), f"{case.id}#r{repeat}", case.id, repeat))
+    return plan
+
+
+def describe_plan(manifest: Manifest, config: RunConfig, backend: dict[str, Any]) -> str:
+    """Human-readable dry-run plan."""
+    plan = plan_attempts(manifest, config)
+    with_reference = sum(1 for p in plan if manifest.by_id[p.case_id].reference is not None)
+    reachable = len(plan) if config.max_requests is None else min(len(plan), config.max_requests)
+    lines = [
+        f"manifest {manifest.name}: {len(manifest.cases)} images",
+        f"backend: {backend}",
+        f"planned attempts: {len(plan)} ({config.repeats} repeat(s); {with_reference} with a "
+        f"finite reference, {len(plan) - with_reference} qualitative)",
+        f"budgets: max requests {config.max_requests or 'unbounded'}, "
+        f"{config.per_workflow_seconds:g} s per workflow, overall "
+        f"{config.budget_seconds if config.budget_seconds is not None else 'unbounded'} s",
+        f"at most {reachable} attempt(s) can start; the rest would be recorded not_run",
+        "dry run: nothing was sent to the back-end; add --run to execute",
+    ]
+    return "\n".join(lines)
+
+
+class _Budget:
+    """Thread-safe admission of attempts against the request and time budgets."""
+
+    def __init__(self, config: RunConfig, used_requests: int, used_seconds: float) -> None:
+        self.config = config
+        self.requests = used_requests
+        self.start = time.monotonic() - used_seconds
+        self.lock = threading.Lock()
+
+    def admit(self) -> tuple[float | None, str]:
+        with self.lock:
+            if self.config.max_requests is not None and self.requests >= self.config.max_requests:
+                return None, f"max_requests ({self.config.max_requests}) reached"
+            timeout = self.config.per_workflow_seconds
+            if self.config.budget_seconds is not None:
+                remaining = self.config.budget_seconds - (time.monotonic() - self.start)
+                if remaining <= 0:
+                    return None, f"overall budget ({self.config.budget_seconds:g} s) exhausted"
+                timeout = min(timeout, remaining)
+            self.requests += 1
+            return round(timeout, 3), ""
+
+
+def run_config_sha256(manifest: Manifest, recognizer: Recognizer, config: RunConfig) -> str:
+    """Hash of everything that decides the rows: manifest content, back-end and budgets."""
+    return sha256_json(
+        {
+            "manifest": manifest.model_dump(mode="json", exclude={"root"}),
+            "backend": recognizer.describe(),
+            "config": config.to_dict(),
+        }
+    )
+
+
+def _not_run_row(planned: PlannedAttempt, reason: str) -> dict[str, Any]:
+    return {
+        "attempt_id": planned.attempt_id,
+        "case_id": planned.case_id,
+        "repeat": planned.repeat,
+        "plan_index": planned.index,
+        "status": NOT_RUN,
+        "not_run_reason": reason,
+        "timeout_seconds": None,
+        "recognition": None,
+    }
+
+
+def _attempt(
+    manifest: Manifest, recognizer: Recognizer, planned: PlannedAttempt, timeout: float
+) -> dict[str, Any]:
+    case = manifest.by_id[planned.case_id]
+    source = manifest.image_path(case)
+    with tempfile.TemporaryDirectory(prefix="chemgauge-ocsr-") as scratch:
+        neutral = Path(scratch) / f"input{source.suffix.lower() or '.png'}"
+        shutil.copyfile(source, neutral)
+        recognition = recognizer.recognize(neutral, timeout)
+    return {
+        "attempt_id": planned.attempt_id,
+        "case_id": planned.case_id,
+        "repeat": planned.repeat,
+        "plan_index": planned.index,
+        "status": recognition.output.status,
+        "not_run_reason": None,
+        "timeout_seconds": timeout,
+        "recognition": recognition.to_dict(),
+    }
+
+
+def run_attempts(
+    manifest: Manifest,
+    recognizer: Recognizer,
+    config: RunConfig,
+    out_dir: str | Path,
+    *,
+    restart: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Run the plan, journaling each row as it finishes; returns rows in plan order."""
+    recognizer.check()
+    plan = plan_attempts(manifest, config)
+    config_hash = run_config_sha256(manifest, recognizer, config)
+    journal_path = Path(out_dir) / JOURNAL_NAME
+    with ResumableJsonlWriter(
+        journal_path, config_sha256=config_hash, key_field="attempt_id", restart=restart
+    ) as journal:
+        started = [r for r in journal.existing.values() if r["status"] != NOT_RUN]
+        used_seconds = sum(float(r["recognition"]["elapsed_seconds"]) for r in started)
+        budget = _Budget(config, len(started), used_seconds)
+        pending = [p for p in plan if not journal.done(p.attempt_id)]
+        lock = threading.Lock()
+        queue = iter(pending)
+
+        def work() -> None:
+            while True:
+                with lock:
+                    planned = next(queue, None)
+                if planned is None:
+                    return
+                timeout, reason = budget.admit()
+                if timeout is None:
+                    row = _not_run_row(planned, reason)
+                else:
+                    row = _attempt(manifest, recognizer, planned, timeout)
+                with lock:
+                    journal.write(row)
+                if progress is not None:
+                    progress(1)
+
+        if config.jobs == 1:
+            work()
+        else:
+            with ThreadPoolExecutor(max_workers=config.jobs) as pool:
+                for future in [pool.submit(work) for _ in range(config.jobs)]:
+                    future.result()
+        rows = dict(journal.existing)
+    return [rows[p.attempt_id] for p in plan]

@@ -1,0 +1,216 @@
+"""``chemgauge ocsr``: image-to-structure benchmark (render, import, run, score, review)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from chemgauge.cli.progress import progress_bar
+from chemgauge.errors import ConfigError, InputFileError
+
+app = typer.Typer(
+    help="Image-to-structure (OCSR) benchmark: does a recognizer return the exact graph?",
+    no_args_is_help=True,
+)
+
+
+@app.command("render")
+def render(
+    out: Path = typer.Option(Path("ocsr-cohort"), "--out", "-o", help="Folder for the cohort."),
+    width: int = typer.Option(400, help="Drawing width in pixels."),
+    height: int = typer.Option(300, help="Drawing height in pixels."),
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """Draw the default synthetic cohort (images, reference molfiles, manifest.json)."""
+    from chemgauge.benchmarks.ocsr.cohort import build_cohort
+
+    manifest = build_cohort(out, width=width, height=height)
+    if not quiet:
+        qualitative = sum(case.reference is None for case in manifest.cases)
+        typer.echo(
+            f"wrote {len(manifest.cases)} images ({qualitative} without a unique reference) "
+            f"and {out / 'manifest.json'}"
+        )
+
+
+@app.command("import")
+def import_set(
+    images: Path = typer.Option(..., help="Folder of PNG images."),
+    references: Path = typer.Option(..., help="Folder of reference molfiles (same stems)."),
+    manifest: Path = typer.Option(..., help="Manifest file to write."),
+    name: str = typer.Option(..., help="Data set name recorded in the manifest."),
+    attribution: str = typer.Option(..., help="Who made the images."),
+    licence: str = typer.Option(..., help="Licence of the images."),
+) -> None:
+    """Build a manifest for an existing image set, pairing images and references by stem."""
+    from chemgauge.benchmarks.ocsr.external import import_image_set
+
+    built = import_image_set(
+        images, references, manifest, name=name, attribution=attribution, licence=licence
+    )
+    missing = sum(case.reference is None for case in built.cases)
+    typer.echo(f"wrote {manifest}: {len(built.cases)} images, {missing} without a reference")
+
+
+def _backend(
+    backend: str,
+    command: list[str],
+    fmt: str,
+    url: str | None,
+    model: str | None,
+    api_key_env: str,
+    target: str | None,
+) -> Any:
+    from chemgauge.engines import ocsr_backends as b
+
+    if backend == "osra":
+        return b.OsraRecognizer()
+    if backend == "command":
+        if not command:
+            raise ConfigError("--backend command needs --command-arg (repeat it per argument)")
+        return b.CommandRecognizer(b.CommandSpec(tuple(command), fmt=fmt))
+    if backend == "http":
+        if not url or not model:
+            raise ConfigError("--backend http needs --url and --model")
+        return b.HttpRecognizer(b.HttpSpec(url, model, api_key_env=api_key_env))
+    if backend == "python":
+        if not target:
+            raise ConfigError("--backend python needs --callable (registered name or module:func)")
+        return b.PythonRecognizer(target)
+    raise ConfigError(f"unknown backend {backend!r}; known: {', '.join(b.BACKEND_NAMES)}")
+
+
+def _score_and_report(
+    manifest_path: Path,
+    output: Path,
+    rows: list[dict[str, Any]],
+    quiet: bool,
+    html: bool,
+    extra: dict[str, Any],
+) -> dict[str, Any]:
+    from chemgauge.benchmarks.ocsr.evaluate import score_attempts
+    from chemgauge.benchmarks.ocsr.manifest import load_manifest
+    from chemgauge.benchmarks.ocsr.report import write_report
+    from chemgauge.benchmarks.ocsr.scoring import POLICIES
+    from chemgauge.eval.provenance import run_provenance
+
+    manifest = load_manifest(manifest_path)
+    with progress_bar("scoring", len(rows), quiet=quiet, min_total=50) as advance:
+        scored = score_attempts(manifest, rows, progress=advance)
+    provenance = run_provenance(
+        {"policies": list(POLICIES), **extra}, {"manifest": manifest_path}, extra
+    ).to_dict()
+    return write_report(output, manifest, scored, POLICIES, provenance, html=html)
+
+
+def _print_summary(report: dict[str, Any]) -> None:
+    finite = report["finite_reference"]
+    typer.echo(
+        f"finite-reference attempts: {finite['planned']} planned, {finite['attempted']} "
+        f"attempted; statuses {finite['statuses']}"
+    )
+    for policy, value in finite["policies"].items():
+        typer.echo(
+            f"  {policy:15s} completed exact {value['completed_exact']:5d}   "
+            f"provisional exact {value['provisional_exact']:3d}   "
+            f"unsupported {value['unsupported']}"
+        )
+    commonest = report["localized_errors"]["commonest"]
+    if commonest:
+        typer.echo(
+            "  commonest localized errors: "
+            + ", ".join(f"{c['category']} ({c['attempts']})" for c in commonest[:5])
+        )
+    typer.echo(f"reproducibility_sha256 {report['reproducibility_sha256']}")
+
+
+@app.command("run")
+def run(
+    manifest: Path = typer.Option(..., "--manifest", "-m", help="Manifest JSON."),
+    backend: str = typer.Option("osra", help="osra | command | http | python."),
+    output: Path = typer.Option(Path("ocsr-results"), "--output", "-o", help="Results folder."),
+    execute: bool = typer.Option(False, "--run", help="Execute (default: print the plan)."),
+    repeats: int = typer.Option(1, help="Attempts per image."),
+    max_requests: int | None = typer.Option(None, help="At most this many attempts start."),
+    per_workflow_seconds: float = typer.Option(60.0, help="Time limit per attempt."),
+    budget_seconds: float | None = typer.Option(None, help="Overall time budget."),
+    jobs: int = typer.Option(1, "--jobs", "-j", help="Attempts in flight at once."),
+    command_arg: list[str] = typer.Option([], help="command back-end: one argument ({image})."),
+    fmt: str = typer.Option("auto", "--format", help="command output: smiles|molfile|auto|json."),
+    url: str | None = typer.Option(None, help="http back-end: OpenAI-compatible base URL."),
+    model: str | None = typer.Option(None, help="http back-end: model name."),
+    api_key_env: str = typer.Option("OPENAI_API_KEY", help="http back-end: key variable."),
+    target: str | None = typer.Option(None, "--callable", help="python back-end callable."),
+    restart: bool = typer.Option(False, help="Discard an existing journal in --output."),
+    html: bool = typer.Option(True, "--html/--no-html", help="Write report.html."),
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """Plan (default) or run (--run) a recognizer over a manifest, then score and report."""
+    from chemgauge.benchmarks.ocsr.manifest import load_manifest
+    from chemgauge.benchmarks.ocsr.runner import (
+        RunConfig,
+        describe_plan,
+        plan_attempts,
+        run_attempts,
+    )
+
+    loaded = load_manifest(manifest)
+    recognizer = _backend(backend, command_arg, fmt, url, model, api_key_env, target)
+    config = RunConfig(repeats, max_requests, per_workflow_seconds, budget_seconds, jobs)
+    if not execute:
+        typer.echo(describe_plan(loaded, config, recognizer.describe()))
+        return
+    total = len(plan_attempts(loaded, config))
+    with progress_bar(f"ocsr ({backend})", total, quiet=quiet, min_total=10) as advance:
+        rows = run_attempts(loaded, recognizer, config, output, restart=restart, progress=advance)
+    extra = {"backend": recognizer.describe(), "run_config": config.to_dict()}
+    report = _score_and_report(manifest, output, rows, quiet, html, extra)
+    if not quiet:
+        _print_summary(report)
+
+
+@app.command("score")
+def score(
+    manifest: Path = typer.Option(..., "--manifest", "-m", help="Manifest JSON."),
+    output: Path = typer.Option(..., "--output", "-o", help="Folder with attempts.jsonl."),
+    html: bool = typer.Option(True, "--html/--no-html"),
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """Re-score an existing run's attempts.jsonl and rewrite its report."""
+    from chemgauge.eval.records import RejectionStats, read_jsonl
+
+    journal = output / "attempts.jsonl"
+    if not journal.exists():
+        raise InputFileError(
+            "no attempts journal (run `chemgauge ocsr run --run` first)", path=journal
+        )
+    stats = RejectionStats(strict=True)
+    rows = [row for _, row in read_jsonl(journal, stats) if "attempt_id" in row]
+    rows.sort(key=lambda r: int(r["plan_index"]))
+    report = _score_and_report(manifest, output, rows, quiet, html, {})
+    if not quiet:
+        _print_summary(report)
+
+
+@app.command("review")
+def review(
+    data: Path = typer.Option(..., help="The ocsr_review folder (holding assets/)."),
+    dataset: str = typer.Option("JPO", help="JPO | UOB | CLEF."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write the JSON here."),
+) -> None:
+    """Re-score the 2020 review's shipped OSRA/MolVec/Imago outputs under every policy."""
+    from chemgauge.benchmarks.ocsr.review import rescore_review
+    from chemgauge.eval.records import atomic_write_json
+
+    assets = data / "assets"
+    result = rescore_review(
+        dataset,
+        assets / "reference" / f"{dataset}_mol_ref.tar.gz",
+        assets / "results" / f"{dataset}.tar.gz",
+    ).to_dict()
+    if out is not None:
+        atomic_write_json(out, result)
+    typer.echo(json.dumps(result, indent=2, sort_keys=True))
