@@ -1,0 +1,181 @@
+"""Property providers: where the physical evidence of a p2s task comes from.
+
+A provider maps canonical SMILES to property value objects (formats in
+``chemgauge.benchmarks.p2s.spec``). The base class owns deduplication, caching, count checks,
+call counting and timing; a back-end implements ``_compute(batch)``. Providers register by
+name in :data:`PROPERTY_PROVIDERS`; third-party ones join through the entry-point group
+``chemgauge.property_providers``.
+
+Built-ins:
+
+* ``table``: precomputed values from a JSONL file, one molecule a line:
+  ``{"smiles": "c1ccccc1O", "properties": {"dipole": {"value": 1.3, "unit": "D"}}}``.
+  SMILES are canonicalized, so any spelling of a molecule finds its row.
+* ``xtb``: GFN2-xTB single points through ``tblite`` (``pip install chemgauge[xtb]``).
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from chemgauge.chem import canonical_smiles, try_canonical_smiles
+from chemgauge.errors import ConfigError, InputFileError, SmilesError
+from chemgauge.eval.records import RejectionStats, read_jsonl
+from chemgauge.registry import Registry
+
+__all__ = [
+    "PROPERTY_PROVIDERS",
+    "PropertyProvider",
+    "PropertyResult",
+    "ProviderOptions",
+    "TableProvider",
+    "get_provider",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class PropertyResult:
+    """Property values of one molecule, where they came from, or why there are none."""
+
+    values: Mapping[str, Any]
+    origin: str = ""
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderOptions:
+    """Run policy for a provider factory (each provider reads what concerns it)."""
+
+    table: Path | None = None
+    seed: int = 0xC0FFEE
+    infrared: bool = False
+
+
+class PropertyProvider(ABC):
+    """Batch-first property calculator with one hook, ``_compute``."""
+
+    name: str = "provider"
+
+    def __init__(self) -> None:
+        self._cache: dict[str, PropertyResult] = {}
+        self.calls = 0
+        self.computed = 0
+        self.seconds = 0.0
+
+    @property
+    def properties(self) -> tuple[str, ...]:
+        """The single properties this provider can give."""
+        return ()
+
+    def describe(self) -> dict[str, Any]:
+        """Name, version and settings for provenance (no secrets, no timings)."""
+        return {"name": self.name}
+
+    def compute(self, smiles: Sequence[str]) -> list[PropertyResult]:
+        """Results for canonical SMILES, in input order; each distinct string computed once."""
+        self.calls += 1
+        todo = list(dict.fromkeys(s for s in smiles if s not in self._cache))
+        if todo:
+            start = time.perf_counter()
+            results = self._compute(todo)
+            self.seconds += time.perf_counter() - start
+            if len(results) != len(todo):
+                raise ConfigError(
+                    f"provider {self.name!r} returned {len(results)} results for {len(todo)}"
+                )
+            self.computed += len(todo)
+            self._cache.update(zip(todo, results, strict=True))
+        return [self._cache[s] for s in smiles]
+
+    def compute_one(self, smiles: str) -> PropertyResult:
+        """Result for one canonical SMILES."""
+        return self.compute([smiles])[0]
+
+    @abstractmethod
+    def _compute(self, batch: list[str]) -> list[PropertyResult]:
+        """Compute each distinct, uncached canonical SMILES of the batch."""
+
+
+class TableProvider(PropertyProvider):
+    """User-supplied precomputed values, keyed by canonical SMILES."""
+
+    name = "table"
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self._rows: dict[str, PropertyResult] = {}
+        self._names: set[str] = set()
+        stats = RejectionStats(path=str(self.path), strict=True)
+        for number, obj in read_jsonl(self.path, stats):
+            smiles, props = obj.get("smiles"), obj.get("properties")
+            if not isinstance(smiles, str) or not isinstance(props, dict) or not props:
+                raise InputFileError(
+                    "a table line needs a 'smiles' string and a non-empty 'properties' object",
+                    path=self.path, line=number, value=str(obj)[:200],
+                )
+            try:
+                key = canonical_smiles(smiles)
+            except SmilesError as exc:
+                raise InputFileError(
+                    exc.reason, path=self.path, line=number, value=smiles
+                ) from None
+            origin = f"{self.path}:{number}"
+            previous = self._rows.get(key)
+            if previous is not None and dict(previous.values) != props:
+                raise InputFileError(
+                    f"molecule already has other values at {previous.origin}",
+                    path=self.path, line=number, value=smiles,
+                )
+            self._rows.setdefault(key, PropertyResult(props, origin))
+            self._names.update(props)
+        if not self._rows:
+            raise InputFileError("property table is empty", path=self.path)
+
+    @property
+    def properties(self) -> tuple[str, ...]:
+        """Every property name that some row of the table carries."""
+        return tuple(sorted(self._names))
+
+    def describe(self) -> dict[str, Any]:
+        """Name and table path (the file hash goes into the run provenance)."""
+        return {"name": self.name, "table": str(self.path), "rows": len(self._rows)}
+
+    def _compute(self, batch: list[str]) -> list[PropertyResult]:
+        out = []
+        for smiles in batch:
+            key = try_canonical_smiles(smiles) or smiles
+            out.append(self._rows.get(key) or PropertyResult({}, "", "not in the table"))
+        return out
+
+
+def _table_factory(options: ProviderOptions) -> PropertyProvider:
+    if options.table is None:
+        raise ConfigError("the table provider needs a table file (--table FILE)")
+    return TableProvider(options.table)
+
+
+def _xtb_factory(options: ProviderOptions) -> PropertyProvider:
+    from chemgauge.engines.p2s.xtb import XtbProvider
+
+    return XtbProvider(seed=options.seed, infrared=options.infrared)
+
+
+ProviderFactory = Callable[[ProviderOptions], PropertyProvider]
+PROPERTY_PROVIDERS: Registry[ProviderFactory] = Registry(
+    "property provider", group="chemgauge.property_providers"
+)
+PROPERTY_PROVIDERS.register("table", _table_factory)
+PROPERTY_PROVIDERS.register("xtb", _xtb_factory)
+
+
+def get_provider(name: str, options: ProviderOptions | None = None) -> PropertyProvider:
+    """Build a registered provider; unknown names fail with close matches."""
+    return PROPERTY_PROVIDERS.get(name)(options or ProviderOptions())
+
+
