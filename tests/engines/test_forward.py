@@ -265,6 +265,45 @@ def test_atom_mapped_inputs_give_unmapped_products() -> None:
     assert [c.smiles for c in report.candidates] == ["CNC(C)=O"]
 
 
+@pytest.mark.parametrize(
+    ("mapped", "plain", "template_id"),
+    [
+        (
+            "[CH3:1][C:2](=[O:3])[c:4]1[cH:5][cH:6][cH:7][cH:8][cH:9]1",
+            "CC(=O)c1ccccc1",
+            "ketone_reduction_v1",
+        ),
+        (
+            "[CH2:1]=[CH:2][c:3]1[cH:4][cH:5][cH:6][cH:7][cH:8]1",
+            "C=Cc1ccccc1",
+            "alkene_hydrogenation_v1",
+        ),
+        (
+            "[C@H:2]([NH2:3])([CH3:4])[C:5](=[O:6])[O:7][CH3:8]",
+            "[C@H](N)(C)C(=O)OC",
+            "ester_hydrolysis_v1",
+        ),
+        (
+            "[NH2:1][C@@H:2]([CH3:3])[C:4](=[O:5])[O:6][CH3:7]",
+            "N[C@@H](C)C(=O)OC",
+            "ester_reduction_v1",
+        ),
+    ],
+)
+def test_atom_mapped_and_plain_spellings_give_the_same_candidates(
+    mapped: str, plain: str, template_id: str
+) -> None:
+    """Bracket H counts in mapped SMILES must not turn bond-order changes into radicals."""
+    rules = load_embedded_rules().subset([template_id])
+    from_mapped = predict_products_detailed([mapped], rules)
+    from_plain = predict_products_detailed([plain], rules)
+    assert from_mapped.stats.invalid_outcomes_rejected == 0
+    assert len(from_mapped.candidates) == 1
+    assert [c.products for c in from_mapped.candidates] == [
+        c.products for c in from_plain.candidates
+    ]
+
+
 @pytest.mark.parametrize("bad", [["C1CC"], [""], [], ["CCO", "not smiles"]])
 def test_bad_inputs_raise_smiles_error(bad: list[str]) -> None:
     with pytest.raises(SmilesError):

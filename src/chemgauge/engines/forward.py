@@ -4,6 +4,11 @@ The reactants are used exactly as the caller wrote them (text and order): stereo
 come out differently when a molecule is built from another spelling, so a benchmark must
 measure the engine on the caller's input, never on its own canonical rewrite. A string with
 several dot-separated components contributes each component, in order, as one molecule.
+The one adjustment is hydrogen bookkeeping: hydrogen counts written inside brackets (every
+atom of an atom-mapped SMILES) become implicit where that gives the same count, so a template
+updates hydrogens the same way for mapped and unmapped input. Stereocentres keep theirs (it
+is part of their neighbour order), so a template that removes a hydrogen from a written
+``[C@H]`` must say the product's hydrogen count.
 
 For each rule, every assignment of distinct input molecules to its reactant slots whose
 molecules match the slot templates is run through RDKit ``RunReactants``. Each outcome is
@@ -197,6 +202,43 @@ class _Merged:
     balance: Balance | None = None
 
 
+def _implicit_hydrogens(mol: Chem.Mol, canonical: str) -> Chem.Mol:
+    """A copy whose bracket H counts are implicit wherever the valence model gives the same count.
+
+    RDKit copies a bracket atom's fixed H count into the product, so a template that changes
+    a bond order on ``[CH3:1]`` or ``[C@@H]`` yields a radical or a valence error where the
+    same template on ``C`` works: an atom-mapped SMILES would score worse than its unmapped
+    twin. Only the H bookkeeping of non-stereocentres changes (graph, charges, stereo tags and
+    atom order do not); if the canonical SMILES moved anyway, the caller's molecule is used.
+    """
+    copy = Chem.Mol(mol)
+    changed: list[tuple[Chem.Atom, int, int]] = []
+    for atom in copy.GetAtoms():
+        # A stereocentre's bracket H takes part in its neighbour order: leave it alone.
+        if (
+            atom.GetNoImplicit()
+            and not atom.GetNumRadicalElectrons()
+            and atom.GetChiralTag() == Chem.ChiralType.CHI_UNSPECIFIED
+        ):
+            changed.append((atom, atom.GetTotalNumHs(), atom.GetNumExplicitHs()))
+            atom.SetNoImplicit(False)
+            atom.SetNumExplicitHs(0)
+    if not changed:
+        return mol
+    copy.UpdatePropertyCache(strict=False)
+    reverted = False
+    for atom, total, explicit in changed:
+        if atom.GetTotalNumHs() != total:  # e.g. aromatic [nH]: no implicit H is inferred
+            atom.SetNoImplicit(True)
+            atom.SetNumExplicitHs(explicit)
+            reverted = True
+    if reverted:
+        copy.UpdatePropertyCache(strict=False)
+    if try_canonical_smiles(Chem.MolToSmiles(copy)) != canonical:
+        return mol
+    return copy
+
+
 def _prepare_inputs(reactants: Sequence[str]) -> list[_Input]:
     """Parse the caller's strings in order; dot-separated strings give one molecule each part."""
     if isinstance(reactants, str):
@@ -212,7 +254,8 @@ def _prepare_inputs(reactants: Sequence[str]) -> list[_Input]:
             if canonical is None:  # a fragment of a valid molecule re-parses; guard anyway
                 raise SmilesError(text, "a component does not round-trip through SMILES")
             charge = sum(atom.GetFormalCharge() for atom in part.GetAtoms())
-            inputs.append(_Input(part, canonical, atom_counts(part), charge))
+            runnable = _implicit_hydrogens(part, canonical)
+            inputs.append(_Input(runnable, canonical, atom_counts(part), charge))
     return inputs
 
 
