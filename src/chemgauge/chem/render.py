@@ -31,8 +31,7 @@ TRANSFORMS = ("scale", "contrast", "crop", "resize")
 
 def _pixels_only_png(image: Image.Image) -> bytes:
     """Encode pixels as PNG with no ancillary chunks (no text, no embedded molecule)."""
-    clean = Image.new(image.mode, image.size)
-    clean.putdata(list(image.getdata()))
+    clean = Image.frombytes(image.mode, image.size, image.tobytes())
     buffer = io.BytesIO()
     clean.save(buffer, format="PNG", optimize=False, compress_level=9)
     return buffer.getvalue()
