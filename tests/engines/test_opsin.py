@@ -1,13 +1,19 @@
-"""The real OPSIN runner: answers, refusals, order across JVMs, restarts, OPSIN's own pairs."""
+"""The OPSIN runner: real OPSIN answers, refusals, order across JVMs, restarts, OPSIN's own pairs.
+
+Alignment guards are also driven by a stand-in `java` (the injected boundary) that
+answers in the line-server protocol but shifts, doubles, hangs or dies on cue.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -16,14 +22,33 @@ from rdkit import Chem, RDLogger
 from chemgauge.engines.opsin import OpsinConfig, OpsinResult, OpsinRunner, OpsinStatus
 from chemgauge.errors import BackendError, ConfigError
 
-pytestmark = pytest.mark.external
+external = pytest.mark.external
+
+FAKE_JAVA = """\
+import sys, time
+if "-version" in sys.argv:
+    sys.stderr.write('fake version "0"\\n')
+    sys.exit(0)
+print("#chemgauge-opsin-server\\t1\\tfake", flush=True)
+seq = 0
+while line := sys.stdin.readline():
+    name, seq = line.rstrip("\\n"), seq + 1
+    if name.startswith("die"):
+        sys.exit(3)
+    if name == "hang":
+        time.sleep(60)
+    echo = "something else" if name == "shift" else name
+    if name == "double":
+        print(f"{seq}\\tSUCCESS\\tC\\t\\t{echo}")
+    print(f"{seq}\\tSUCCESS\\tC\\t\\t{echo}", flush=True)
+"""
 
 RDLogger.DisableLog("rdApp.*")
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_DATA = Path(os.environ.get("CHEMGAUGE_SHARED_DATA", REPO.parent / "shared" / "data"))
 PAIRS_DIR = SHARED_DATA / "opsin" / "name_to_inchi"
-SLOW_NAME = "methyl" * 3000 + "benzene"  # OPSIN needs well over a minute for this one
+SLOW_NAME = "methyl" * 3000 + "benzene"  # OPSIN needs more than 20 s for this one
 
 
 def canonical(smiles: str | None) -> str | None:
@@ -69,6 +94,7 @@ def reference(opsin: OpsinRunner, some_names: list[str]) -> list[OpsinResult]:
     return opsin.names_to_smiles(some_names)
 
 
+@external
 def test_simple_names(opsin: OpsinRunner) -> None:
     expected = {"ethanol": "CCO", "benzene": "c1ccccc1", "acetic acid": "CC(=O)O"}
     results = opsin.names_to_smiles(list(expected))
@@ -78,6 +104,7 @@ def test_simple_names(opsin: OpsinRunner) -> None:
     assert canonical(opsin.name_to_smiles("ethanol")) == "CCO"
 
 
+@external
 def test_stereo_names_keep_configuration(opsin: OpsinRunner) -> None:
     l_ala, s_ala, d_ala = opsin.names_to_smiles(
         ["L-alanine", "(2S)-2-aminopropanoic acid", "D-alanine"]
@@ -89,21 +116,30 @@ def test_stereo_names_keep_configuration(opsin: OpsinRunner) -> None:
     assert (canonical(trans.smiles), canonical(cis.smiles)) == ("C/C=C/C", r"C/C=C\C")
 
 
+@external
 def test_optical_rotation_is_a_warning_not_a_failure(opsin: OpsinRunner) -> None:
     (camphor,) = opsin.names_to_smiles(["(+)-camphor"])
     assert camphor.status is OpsinStatus.WARNING and camphor.smiles is not None
     assert any("STEREOCHEMISTRY_IGNORED" in w for w in camphor.warnings)
 
 
-def test_radical_needs_allow_radicals(opsin: OpsinRunner) -> None:
-    (plain,) = opsin.names_to_smiles(["methyl"])
-    assert plain.smiles is None and plain.status is OpsinStatus.FAILURE
-    assert plain.error is not None and "substituent" in plain.error
-    with OpsinRunner(OpsinConfig(mode="server", allow_radicals=True)) as radicals:
-        assert radicals.name_to_smiles("methyl") == "[CH3]"
-        assert radicals.provenance()["options"]["allow_radicals"] is True  # type: ignore[index]
+@external
+def test_radical_and_stereo_flags_change_what_opsin_accepts(opsin: OpsinRunner) -> None:
+    radical, bad_stereo = opsin.names_to_smiles(["methyl", "(2R)-propan-2-ol"])
+    assert radical.smiles is None and radical.status is OpsinStatus.FAILURE
+    assert radical.error is not None and "substituent" in radical.error
+    assert bad_stereo.smiles is None and bad_stereo.status is OpsinStatus.FAILURE
+    lenient = OpsinConfig(mode="server", allow_radicals=True, allow_uninterpretable_stereo=True)
+    with OpsinRunner(lenient) as runner:
+        radical, bad_stereo = runner.names_to_smiles(["methyl", "(2R)-propan-2-ol"])
+        options = runner.provenance()["options"]
+    assert radical.smiles == "[CH3]"
+    assert bad_stereo.status is OpsinStatus.WARNING and canonical(bad_stereo.smiles) == "CC(C)O"
+    assert any("STEREOCHEMISTRY_IGNORED" in w for w in bad_stereo.warnings)
+    assert options == {**asdict(lenient)}
 
 
+@external
 def test_unparsable_and_empty_names_fail_with_reasons(opsin: OpsinRunner) -> None:
     bad, empty, good = opsin.names_to_smiles(["foobarbazium", "", "ethanol"])
     assert bad.smiles is None and bad.status is OpsinStatus.FAILURE
@@ -112,6 +148,7 @@ def test_unparsable_and_empty_names_fail_with_reasons(opsin: OpsinRunner) -> Non
     assert canonical(good.smiles) == "CCO"
 
 
+@external
 def test_line_breaks_are_refused_and_never_shift_answers(opsin: OpsinRunner) -> None:
     before = opsin.stats().answered
     names = ["ethanol", "meth\nane", "benzene", "prop\rane", "acetic acid"]
@@ -122,8 +159,9 @@ def test_line_breaks_are_refused_and_never_shift_answers(opsin: OpsinRunner) -> 
     assert opsin.stats().answered - before == 3  # the refused names were never sent
 
 
+@external
 def test_tabs_backslashes_and_unicode_survive_the_round_trip(opsin: OpsinRunner) -> None:
-    names = ["eth\tanol", "back\\slash", "α-D-glucopyranose", "ethanol", "ethanol"]
+    names = ["eth\tanol", "back\\slash", "α-D-glucopyranose", "ethanol", "ethanol", "a\u2028b\x85"]
     results = opsin.names_to_smiles(names)
     assert [r.name for r in results] == names
     assert results[1].status is OpsinStatus.FAILURE
@@ -131,6 +169,7 @@ def test_tabs_backslashes_and_unicode_survive_the_round_trip(opsin: OpsinRunner)
     assert results[3] == results[4] and canonical(results[3].smiles) == "CCO"
 
 
+@external
 def test_two_jvms_keep_input_order(some_names: list[str], reference: list[OpsinResult]) -> None:
     with OpsinRunner(OpsinConfig(mode="server", jvms=2)) as pair:
         assert len([p for p in pair.pids if p is not None]) == 2
@@ -140,6 +179,7 @@ def test_two_jvms_keep_input_order(some_names: list[str], reference: list[OpsinR
     assert [r.name for r in spread] == some_names
 
 
+@external
 def test_killed_jvm_is_restarted_and_the_batch_completes(
     opsin: OpsinRunner, some_names: list[str], reference: list[OpsinResult]
 ) -> None:
@@ -164,6 +204,7 @@ def test_killed_jvm_is_restarted_and_the_batch_completes(
     assert opsin.stats().crashes >= crashes + 1  # a kill not yet reaped shows up as a crash
 
 
+@external
 @pytest.mark.slow
 def test_a_stalled_name_times_out_and_the_jvm_restarts() -> None:
     with OpsinRunner(OpsinConfig(mode="server", timeout_s=1.0)) as runner:
@@ -175,6 +216,7 @@ def test_a_stalled_name_times_out_and_the_jvm_restarts() -> None:
     assert stats.timeouts == 1 and stats.starts == 2
 
 
+@external
 def test_cli_mode_answers_and_refuses_tabs() -> None:
     with OpsinRunner(OpsinConfig(mode="cli")) as cli:
         good, bad, tabbed = cli.names_to_smiles(["benzene", "foobarbazium", "eth\tanol"])
@@ -184,6 +226,7 @@ def test_cli_mode_answers_and_refuses_tabs() -> None:
     assert tabbed.status is OpsinStatus.REFUSED
 
 
+@external
 def test_provenance_records_the_jar(opsin: OpsinRunner) -> None:
     record = opsin.provenance()
     jar = Path(str(record["jar_path"]))
@@ -207,6 +250,7 @@ def test_config_rejects_unworkable_values(bad: dict[str, object]) -> None:
         OpsinConfig(**bad)  # type: ignore[arg-type]
 
 
+@external
 @pytest.mark.slow
 def test_opsin_own_test_pairs_reproduce() -> None:
     """OPSIN 2.9.0 reproduces 1,047 of the 1,048 pairs with radicals on (measured)."""
@@ -232,3 +276,58 @@ def _standardized(inchi: str) -> str | None:
         return inchi
     mol = Chem.MolFromInchi(inchi)
     return None if mol is None else Chem.MolToInchi(mol)
+
+
+@pytest.fixture
+def fake_java(tmp_path: Path) -> str:
+    """A stand-in `java` speaking the line-server protocol, with scripted misbehaviour."""
+    if not any(Path(d, "javac").is_file() for d in os.environ.get("PATH", "").split(os.pathsep)):
+        pytest.skip("javac is needed to build the (unused) line server")
+    script = tmp_path / "java"
+    script.write_text(f"#!{sys.executable}\n{FAKE_JAVA}")
+    script.chmod(0o755)
+    return str(script)
+
+
+def test_a_shifted_answer_is_caught_and_never_lands_on_the_wrong_name(fake_java: str) -> None:
+    with OpsinRunner(OpsinConfig(java=fake_java, mode="server")) as runner:
+        first, shifted, last = runner.names_to_smiles(["a", "shift", "b"])
+        stats = runner.stats()
+    assert (first.smiles, last.smiles) == ("C", "C")
+    assert shifted.smiles is None and shifted.status is OpsinStatus.CRASHED
+    assert shifted.error is not None and "something else" in shifted.error
+    assert stats.crashes == 2 and stats.starts == 3  # one retry in a fresh process
+
+
+def test_an_extra_line_is_caught_and_the_next_name_redone(fake_java: str) -> None:
+    with OpsinRunner(OpsinConfig(java=fake_java, mode="server")) as runner:
+        results = runner.names_to_smiles(["a", "double", "b", "c"])
+        assert runner.stats().crashes >= 1
+    assert [(r.name, r.smiles) for r in results] == [(n, "C") for n in ["a", "double", "b", "c"]]
+
+
+def test_a_dying_process_is_restarted_and_the_batch_continues(fake_java: str) -> None:
+    with OpsinRunner(OpsinConfig(java=fake_java, mode="server", jvms=2)) as runner:
+        names = [f"n{i}" for i in range(100)] + ["die"] + [f"m{i}" for i in range(100)]
+        results = runner.names_to_smiles(names)
+    assert [r.name for r in results] == names
+    assert [r.status for r in results].count(OpsinStatus.CRASHED) == 1
+    assert results[100].status is OpsinStatus.CRASHED and "exited with code 3" in str(
+        results[100].error
+    )
+    assert all(r.smiles == "C" for r in results[:100] + results[101:])
+
+
+def test_a_hung_process_times_out_only_that_name(fake_java: str) -> None:
+    with OpsinRunner(OpsinConfig(java=fake_java, mode="server", timeout_s=0.5)) as runner:
+        before, hung, after = runner.names_to_smiles(["a", "hang", "b"])
+        assert runner.stats().timeouts == 1
+    assert hung.status is OpsinStatus.TIMEOUT and (before.smiles, after.smiles) == ("C", "C")
+
+
+def test_a_process_that_keeps_dying_is_an_error(fake_java: str) -> None:
+    with (
+        OpsinRunner(OpsinConfig(java=fake_java, mode="server")) as runner,
+        pytest.raises(BackendError, match="in a row"),
+    ):
+        runner.names_to_smiles(["die1", "die2", "die3", "fine"])

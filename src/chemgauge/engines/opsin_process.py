@@ -289,6 +289,9 @@ class OpsinProcess:
                     self._drain_stderr()
                 elif key.fileobj is self._proc.stdout:
                     for line in self._read_lines(answered):
+                        if answered >= next_send:  # more lines than names: redo the last one
+                            suspect = max(answered - 1, start)
+                            raise _Interrupted("misaligned", suspect, f"extra line {line[:200]!r}")
                         self._seq += 1
                         try:
                             result = self._protocol.parse(line, self._seq, names[answered])
