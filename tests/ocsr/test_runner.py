@@ -1,0 +1,173 @@
+"""Runner and report: statuses, budgets, denominators, repeats, determinism, resume."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chemgauge.benchmarks.ocsr.evaluate import score_attempts
+from chemgauge.benchmarks.ocsr.manifest import Manifest
+from chemgauge.benchmarks.ocsr.report import write_report
+from chemgauge.benchmarks.ocsr.runner import (
+    RunConfig,
+    describe_plan,
+    plan_attempts,
+    run_attempts,
+)
+from chemgauge.benchmarks.ocsr.scoring import POLICIES
+from chemgauge.engines.ocsr_backends import RECOGNIZERS, PythonRecognizer
+from chemgauge.errors import ConfigError
+
+GLY_ALA = "NCC(=O)N[C@@H](C)C(=O)O"
+BOC = "CC(C)(C)OC(=O)N[C@@H](C)C(=O)[O-].[Na+]"
+TABLE: dict[str, Any] = {
+    "ethanol": {"smiles": None, "clarification": "please send a higher-resolution image"},
+    "ethanol_11x5": {"smiles": None, "clarification": "image too small"},
+    "gly_l_ala": GLY_ALA,
+    "gly_l_ala_lowres": "NCC(=O)NCC(=O)O",  # drops the methyl and its stereo
+    "gly_l_ala_lowcontrast": {"status": "provisional", "smiles": GLY_ALA},
+    "gly_l_ala_crop": "CC(NC=O)C(=O)O",
+    "boc_l_ala_sodium": "CC(C)(C)OC(=O)N[C@@H](C)C(=O)[O-]",  # sodium lost
+    "boc_l_ala_sodium_lowres": RuntimeError("model crashed"),
+}
+
+
+def _run(
+    manifest: Manifest, name: str, out: Path, config: RunConfig
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    rows = run_attempts(manifest, PythonRecognizer(name), config, out)
+    scored = score_attempts(manifest, rows)
+    report = write_report(out, manifest, scored, POLICIES, {"test": True})
+    return scored, report
+
+
+def test_plan_is_repeat_major_and_dry_run_describes_budgets(small_cohort: Manifest) -> None:
+    config = RunConfig(repeats=2, max_requests=10)
+    plan = plan_attempts(small_cohort, config)
+    assert len(plan) == 16
+    assert [p.repeat for p in plan] == [1] * 8 + [2] * 8
+    assert plan[8].attempt_id == "ethanol#r2"
+    text = describe_plan(small_cohort, config, {"backend": "x"})
+    assert "planned attempts: 16" in text and "at most 10 attempt(s) can start" in text
+
+
+def test_statuses_denominators_and_localized_errors(
+    small_cohort: Manifest, answers: Callable[[dict[str, Any]], str], tmp_path: Path
+) -> None:
+    name = answers(TABLE)
+    scored, report = _run(small_cohort, name, tmp_path, RunConfig(repeats=2, max_requests=12))
+    by_id = {r["attempt_id"]: r for r in scored}
+    assert by_id["ethanol#r1"]["status"] == "clarification"
+    assert by_id["gly_l_ala_lowcontrast#r1"]["status"] == "provisional"
+    assert by_id["boc_l_ala_sodium_lowres#r1"]["status"] == "failure"
+    assert "model crashed" in by_id["boc_l_ala_sodium_lowres#r1"]["recognition"]["message"]
+    # Budget: 12 of 16 planned attempts start; the last four repeats are not_run.
+    not_run = [r["attempt_id"] for r in scored if r["status"] == "not_run"]
+    assert not_run == [
+        "gly_l_ala_lowcontrast#r2",
+        "gly_l_ala_crop#r2",
+        "boc_l_ala_sodium#r2",
+        "boc_l_ala_sodium_lowres#r2",
+    ]
+    assert all("max_requests (12) reached" == r["not_run_reason"] for r in scored[12:])
+    finite = report["finite_reference"]
+    # 6 finite-reference cases x 2 repeats; ethanol_11x5 and the crop are qualitative.
+    assert finite["planned"] == 12 and report["no_reference"]["planned"] == 4
+    assert finite["statuses"] == {
+        "completed": 5,
+        "provisional": 1,
+        "clarification": 2,
+        "failure": 1,
+        "timeout": 0,
+        "not_run": 3,
+    }
+    exact = finite["policies"]["exact"]
+    # gly_l_ala twice; provisional exact previews are counted apart.
+    assert (exact["completed_exact"], exact["provisional_exact"]) == (2, 1)
+    assert exact["completed_exact_over_planned"]["n"] == 12
+    assert finite["policies"]["stereo_ignored"]["completed_exact"] == 2
+    errors = report["localized_errors"]["attempts_with_category"]
+    assert errors["missing_fragment"] == 1  # sodium lost
+    assert errors["missing_atom"] == 2 and errors["tetrahedral_stereo_missing"] == 2
+    assert errors["abbreviation_label"] == 1  # SMILES cannot carry the Boc label
+    assert errors["abbreviation_member_chemistry"] == 0
+    qualitative = {a["attempt_id"]: a for a in report["no_reference"]["attempts"]}
+    assert qualitative["ethanol_11x5#r1"]["message"] == "image too small"
+    assert qualitative["gly_l_ala_crop#r1"]["candidate_smiles"] == "CC(NC=O)C(=O)O"
+    consistency = {c["case_id"]: c for c in report["consistency"]}
+    assert consistency["gly_l_ala"]["same_graph"] and consistency["gly_l_ala"]["same_status"]
+    assert "boc_l_ala_sodium" not in consistency  # its repeat was not run
+    assert (tmp_path / "report.html").read_text().count('class="card"') == 16
+
+
+def test_neutral_image_names_and_validation_apart_from_exactness(
+    small_cohort: Manifest, answers: Callable[[dict[str, Any]], str], tmp_path: Path
+) -> None:
+    name = answers({"gly_l_ala": "C1CC", "ethanol": "CCN"})
+    scored, report = _run(small_cohort, name, tmp_path, RunConfig())
+    assert set(RECOGNIZERS.get(name).seen) == {"input.png"}  # type: ignore[attr-defined]
+    by_id = {r["attempt_id"]: r for r in scored}
+    bad = by_id["gly_l_ala#r1"]
+    assert bad["status"] == "completed" and bad["candidate"]["accepted"] is False
+    assert bad["identity"]["exact"] == "no_candidate"
+    wrong = by_id["ethanol#r1"]
+    assert wrong["candidate"]["accepted"] is True and wrong["identity"]["exact"] == "mismatch"
+    assert report["validation"]["completed"]["accepted"] == 1
+
+
+def test_report_bytes_identical_across_runs_and_jobs(
+    small_cohort: Manifest, answers: Callable[[dict[str, Any]], str], tmp_path: Path
+) -> None:
+    name = answers(TABLE)
+    _, first = _run(small_cohort, name, tmp_path / "a", RunConfig(repeats=2))
+    _, second = _run(small_cohort, name, tmp_path / "b", RunConfig(repeats=2, jobs=3))
+    assert first["reproducibility_sha256"] == second["reproducibility_sha256"]
+    strip = ("timing", "reproducibility_sha256")
+    assert {k: v for k, v in first.items() if k not in strip} == {
+        k: v for k, v in second.items() if k not in strip
+    }
+    html_a = (tmp_path / "a" / "report.html").read_bytes()
+    assert html_a == (tmp_path / "b" / "report.html").read_bytes()
+
+
+def test_resume_skips_finished_attempts(
+    small_cohort: Manifest, answers: Callable[[dict[str, Any]], str], tmp_path: Path
+) -> None:
+    name = answers(TABLE)
+    recognizer = PythonRecognizer(name)
+    run_attempts(small_cohort, recognizer, RunConfig(), tmp_path)
+    assert recognizer.calls == 8
+    again = PythonRecognizer(name)
+    rows = run_attempts(small_cohort, again, RunConfig(), tmp_path)
+    assert again.calls == 0 and len(rows) == 8
+    with pytest.raises(ConfigError, match="another configuration"):
+        run_attempts(small_cohort, again, RunConfig(max_requests=3), tmp_path)
+
+
+def test_overall_budget_exhausted_records_not_run(
+    small_cohort: Manifest, answers: Callable[[dict[str, Any]], str], tmp_path: Path
+) -> None:
+    import time
+
+    name = answers({})
+    slow = RECOGNIZERS.get(name)
+
+    def sleepy(image: Path) -> str:
+        time.sleep(0.3)
+        return str(slow(image))
+
+    RECOGNIZERS.register("test_sleepy", sleepy, replace=True)
+    rows = run_attempts(
+        small_cohort, PythonRecognizer("test_sleepy"), RunConfig(budget_seconds=0.5), tmp_path
+    )
+    statuses = [r["status"] for r in rows]
+    assert statuses[0] != "not_run" and statuses[-1] == "not_run"
+    reasons = {r["not_run_reason"] for r in rows if r["status"] == "not_run"}
+    assert reasons == {"overall budget (0.5 s) exhausted"}
+    ran = [r for r in rows if r["status"] != "not_run"]
+    assert all(r["timeout_seconds"] <= 0.5 for r in ran)
+    assert json.dumps(rows)  # rows are plain JSON
