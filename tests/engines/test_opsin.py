@@ -236,6 +236,18 @@ def test_provenance_records_the_jar(opsin: OpsinRunner) -> None:
     assert record["mode"] == "server" and len(str(record["server_source_sha256"])) == 64
 
 
+@external
+def test_auto_mode_falls_back_to_the_cli_when_the_server_cannot_be_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    monkeypatch.setenv("CHEMGAUGE_CACHE_DIR", str(blocker / "cache"))
+    assert OpsinRunner(OpsinConfig(mode="auto")).provenance()["mode"] == "cli"
+    with pytest.raises(BackendError, match="line server"):
+        OpsinRunner(OpsinConfig(mode="server")).provenance()
+
+
 def test_missing_java_names_what_to_install() -> None:
     runner = OpsinRunner(OpsinConfig(java="/nonexistent/bin/java"))
     with pytest.raises(BackendError, match="install"):

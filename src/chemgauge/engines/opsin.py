@@ -4,8 +4,9 @@ Starting Java per name costs ~1 s; a persistent JVM answers in well under a
 millisecond. By default chemgauge runs its own small line server
 (`opsin_server/OpsinLineServer.java`, compiled once with `javac`) on the OPSIN
 jar bundled by py2opsin, because OPSIN's CLI reports failures and warnings on
-stderr where, once names are pipelined, they cannot be tied to a name. Without
-a JDK (`mode="auto"`), the plain CLI is used and failures carry a generic reason.
+stderr where, once names are pipelined, they cannot be tied to a name. When the
+server cannot be built (no JDK, no writable cache), `mode="auto"` falls back to
+the plain CLI, whose failures carry a generic reason.
 
 Example:
     with OpsinRunner(OpsinConfig(jvms=2)) as opsin:
@@ -22,6 +23,7 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from types import TracebackType
 from typing import Literal, Self
 
@@ -50,6 +52,9 @@ OpsinMode = Literal["auto", "server", "cli"]
 _MODES = ("auto", "server", "cli")
 _MAX_NAME_CHARS = 100_000
 _MAX_JVMS = 64
+# Measured on 2 cores: C1-only JIT and the serial GC start about twice as fast as the
+# default tiered C2 and parse OPSIN's test names faster over ~15k names; a deep stack
+# lets heavily nested names parse instead of overflowing.
 _JVM_OPTIONS = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss16m")
 _SERVER_PROTOCOL = "1"
 _SERVER_GREETING = "#chemgauge-opsin-server"
@@ -73,7 +78,7 @@ class OpsinConfig:
         jvms: number of JVMs sharing a batch (results stay in input order).
         java: the `java` executable, by name on PATH or by path.
         mode: "server" (line server, needs javac once), "cli" (OPSIN's own
-            CLI) or "auto" (server when a javac is found, else cli).
+            CLI) or "auto" (server when it can be built, else cli).
     """
 
     allow_radicals: bool = False
@@ -103,6 +108,16 @@ class OpsinStats:
     timeouts: int
     crashes: int
     startup_s: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """What a runner resolved once: the jar, Java, the mode and (server) the class directory."""
+
+    jar: OpsinJar
+    tools: JavaTools
+    mode: Literal["server", "cli"]
+    server_dir: Path | None
 
 
 def _unescape(text: str) -> str:
@@ -193,9 +208,7 @@ class OpsinRunner:
     def __init__(self, config: OpsinConfig | None = None) -> None:
         self.config = config if config is not None else OpsinConfig()
         self._lock = threading.Lock()
-        self._jar: OpsinJar | None = None
-        self._tools: JavaTools | None = None
-        self._mode: Literal["server", "cli"] | None = None
+        self._setup: _Setup | None = None
         self._processes: list[OpsinProcess] = []
         self._executor: ThreadPoolExecutor | None = None
 
@@ -247,7 +260,8 @@ class OpsinRunner:
     def provenance(self) -> dict[str, object]:
         """What a report records to reproduce these answers: jar, hashes, versions, options."""
         with self._lock:
-            jar, tools, mode = self._resolve()
+            setup = self._resolve()
+        jar, tools, mode = setup.jar, setup.tools, setup.mode
         runtime = sorted(
             v for p in self._processes if (v := p.runtime_version) not in (None, "unknown")
         )
@@ -300,7 +314,7 @@ class OpsinRunner:
             return "name contains a line break; sending it would shift every later answer"
         if len(name) > _MAX_NAME_CHARS:
             return f"name longer than {_MAX_NAME_CHARS} characters"
-        if self._mode == "cli" and "\t" in name:
+        if self._setup is not None and self._setup.mode == "cli" and "\t" in name:
             return "name contains a tab, where OPSIN's CLI would cut it"
         try:
             name.encode("utf-8")
@@ -308,26 +322,28 @@ class OpsinRunner:
             return "name is not encodable as UTF-8 (lone surrogate)"
         return None
 
-    def _resolve(self) -> tuple[OpsinJar, JavaTools, Literal["server", "cli"]]:
-        """Find the jar and Java and pick the mode (once); raise BackendError if impossible."""
-        if self._jar is None or self._tools is None or self._mode is None:
+    def _resolve(self) -> _Setup:
+        """Find the jar and Java, pick the mode and build the server (once); raise if impossible."""
+        if self._setup is None:
             jar, tools = locate_jar(), find_java(self.config.java)
-            mode: Literal["server", "cli"]
-            if self.config.mode == "auto":
-                mode = "server" if tools.javac is not None else "cli"
-                if mode == "cli":
-                    logger.warning("no javac found: using OPSIN's CLI (failures carry no reason)")
-            else:
-                mode = self.config.mode
-            self._jar, self._tools, self._mode = jar, tools, mode
-        return self._jar, self._tools, self._mode
+            server_dir: Path | None = None
+            if self.config.mode != "cli":
+                try:
+                    server_dir = build_server(jar, tools)
+                except BackendError as error:
+                    if self.config.mode == "server":
+                        raise
+                    logger.warning("using OPSIN's CLI (failures carry no reason): %s", error)
+            mode: Literal["server", "cli"] = "cli" if server_dir is None else "server"
+            self._setup = _Setup(jar, tools, mode, server_dir)
+        return self._setup
 
     def _start_locked(self) -> None:
         """Launch the configured number of JVMs in parallel (caller holds the lock)."""
         if self._processes:
             return
-        jar, tools, mode = self._resolve()
-        command = self._command(jar, tools, mode)
+        setup = self._resolve()
+        command, mode = self._command(setup), setup.mode
         protocol = _ServerProtocol() if mode == "server" else _CliProtocol()
         processes = [
             OpsinProcess(command, protocol, self.config.timeout_s, f"opsin-{mode}-{i}")
@@ -344,24 +360,22 @@ class OpsinRunner:
             raise
         self._processes, self._executor = processes, executor
 
-    def _command(
-        self, jar: OpsinJar, tools: JavaTools, mode: Literal["server", "cli"]
-    ) -> list[str]:
+    def _command(self, setup: _Setup) -> list[str]:
         """The argument list launching one JVM in the chosen mode with the configured flags."""
         config = self.config
-        if mode == "cli":
+        if setup.server_dir is None:
             flags = {"-r": config.allow_radicals, "-s": config.allow_uninterpretable_stereo}
             flags["-f"] = config.detailed_failure_analysis
-            head = ["-jar", str(jar.path), "-osmi", "-n"]
+            head = ["-jar", str(setup.jar.path), "-osmi", "-n"]
         else:
             flags = {
                 "--allow-radicals": config.allow_radicals,
                 "--allow-uninterpretable-stereo": config.allow_uninterpretable_stereo,
                 "--detailed-failure-analysis": config.detailed_failure_analysis,
             }
-            classpath = f"{build_server(jar, tools)}{os.pathsep}{jar.path}"
-            head = ["-cp", classpath, SERVER_CLASS]
-        return [tools.java, *_JVM_OPTIONS, *head, *(flag for flag, on in flags.items() if on)]
+            head = ["-cp", f"{setup.server_dir}{os.pathsep}{setup.jar.path}", SERVER_CLASS]
+        on = (flag for flag, wanted in flags.items() if wanted)
+        return [setup.tools.java, *_JVM_OPTIONS, *head, *on]
 
     def _dispatch(self, names: list[str]) -> list[OpsinResult]:
         """Spread names over the JVMs in chunks; answers come back in input order."""

@@ -183,6 +183,15 @@ def build_server(jar: OpsinJar, tools: JavaTools) -> Path:
     target = cache_root() / "opsin-server" / key
     if (target / f"{SERVER_CLASS}.class").is_file():
         return target
+    try:
+        _compile_into(target, source, jar, tools.javac)
+    except OSError as error:
+        raise BackendError(f"cannot build the OPSIN line server in {target}: {error}") from error
+    return target
+
+
+def _compile_into(target: Path, source: str, jar: OpsinJar, javac: str) -> None:
+    """Compile the server in a private temporary directory, then rename it to `target`."""
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
     try:
@@ -191,16 +200,15 @@ def build_server(jar: OpsinJar, tools: JavaTools) -> Path:
         source_file.write_text(source, encoding="utf-8")
         classes = work / "classes"
         classes.mkdir()
-        javac = [tools.javac, "-encoding", "UTF-8", "-cp", str(jar.path), "-d", str(classes)]
-        _run_tool([*javac, str(source_file)])
+        command = [javac, "-encoding", "UTF-8", "-cp", str(jar.path), "-d", str(classes)]
+        _run_tool([*command, str(source_file)])
         try:
             os.replace(classes, target)
         except OSError:
-            if not (target / f"{SERVER_CLASS}.class").is_file():
+            if not (target / f"{SERVER_CLASS}.class").is_file():  # lost a race: fine
                 raise
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return target
 
 
 @lru_cache(maxsize=8)
