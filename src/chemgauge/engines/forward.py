@@ -206,10 +206,10 @@ def _implicit_hydrogens(mol: Chem.Mol, canonical: str) -> Chem.Mol:
     """A copy whose bracket H counts are implicit wherever the valence model gives the same count.
 
     RDKit copies a bracket atom's fixed H count into the product, so a template that changes
-    a bond order on ``[CH3:1]`` or ``[C@@H]`` yields a radical or a valence error where the
-    same template on ``C`` works: an atom-mapped SMILES would score worse than its unmapped
-    twin. Only the H bookkeeping of non-stereocentres changes (graph, charges, stereo tags and
-    atom order do not); if the canonical SMILES moved anyway, the caller's molecule is used.
+    a bond order on ``[CH3:1]`` yields a radical or a valence error where the same template
+    on ``C`` works: an atom-mapped SMILES would score worse than its unmapped twin. Only the
+    H bookkeeping of non-stereocentres changes (graph, charges, stereo tags and atom order do
+    not); if the canonical SMILES moved anyway, the caller's molecule is used.
     """
     copy = Chem.Mol(mol)
     changed: list[tuple[Chem.Atom, int, int]] = []
