@@ -123,7 +123,15 @@ class CallableRetroModel(RetroModel):
         self._arguments = dict(arguments or {})
 
     def _predict(self, products: list[str], num_results: int) -> list[list[str]]:
-        return [list(outputs) for outputs in self._fn(products)]
+        result: list[list[str]] = []
+        for outputs in self._fn(products):
+            if isinstance(outputs, str):
+                raise BackendError(
+                    f"model {self.name!r} must return a list of SMILES strings per product; "
+                    f"got a bare string {outputs[:80]!r}"
+                )
+            result.append(list(outputs))
+        return result
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "arguments": self._arguments}

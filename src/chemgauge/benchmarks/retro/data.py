@@ -310,7 +310,9 @@ def load_targets(
         config = ExecutorConfig(kind="serial", jobs=1)
     runner = make_executor(config)
     try:
-        done = list(runner.map(_canonical_chunk, pending, chunk_size=256))
+        done: list[RetroTarget | _Reject | ItemFailure] = []
+        for result in runner.map(_canonical_chunk, pending, chunk_size=256):
+            done.append(result)
     finally:
         runner.close()
     by_line: dict[int, RetroTarget | _Reject | ItemFailure] = {

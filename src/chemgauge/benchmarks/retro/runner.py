@@ -184,7 +184,7 @@ def run_retro_eval(
     errors: dict[str, dict[str, Any]] = {}
     model_seconds: dict[str, float] = {}
     score_start = time.perf_counter()
-    runner = make_executor(executor_config if len(pending) >= 256 else ExecutorConfig("serial"))
+    runner = make_executor(executor_config)
     try:
         tasks = _tasks(targets, pending, model, config, settings, model_seconds)
         in_flight: deque[ScoreTask] = deque()

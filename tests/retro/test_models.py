@@ -1,0 +1,89 @@
+"""The retro model registry and built-in adapters."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from chemgauge.engines.retro_models import (
+    CallableRetroModel,
+    PredictionsFileModel,
+    build_retro_model,
+    retro_model_names,
+)
+from chemgauge.errors import BackendError, ConfigError, InputFileError, UnknownNameError
+
+
+def test_names_and_did_you_mean() -> None:
+    assert retro_model_names()[:2] == ["predictions", "templates"]
+    assert "syntheseus:<ModelClass>" in retro_model_names()
+    with pytest.raises(UnknownNameError, match="Did you mean 'predictions'"):
+        build_retro_model("predictons")
+
+
+def test_callable_model_cuts_and_counts_outputs() -> None:
+    calls: list[list[str]] = []
+
+    def fn(products: list[str]) -> list[list[str]]:
+        calls.append(products)
+        return [[f"{p}.O"] * 5 for p in products]
+
+    model = CallableRetroModel(fn, "five")
+    out = model.predict(["CC", "CN", "CC"], num_results=3)
+    assert calls == [["CC", "CN"]]  # inputs deduplicated before the back-end sees them
+    assert [o.outputs for o in out] == [("CC.O",) * 3, ("CN.O",) * 3, ("CC.O",) * 3]
+    assert out[0].returned == 5
+
+
+def test_a_back_end_returning_the_wrong_shape_is_an_error() -> None:
+    with pytest.raises(BackendError, match="returned 1 output lists for 2 products"):
+        CallableRetroModel(lambda ps: [["C"]]).predict(["CC", "CN"], 3)
+    with pytest.raises(BackendError, match="list of SMILES strings"):
+        CallableRetroModel(lambda ps: ["CC" for _ in ps]).predict(["CC"], 3)
+
+
+def test_predictions_file_matches_any_spelling_and_counts_bad_lines(tmp_path: Path) -> None:
+    path = tmp_path / "p.jsonl"
+    path.write_text(
+        '{"product": "C(C)NC(C)=O", "predictions": ["CCN.CC(=O)O", "x"]}\n'
+        '{"product": "CCNC(C)=O", "predictions": ["CCN.CC(=O)O", "x"]}\n'
+        '{"product": "CC", "predictions": "CC"}\n'
+        '{"product": "C1CC", "predictions": []}\n'
+    )
+    model = build_retro_model("predictions", path)
+    assert isinstance(model, PredictionsFileModel)
+    (out,) = model.predict(["CCNC(=O)C"], 10)
+    assert out.outputs == ("CCN.CC(=O)O", "x")
+    assert model.has("O=C(C)NCC") and not model.has("CCO")
+    assert model.predict(["CCO"], 10)[0].outputs == ()
+    assert model.stats.to_dict()["rejections_by_reason"] == {
+        "bad_schema": 1,
+        "unparsable_product": 1,
+    }
+
+
+def test_conflicting_lines_for_one_product_name_both(tmp_path: Path) -> None:
+    path = tmp_path / "p.jsonl"
+    path.write_text(
+        '{"product": "CCO", "predictions": ["C"]}\n{"product": "OCC", "predictions": ["N"]}\n'
+    )
+    with pytest.raises(InputFileError, match=r"p.jsonl, line 2: product also on line 1"):
+        build_retro_model("predictions", path)
+
+
+def test_predictions_folder_must_hold_one_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"exactly one \*.jsonl"):
+        build_retro_model("predictions", tmp_path)
+    (tmp_path / "a.jsonl").write_text("")
+    assert isinstance(build_retro_model("predictions", tmp_path), PredictionsFileModel)
+
+
+def test_syntheseus_model_class_names_are_checked() -> None:
+    if importlib.util.find_spec("syntheseus") is None:
+        with pytest.raises(ConfigError, match=r"pip install 'chemgauge\[syntheseus\]'"):
+            build_retro_model("syntheseus:LocalRetro")
+        return
+    with pytest.raises(ConfigError, match="Did you mean 'LocalRetro'"):
+        build_retro_model("syntheseus:LocalRetr")

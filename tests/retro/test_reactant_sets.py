@@ -1,0 +1,96 @@
+"""Reactant-set comparison: validity, duplicates by structure, policies, lazy keys = all keys."""
+
+from __future__ import annotations
+
+import pytest
+
+from chemgauge.chem import get_matcher
+from chemgauge.chem.reactant_sets import ReactantSetScorer
+
+TRUTH = ("CC(=O)O", "CN")
+
+
+def test_validity_duplicates_and_correctness_on_hand_cases() -> None:
+    outputs = [
+        "CN.CC(=O)O",  # 0 correct
+        "OC(C)=O.NC",  # 1 same set, other spelling: duplicate of 0
+        "CC(=O)O.CN.CN",  # 2 multiplicity differs: not correct, not a duplicate
+        "C1CC.CN",  # 3 invalid (unclosed ring)
+        "",  # 4 invalid (empty output)
+        "CC(=O)O..CN",  # 5 invalid (empty component)
+        "[CH3:7]N.CC(=O)O",  # 6 atom maps are forgiven: duplicate of 0
+        "CCO",  # 7 wrong
+    ]
+    result = ReactantSetScorer(["exact"]).compare(TRUTH, outputs)
+    assert result.valid == (True, True, True, False, False, False, True, True)
+    assert result.first_seen == (0, 0, 2, None, None, None, 0, 7)
+    assert result.correct["exact"] == (True, True, False, False, False, False, True, False)
+
+
+def test_stereo_ignored_forgives_stereo_but_not_isotopes() -> None:
+    truth = ("C[C@H](N)C(=O)O",)
+    outputs = ["CC(N)C(=O)O", "C[C@@H](N)C(=O)O", "[13CH3]C(N)C(=O)O", "N[C@@H](C)C(O)=O"]
+    result = ReactantSetScorer(["exact", "stereo_ignored"]).compare(truth, outputs)
+    assert result.correct["exact"] == (False, False, False, True)
+    assert result.correct["stereo_ignored"] == (True, True, False, True)
+    # duplicates are always judged under exact: the enantiomer is a different output
+    assert result.first_seen == (0, 1, 2, 3)
+
+
+def test_an_invalid_truth_matches_nothing() -> None:
+    result = ReactantSetScorer(["exact"]).compare(("C1CC",), ["C1CC", "CCC"])
+    assert result.truth_unsupported["exact"] is True
+    assert result.correct["exact"] == (False, False)
+    empty = ReactantSetScorer(["exact"]).compare((), [""])
+    assert empty.correct["exact"] == (False,)
+
+
+def test_non_invariant_policies_compute_every_key() -> None:
+    # inchi forgives the zwitterion: formula-based shortcuts would be unsafe for it
+    result = ReactantSetScorer(["exact", "inchi"]).compare(("NCC(=O)O",), ["[NH3+]CC(=O)[O-]"])
+    assert result.correct["exact"] == (False,)
+    assert result.correct["inchi"] == (True,)
+
+
+def _brute_force(
+    truth: tuple[str, ...], outputs: list[str], policy: str
+) -> tuple[list[bool], list[int | None]]:
+    key = get_matcher(policy).key
+    exact = get_matcher("exact").key
+
+    def set_key(smiles: str, fn: object) -> tuple[str, ...] | None:
+        parts = smiles.split(".")
+        keys = [fn(p) if p else None for p in parts]  # type: ignore[operator]
+        if any(k is None for k in keys):
+            return None
+        return tuple(sorted(x for k in keys for x in k.split(".")))  # type: ignore[union-attr]
+
+    truth_key = set_key(".".join(truth), key)
+    correct = [truth_key is not None and set_key(o, key) == truth_key for o in outputs]
+    seen: dict[tuple[str, ...], int] = {}
+    first: list[int | None] = []
+    for rank, o in enumerate(outputs):
+        k = set_key(o, exact)
+        first.append(None if k is None else seen.setdefault(k, rank))
+    return correct, first
+
+
+@pytest.mark.parametrize("policy", ["exact", "stereo_ignored"])
+def test_lazy_keys_give_the_same_answers_as_computing_every_key(policy: str) -> None:
+    truth = ("C/C=C/C(=O)O", "OC[C@H]1CCCN1")
+    outputs = [
+        "C/C=C\\C(=O)O.OC[C@@H]1CCCN1",
+        "OC(=O)/C=C/C.C1CCN[C@@H]1CO",
+        "CC=CC(=O)O.OCC1CCCN1",
+        "CCCC(=O)O.OCC1CCCN1",
+        "C(=O)(O)/C=C/C.OC[C@H]1CCCN1",
+        "OC[C@H]1CCCN1.C/C=C/C(=O)O",
+        "C1CCCN1CO.CC=CC(O)=O",
+        "x",
+        "C/C=C/C(=O)O",
+    ]
+    result = ReactantSetScorer(["exact", "stereo_ignored"]).compare(truth, outputs)
+    correct, first = _brute_force(truth, outputs, policy)
+    assert list(result.correct[policy]) == correct
+    assert list(result.first_seen) == first
+    assert any(correct)

@@ -1,0 +1,114 @@
+"""Both conventions and every metric on hand-checked cases."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from chemgauge.benchmarks.retro.metrics import aggregate, top_k_block
+from chemgauge.benchmarks.retro.scoring import ScoreSettings, ScoreTask, score_target
+from chemgauge.eval.stats import wilson_interval
+
+SETTINGS = ScoreSettings(matchers=("exact", "stereo_ignored"))
+
+
+def _target(line: int, reactants: tuple[str, ...], cls: str | None = None) -> dict[str, Any]:
+    return {
+        "target": f"test:{line}",
+        "line": line,
+        "source_id": None,
+        "product": "CNC(C)=O",
+        "reactants": list(reactants),
+        "reaction_class": cls,
+    }
+
+
+def _row(line: int, outputs: list[str], cls: str | None = None) -> dict[str, Any]:
+    task = ScoreTask(_target(line, ("CC(=O)O", "CN"), cls), tuple(outputs), len(outputs))
+    return score_target(task, SETTINGS)
+
+
+def test_conventions_on_invalid_outputs_and_duplicate_spellings() -> None:
+    row = _row(2, ["C1CC", "CCO", "OCC", "CN.CC(=O)O"])
+    # raw_slots: the invalid output keeps rank 0, the duplicate keeps rank 2 -> truth at 3
+    assert row["hits"]["raw_slots"] == {"exact": 3, "stereo_ignored": 3}
+    # syntheseus: invalid dropped, duplicate 'OCC' removed -> ['CCO', truth] -> truth at 1
+    assert row["hits"]["syntheseus"] == {"exact": 1, "stereo_ignored": 1}
+    assert row["invalid_ranks"] == [0]
+    assert row["duplicate_ranks"] == [2]
+    assert row["n_valid_unique"] == 2
+    assert row["status"] == "ok"
+
+
+def test_a_duplicate_of_the_truth_never_counts_twice_and_stereo_differs_by_matcher() -> None:
+    task = ScoreTask(
+        _target(3, ("C[C@H](N)C(=O)O",)),
+        ("CC(N)C(=O)O", "CC(N)C(O)=O", "N[C@@H](C)C(=O)O"),
+        3,
+    )
+    row = score_target(task, SETTINGS)
+    assert row["hits"]["raw_slots"] == {"exact": 2, "stereo_ignored": 0}
+    # the flat output repeated in another spelling is removed; the exact one moves to rank 1
+    assert row["hits"]["syntheseus"] == {"exact": 1, "stereo_ignored": 0}
+    assert row["duplicate_ranks"] == [1]
+
+
+def test_no_outputs_is_a_miss_with_its_own_status() -> None:
+    row = _row(4, [])
+    assert row["status"] == "no_outputs"
+    assert row["hits"]["syntheseus"]["exact"] is None
+
+
+def test_aggregate_top_k_mrr_rates_and_intervals() -> None:
+    rows = [
+        _row(2, ["C1CC", "CCO", "OCC", "CN.CC(=O)O"], "1"),
+        _row(3, [], "2"),
+        _row(4, ["CC(O)=O.CN", "C1CC"], "1"),
+    ]
+    m = aggregate(
+        rows, conventions=("syntheseus", "raw_slots"), matchers=("exact",), ks=(1, 2, 4), max_k=4
+    )
+    syn = m["accuracy"]["syntheseus"]["exact"]
+    raw = m["accuracy"]["raw_slots"]["exact"]
+    assert [syn["top_k"][k]["hits"] for k in ("1", "2", "4")] == [1, 2, 2]
+    assert [raw["top_k"][k]["hits"] for k in ("1", "2", "4")] == [1, 1, 2]
+    assert syn["curve"] == [1 / 3, 2 / 3, 2 / 3, 2 / 3]
+    assert raw["curve"] == [1 / 3, 1 / 3, 1 / 3, 2 / 3]
+    assert syn["mrr"] == pytest.approx((1 / 2 + 1) / 3)
+    assert raw["mrr"] == pytest.approx((1 / 4 + 1) / 3)
+    expected = wilson_interval(2, 3)
+    assert (syn["top_k"]["2"]["low"], syn["top_k"]["2"]["high"]) == (expected.low, expected.high)
+    outputs = m["outputs"]
+    assert outputs["total"] == 6 and outputs["invalid"] == 2 and outputs["duplicates"] == 1
+    assert outputs["invalid_by_rank"][0] == {"rank": 1, "outputs": 2, "count": 1, "rate": 0.5}
+    assert outputs["invalid_by_rank"][1] == {"rank": 2, "outputs": 2, "count": 1, "rate": 0.5}
+    assert outputs["duplicate_by_rank"][2] == {"rank": 3, "outputs": 1, "count": 1, "rate": 1.0}
+    assert outputs["per_target_raw"]["max"] == 4 and outputs["per_target_raw"]["min"] == 0
+    assert m["status"] == {"no_outputs": 1, "ok": 2}
+    by_class = m["by_class"]
+    assert by_class["1"]["syntheseus"]["exact"]["top_k"]["1"]["hits"] == 1
+    assert by_class["1"]["syntheseus"]["exact"]["n"] == 2
+    assert by_class["2"]["syntheseus"]["exact"]["misses"] == 1
+
+
+def test_any_k_up_to_the_maximum_works_and_the_curve_is_cumulative() -> None:
+    ranks = [0, 4, None, 9, 2]
+    block = top_k_block(ranks, list(range(1, 11)), 10)
+    rates = [block["top_k"][str(k)]["rate"] for k in range(1, 11)]
+    assert rates == block["curve"]
+    assert rates == sorted(rates)
+    assert block["top_k"]["10"]["hits"] == 4 and block["top_k"]["3"]["hits"] == 2
+    assert block["misses"] == 1
+
+
+def test_error_rows_count_as_misses_in_every_denominator() -> None:
+    rows = [_row(2, ["CN.CC(=O)O"]), {**_row(3, ["CCO"]), "status": "error", "hits": None}]
+    m = aggregate(rows, conventions=("syntheseus",), matchers=("exact",), ks=(1,), max_k=1)
+    assert m["accuracy"]["syntheseus"]["exact"]["top_k"]["1"] == {
+        "hits": 1,
+        "rate": 0.5,
+        "low": wilson_interval(1, 2).low,
+        "high": wilson_interval(1, 2).high,
+    }
+    assert m["status"] == {"error": 1, "ok": 1}
