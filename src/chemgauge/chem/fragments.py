@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Any
 
 from rdkit import Chem
 
@@ -107,7 +108,7 @@ def attach_group(masked_smiles: str, group: str) -> str | None:
 
 
 def _scaffold_query(masked_smiles: str) -> Chem.Mol:
-    params = Chem.AdjustQueryParameters.NoAdjustments()
+    params: Any = Chem.AdjustQueryParameters.NoAdjustments()
     params.makeDummiesQueries = True
     return Chem.AdjustQueryProperties(_parse_fragment(masked_smiles), params)
 

@@ -8,9 +8,10 @@ a sensible structure. The method actually used is recorded with the geometry.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from rdkit import Chem
-from rdkit.Chem import AllChem
+from rdkit.Chem import rdDistGeom, rdForceFieldHelpers
 
 from chemgauge.chem.smiles import parse_smiles
 from chemgauge.errors import SmilesError
@@ -52,18 +53,18 @@ class Geometry:
 def embed_geometry(smiles: str, *, seed: int = 0xC0FFEE, max_iterations: int = 2000) -> Geometry:
     """Embed a molecule in 3D and relax it with a force field; raises :class:`SmilesError`."""
     mol = Chem.AddHs(parse_smiles(smiles))
-    params = AllChem.ETKDGv3()
+    params: Any = rdDistGeom.ETKDGv3()
     params.randomSeed = seed
     params.numThreads = 1
-    if AllChem.EmbedMolecule(mol, params) != 0:
+    if rdDistGeom.EmbedMolecule(mol, params) != 0:
         params.useRandomCoords = True
-        if AllChem.EmbedMolecule(mol, params) != 0:
+        if rdDistGeom.EmbedMolecule(mol, params) != 0:
             raise SmilesError(smiles, "3D embedding failed")
-    if AllChem.MMFFHasAllMoleculeParams(mol):
-        AllChem.MMFFOptimizeMolecule(mol, maxIters=max_iterations)
+    if rdForceFieldHelpers.MMFFHasAllMoleculeParams(mol):
+        rdForceFieldHelpers.MMFFOptimizeMolecule(mol, maxIters=max_iterations)
         method = "MMFF94"
-    elif AllChem.UFFHasAllMoleculeParams(mol):
-        AllChem.UFFOptimizeMolecule(mol, maxIters=max_iterations)
+    elif rdForceFieldHelpers.UFFHasAllMoleculeParams(mol):
+        rdForceFieldHelpers.UFFOptimizeMolecule(mol, maxIters=max_iterations)
         method = "UFF"
     else:
         method = "ETKDGv3"

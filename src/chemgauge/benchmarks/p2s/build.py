@@ -28,8 +28,12 @@ from typing import Any
 import orjson
 
 from chemgauge.benchmarks.p2s.library import LIBRARY_VERSION, canonical_library, size_classes
-from chemgauge.benchmarks.p2s.spec import CONDITIONS, PROPERTY_DIRECTORIES, components_of
-from chemgauge.benchmarks.p2s.spec import validate_property_value
+from chemgauge.benchmarks.p2s.spec import (
+    CONDITIONS,
+    PROPERTY_DIRECTORIES,
+    components_of,
+    validate_property_value,
+)
 from chemgauge.benchmarks.p2s.taskfile import labels_path, tasks_path
 from chemgauge.chem import describe_parse_failure, try_canonical_smiles
 from chemgauge.chem.fragments import MASK_TOKEN, attach_group, attachment_element, find_mask_sites
@@ -44,7 +48,14 @@ from chemgauge.eval.records import (
 )
 from chemgauge.eval.splits import SPLIT_PROTOCOL_VERSION, assign_split, split_bucket
 
-__all__ = ["BuildConfig", "BuildResult", "Record", "build_benchmark", "read_sources", "select_records"]
+__all__ = [
+    "BuildConfig",
+    "BuildResult",
+    "Record",
+    "build_benchmark",
+    "read_sources",
+    "select_records",
+]
 
 BUILD_SCHEME_VERSION = 1
 MANIFEST = "build_manifest.json"
@@ -180,7 +191,9 @@ def _make_record(
         alternatives = [
             c
             for c in _alternatives(
-                site.masked_smiles, site.group, site.scaffold_attachment_element,
+                site.masked_smiles,
+                site.group,
+                site.scaffold_attachment_element,
                 site.group_heavy_atoms,
             )
             if c != source

@@ -138,6 +138,18 @@ def _index(obj: dict[str, Any]) -> int | None:
     return value
 
 
+def _attribute(text: str) -> tuple[str, str | None]:
+    """(reason, record id): the id when the line is a JSON object naming one."""
+    try:
+        obj = parse_json_line(text)
+    except ValueError as exc:
+        return f"malformed JSON ({exc})", None
+    rid = obj.get("record_id")
+    if not isinstance(rid, str) or not rid:
+        return "no string record_id", None
+    return "", rid
+
+
 def read_predictions(path: str | Path, *, strict: bool = False) -> PredictionFile:
     """Read a prediction JSONL file; a duplicate record id is always an error.
 
@@ -155,25 +167,22 @@ def read_predictions(path: str | Path, *, strict: bool = False) -> PredictionFil
                 text = raw.rstrip("\r\n")
                 if not text.strip():
                     continue
-                try:
-                    obj = parse_json_line(text)
-                except ValueError as exc:
-                    obj, reason = None, f"malformed JSON ({exc})"
-                else:
-                    rid = obj.get("record_id")
-                    reason = "" if isinstance(rid, str) and rid else "no string record_id"
-                if obj is None or reason:
+                reason, rid = _attribute(text)
+                if rid is None:
                     if strict:
                         raise InputFileError(reason, path=source, line=number, value=text)
                     unattributable += 1
                     if len(diagnostics) < MAX_DIAGNOSTICS:
                         diagnostics.append(f"{source}:{number}: {reason}")
                     continue
+                obj = parse_json_line(text)
                 rid = obj["record_id"]
                 if rid in by_record:
                     raise InputFileError(
                         f"duplicate record_id (first on line {by_record[rid].line})",
-                        path=source, line=number, value=rid,
+                        path=source,
+                        line=number,
+                        value=rid,
                     )
                 by_record[rid] = Prediction(rid, _index(obj), number)
     except UnicodeDecodeError as exc:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from chemgauge.benchmarks.p2s.spec import (
     CONDITIONS,
@@ -204,7 +204,7 @@ def _parse_task(directory: str, obj: dict[str, Any], line: int) -> tuple[Task | 
     return task, ""
 
 
-def _label_int(value: Any) -> bool:
+def _label_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -234,34 +234,52 @@ def load_view(data_dir: str | Path, directory: str, condition: str) -> ViewData:
     by_id = view.task_by_id()
     for number, text, obj in _read_objects(view.label_path):
         rid, label = obj.get("record_id"), obj.get("label")
-        if not _nonempty_str(rid) or not _label_int(label):
+        if not isinstance(rid, str) or not rid.strip() or not _label_int(label):
             raise InputFileError(
                 "a label line needs a string record_id and an integer label",
-                path=view.label_path, line=number, value=text,
+                path=view.label_path,
+                line=number,
+                value=text,
             )
         if rid in view.labels:
-            raise InputFileError("duplicate record_id", path=view.label_path, line=number, value=rid)
+            raise InputFileError(
+                "duplicate record_id", path=view.label_path, line=number, value=rid
+            )
         if rid not in by_id:
             raise InputFileError(
                 "label for a record not in the task file",
-                path=view.label_path, line=number, value=rid,
+                path=view.label_path,
+                line=number,
+                value=rid,
             )
         if not 0 <= label < len(by_id[rid].candidates):
             raise InputFileError(
                 f"label outside 0..{len(by_id[rid].candidates) - 1}",
-                path=view.label_path, line=number, value=str(label),
+                path=view.label_path,
+                line=number,
+                value=str(label),
             )
         base, source = obj.get("base_record_id"), obj.get("source_label")
         if condition == "counterfactual" and (not _nonempty_str(base) or not _label_int(source)):
             raise InputFileError(
                 "a counterfactual label needs base_record_id and source_label",
-                path=view.label_path, line=number, value=text,
+                path=view.label_path,
+                line=number,
+                value=text,
             )
-        view.labels[rid] = Label(rid, label, number, base, source)
+        view.labels[rid] = Label(
+            rid,
+            label,
+            number,
+            base if isinstance(base, str) else None,
+            source if _label_int(source) else None,
+        )
     unlabeled = [t for t in view.tasks if t.record_id not in view.labels]
     if unlabeled:
         raise InputFileError(
-            "task has no label", path=view.task_path, line=unlabeled[0].line,
+            "task has no label",
+            path=view.task_path,
+            line=unlabeled[0].line,
             value=unlabeled[0].record_id,
         )
     return view
@@ -274,21 +292,27 @@ def _check_pair(correct: ViewData, other: ViewData) -> None:
         only = sorted(set(base) ^ {t.record_id for t in other.tasks})[0]
         raise InputFileError(
             f"{correct.condition} and {other.condition} views differ in record ids",
-            path=other.task_path, value=only,
+            path=other.task_path,
+            value=only,
         )
     for task in other.tasks:
         ref = base[task.record_id]
         if (task.masked_smiles, task.mask, task.candidates) != (
-            ref.masked_smiles, ref.mask, ref.candidates
+            ref.masked_smiles,
+            ref.mask,
+            ref.candidates,
         ):
             raise InputFileError(
                 f"masked graph or candidate list differs from the {correct.condition} view",
-                path=other.task_path, line=task.line, value=task.record_id,
+                path=other.task_path,
+                line=task.line,
+                value=task.record_id,
             )
         if other.labels[task.record_id].label != correct.labels[task.record_id].label:
             raise InputFileError(
                 f"answer index differs from the {correct.condition} view",
-                path=other.label_path, line=other.labels[task.record_id].line,
+                path=other.label_path,
+                line=other.labels[task.record_id].line,
                 value=task.record_id,
             )
 
@@ -301,24 +325,34 @@ def _check_counterfactual(correct: ViewData, cf: ViewData) -> None:
         if ref is None:
             raise InputFileError(
                 "base_record_id is not a record of the correct view",
-                path=cf.label_path, line=label.line, value=label.base_record_id,
+                path=cf.label_path,
+                line=label.line,
+                value=label.base_record_id,
             )
         if (task.masked_smiles, task.mask, task.candidates) != (
-            ref.masked_smiles, ref.mask, ref.candidates
+            ref.masked_smiles,
+            ref.mask,
+            ref.candidates,
         ):
             raise InputFileError(
                 "masked graph or candidate list differs from its base record",
-                path=cf.task_path, line=task.line, value=task.record_id,
+                path=cf.task_path,
+                line=task.line,
+                value=task.record_id,
             )
         if label.source_label != correct.labels[ref.record_id].label:
             raise InputFileError(
                 "source_label is not the base record's answer",
-                path=cf.label_path, line=label.line, value=str(label.source_label),
+                path=cf.label_path,
+                line=label.line,
+                value=str(label.source_label),
             )
         if label.label == label.source_label:
             raise InputFileError(
                 "a counterfactual label must name a completion other than the source",
-                path=cf.label_path, line=label.line, value=str(label.label),
+                path=cf.label_path,
+                line=label.line,
+                value=str(label.label),
             )
 
 

@@ -52,7 +52,9 @@ def _peaks(value: Mapping[str, Any]) -> list[tuple[float, float]]:
     return out
 
 
-def _profile_distance(a: list[tuple[float, float]], b: list[tuple[float, float]], w: float) -> float:
+def _profile_distance(
+    a: list[tuple[float, float]], b: list[tuple[float, float]], w: float
+) -> float:
     if not a or not b:
         return 1.0
     positions = [p for p, _ in a + b]

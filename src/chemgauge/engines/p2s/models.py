@@ -163,7 +163,9 @@ class PropertyOracle(P2SModel):
         results = self.provider.compute([k for row in keys for k in row])
         out, offset = [], 0
         for task, row in zip(batch, keys, strict=True):
-            values = [r.values if r.error is None else None for r in results[offset : offset + len(row)]]
+            values = [
+                r.values if r.error is None else None for r in results[offset : offset + len(row)]
+            ]
             offset += len(row)
             supplied = task["properties"]
             if not supplied:
@@ -174,7 +176,9 @@ class PropertyOracle(P2SModel):
             if not math.isfinite(distances[best]):
                 out.append(invalid_prediction(task["record_id"], "no candidate has a value"))
                 continue
-            out.append(prediction(task["record_id"], best, f"nearest property (d={distances[best]:.4g})"))
+            out.append(
+                prediction(task["record_id"], best, f"nearest property (d={distances[best]:.4g})")
+            )
         return out
 
 

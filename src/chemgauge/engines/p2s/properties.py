@@ -117,7 +117,9 @@ class TableProvider(PropertyProvider):
             if not isinstance(smiles, str) or not isinstance(props, dict) or not props:
                 raise InputFileError(
                     "a table line needs a 'smiles' string and a non-empty 'properties' object",
-                    path=self.path, line=number, value=str(obj)[:200],
+                    path=self.path,
+                    line=number,
+                    value=str(obj)[:200],
                 )
             try:
                 key = canonical_smiles(smiles)
@@ -130,7 +132,9 @@ class TableProvider(PropertyProvider):
             if previous is not None and dict(previous.values) != props:
                 raise InputFileError(
                     f"molecule already has other values at {previous.origin}",
-                    path=self.path, line=number, value=smiles,
+                    path=self.path,
+                    line=number,
+                    value=smiles,
                 )
             self._rows.setdefault(key, PropertyResult(props, origin))
             self._names.update(props)
@@ -177,5 +181,3 @@ PROPERTY_PROVIDERS.register("xtb", _xtb_factory)
 def get_provider(name: str, options: ProviderOptions | None = None) -> PropertyProvider:
     """Build a registered provider; unknown names fail with close matches."""
     return PROPERTY_PROVIDERS.get(name)(options or ProviderOptions())
-
-

@@ -35,8 +35,21 @@ EV_PER_HARTREE = 27.211386245988
 # sqrt(hartree / (bohr^2 amu)) expressed as a wavenumber in cm-1
 WAVENUMBER_PER_AU = 5140.487
 AMU = {
-    1: 1.008, 5: 10.81, 6: 12.011, 7: 14.007, 8: 15.999, 9: 18.998, 11: 22.990, 14: 28.085,
-    15: 30.974, 16: 32.06, 17: 35.45, 19: 39.098, 34: 78.971, 35: 79.904, 53: 126.90,
+    1: 1.008,
+    5: 10.81,
+    6: 12.011,
+    7: 14.007,
+    8: 15.999,
+    9: 18.998,
+    11: 22.990,
+    14: 28.085,
+    15: 30.974,
+    16: 32.06,
+    17: 35.45,
+    19: 39.098,
+    34: 78.971,
+    35: 79.904,
+    53: 126.90,
 }
 _DECIMALS = 3
 _STEP_BOHR = 0.005
@@ -115,7 +128,7 @@ class XtbProvider(PropertyProvider):
         dipole = float(np.linalg.norm(result.get("dipole"))) * DEBYE_PER_AU
         energies = np.asarray(result.get("orbital-energies"), dtype=np.float64)
         occupations = np.asarray(result.get("orbital-occupations"), dtype=np.float64)
-        electrons = int(round(float(occupations.sum())))
+        electrons = round(float(occupations.sum()))
         homo = electrons // 2 - 1
         if electrons % 2 or homo < 0 or homo + 1 >= len(energies):
             return PropertyResult({}, "", f"cannot locate the frontier orbitals ({electrons} e)")

@@ -1,0 +1,188 @@
+"""``chemgauge p2s``: build, validate, run, score and claim property-grounded completion."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from chemgauge.benchmarks.p2s.build import BuildConfig, build_benchmark
+from chemgauge.benchmarks.p2s.claim import (
+    ClaimConfig,
+    claim_report,
+    format_claim,
+    prediction_paths,
+)
+from chemgauge.benchmarks.p2s.prompts import renderer
+from chemgauge.benchmarks.p2s.run import RunConfig, run_model, total_tasks
+from chemgauge.benchmarks.p2s.scoring import score_files
+from chemgauge.benchmarks.p2s.spec import CONDITIONS
+from chemgauge.benchmarks.p2s.taskfile import load_dataset
+from chemgauge.benchmarks.p2s.validate import check_view
+from chemgauge.cli.progress import progress_bar
+from chemgauge.engines.p2s.models import ModelOptions, P2SModel, get_model
+from chemgauge.engines.p2s.properties import PropertyProvider, ProviderOptions, get_provider
+from chemgauge.eval.records import atomic_write_json
+
+app = typer.Typer(
+    help="Property-grounded masked completion: does a system use the property it is given?",
+    no_args_is_help=True,
+)
+
+
+@app.command("tasks")
+def tasks(
+    data: Path = typer.Argument(..., help="Benchmark data folder (holds <property>/ folders)."),
+    chem: bool = typer.Option(True, "--chem/--no-chem", help="Also check candidates with RDKit."),
+) -> None:
+    """Load and validate every task file, then print the record counts."""
+    dataset = load_dataset(data)
+    for directory, views in dataset.items():
+        if chem:
+            checked: set[tuple[str, tuple[str, ...]]] = set()
+            for view in views.values():
+                check_view(view, checked)
+        counts = ", ".join(f"{c} {len(views[c].tasks)}" for c in CONDITIONS)
+        typer.echo(f"{directory}: {counts}")
+    total = sum(len(v.tasks) for views in dataset.values() for v in views.values())
+    typer.echo(f"{len(dataset)} property directories, {total} task records, all valid")
+
+
+@app.command("score")
+def score(
+    prop: str = typer.Option(..., "--property", help="Property directory, e.g. dipole."),
+    condition: str = typer.Option(..., "--condition", help="correct, shuffled or counterfactual."),
+    predictions: Path = typer.Option(..., "--predictions", help="Prediction JSONL file."),
+    data: Path = typer.Option(Path("data"), "--data", help="Benchmark data folder."),
+    strict: bool = typer.Option(False, "--strict", help="Unattributable lines are errors."),
+    as_json: bool = typer.Option(False, "--json", help="Print the counts as JSON."),
+) -> None:
+    """Score one prediction file against one property and view."""
+    result = score_files(data, prop, condition, predictions, strict=strict)
+    typer.echo(json.dumps(result.to_dict(), sort_keys=True) if as_json else result.summary())
+
+
+@app.command("claim")
+def claim(
+    prop: str = typer.Option(..., "--property", help="Property directory, e.g. dipole."),
+    run: Path = typer.Option(..., "--run", help="A model's run folder (<run>/<property>/*.jsonl)."),
+    data: Path = typer.Option(Path("data"), "--data", help="Benchmark data folder."),
+    model: str | None = typer.Option(None, "--model", help="Model name shown (default: folder)."),
+    alpha: float = typer.Option(0.05, "--alpha", help="Significance level of both tests."),
+    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write the JSON report here."),
+) -> None:
+    """Shuffle drop and counterfactual flip, with intervals and exact McNemar: the use claim."""
+    report = claim_report(
+        data,
+        prop,
+        prediction_paths(run, prop),
+        model=model or run.name,
+        config=ClaimConfig(alpha=alpha, seed=seed),
+    )
+    if out is not None:
+        atomic_write_json(out, report)
+    typer.echo(format_claim(report))
+
+
+def _provider(name: str, table: Path | None, seed: int, infrared: bool) -> PropertyProvider:
+    return get_provider(name, ProviderOptions(table=table, seed=seed, infrared=infrared))
+
+
+@app.command("build")
+def build(
+    sources: Path = typer.Argument(..., help="SMILES file: SMILES and an optional name a line."),
+    out: Path = typer.Option(Path("data"), "--out", "-o", help="Data folder to write."),
+    prop: list[str] = typer.Option(..., "--property", "-p", help="Directory to build (repeat)."),
+    provider: str = typer.Option("xtb", "--provider", help="Property provider (xtb, table)."),
+    table: Path | None = typer.Option(None, "--table", help="Property table for 'table'."),
+    candidates: int = typer.Option(4, "--candidates", "-k", help="Candidates per task."),
+    counterfactuals: int = typer.Option(2, "--counterfactuals", help="Per record, at most."),
+    seed: int = typer.Option(0, "--seed", help="Seed of every hashed choice."),
+    split: str | None = typer.Option(None, "--split", help="Keep one release: train/val/test."),
+    max_records: int | None = typer.Option(None, "--max-records", help="Stop after N records."),
+    infrared: bool = typer.Option(False, "--infrared", help="xtb: numerical-Hessian IR."),
+    strict: bool = typer.Option(False, "--strict", help="Stop at the first bad source line."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary."),
+) -> None:
+    """Mask a group per source molecule and write correct, shuffled and counterfactual views."""
+    config = BuildConfig(
+        directories=tuple(prop),
+        candidates=candidates,
+        counterfactuals_per_record=counterfactuals,
+        seed=seed,
+        split=split,
+        max_records=max_records,
+    )
+    calculator = _provider(provider, table, 0xC0FFEE, infrared)
+    with progress_bar("p2s build", None, quiet=quiet) as advance:
+        result = build_benchmark(sources, out, calculator, config, strict=strict, progress=advance)
+    if not quiet:
+        skipped = dict(sorted(result.skipped.items()))
+        typer.echo(
+            f"{result.records} records from {result.sources['accepted']} sources "
+            f"({result.sources['rejected']} rejected); skipped {skipped}"
+        )
+        for directory, counts in result.counts.items():
+            typer.echo(f"{directory}: " + ", ".join(f"{c} {n}" for c, n in counts.items()))
+        per = result.provider_seconds / max(1, result.provider_molecules)
+        typer.echo(f"{result.provider_molecules} molecules computed, {per * 1000:.1f} ms each")
+
+
+@app.command("run")
+def run(
+    data: Path = typer.Argument(..., help="Benchmark data folder."),
+    model: str = typer.Option(
+        ..., "--model", "-m", help="structure_only, random, property_oracle, chat."
+    ),
+    out: Path = typer.Option(Path("p2s-runs"), "--out", "-o", help="Run output folder."),
+    prop: list[str] = typer.Option([], "--property", "-p", help="Directory (repeat; default all)."),
+    condition: list[str] = typer.Option(
+        [], "--condition", "-c", help="View (repeat; default all)."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed for the random baseline."),
+    provider: str = typer.Option("xtb", "--provider", help="Provider for property_oracle."),
+    table: Path | None = typer.Option(None, "--table", help="Property table for 'table'."),
+    base_url: str | None = typer.Option(None, "--base-url", help="chat: OpenAI-compatible URL."),
+    chat_model: str | None = typer.Option(None, "--chat-model", help="chat: model name to ask."),
+    api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="chat: key variable."),
+    omit_properties: bool = typer.Option(False, "--omit-properties", help="Structure-only input."),
+    batch_size: int = typer.Option(16, "--batch-size", help="Tasks per model call."),
+    restart: bool = typer.Option(False, "--restart", help="Discard journals and start over."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary."),
+) -> None:
+    """Run a system over the views and write prediction files (resumable)."""
+    config = RunConfig(
+        directories=tuple(prop),
+        conditions=tuple(condition) or CONDITIONS,
+        batch_size=batch_size,
+        omit_properties=omit_properties,
+        restart=restart,
+    )
+    calculator = _provider(provider, table, 0xC0FFEE, False) if model == "property_oracle" else None
+    chat = None
+    if model == "chat":
+        from chemgauge.engines.p2s.chat import ChatConfig
+
+        if base_url is None or chat_model is None:
+            raise typer.BadParameter("the chat model needs --base-url and --chat-model")
+        chat = ChatConfig(base_url=base_url, model=chat_model, api_key_env=api_key_env)
+
+    def model_for(directory: str) -> P2SModel:
+        options = ModelOptions(
+            seed=seed, provider=calculator, chat=chat, render=renderer(directory)
+        )
+        return get_model(model, options)
+
+    total = total_tasks(data, config.directories, config.conditions)
+    with progress_bar(f"p2s run ({model})", total, quiet=quiet, min_total=1) as advance:
+        manifest = run_model(data, out, model_for, config, progress=advance)
+    if not quiet:
+        for directory, views in manifest["results"].items():
+            for cond, row in views.items():
+                acc = "n/a" if row["accuracy"] is None else f"{row['accuracy']:.4f}"
+                typer.echo(
+                    f"{directory}/{cond}: {row['hits']}/{row['tasks']} = {acc} "
+                    f"(invalid {row['invalid']}, out of range {row['out_of_range']})"
+                )

@@ -1,0 +1,89 @@
+"""Shared p2s fixtures: a small benchmark built with the table provider from made-up values.
+
+The values are arbitrary but fixed functions of each molecule's canonical SMILES, so every
+candidate has distinct properties and the expected answers of each view can be derived.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from chemgauge.benchmarks.p2s.build import (
+    BuildConfig,
+    build_benchmark,
+    read_sources,
+    select_records,
+)
+from chemgauge.engines.p2s.properties import TableProvider
+from chemgauge.eval.records import RejectionStats
+
+SOURCES = [
+    "Oc1ccc(Cl)cc1 chlorophenol",
+    "Nc1ccc2ccccc2c1 naphthylamine",
+    "CC(=O)c1ccc(Br)cc1 bromoacetophenone",
+    "COc1ccc(C#N)cc1 anisonitrile",
+    "O=[N+]([O-])c1ccc(F)cc1 fluoronitrobenzene",
+    "CCOC(=O)c1ccccc1N benzocaine-isomer",
+    "Cc1ccc(S(N)(=O)=O)cc1 toluenesulfonamide",
+    "OCc1ccc(I)cc1 iodobenzyl-alcohol",
+    "CN(C)c1ccc(C=O)cc1 dimethylaminobenzaldehyde",
+    "Clc1ccc2[nH]ccc2c1 chloroindole",
+    "OC(=O)c1ccc(O)cc1 hydroxybenzoic-acid",
+    "CSc1ccc(N)cc1 methylthioaniline",
+    "not_a_smiles broken",
+    "Oc1ccc(Cl)cc1 duplicate",
+]
+
+
+def fake_value(smiles: str, salt: str, scale: float) -> float:
+    digest = hashlib.sha256(f"{salt}:{smiles}".encode()).digest()
+    return round(scale * (1 + int.from_bytes(digest[:4], "big") % 1_000_000 / 100_000), 5)
+
+
+def fake_properties(smiles: str) -> dict[str, Any]:
+    return {
+        "dipole": {"value": fake_value(smiles, "dipole", 1.0), "unit": "D"},
+        "gap": {"value": fake_value(smiles, "gap", 0.5), "unit": "eV"},
+        "ultraviolet_visible": {
+            "unit": "nm",
+            "peaks": [
+                {"position": 200 + fake_value(smiles, "uv1", 10.0), "intensity": 0.5},
+                {"position": 300 + fake_value(smiles, "uv2", 10.0), "intensity": 0.1},
+            ],
+        },
+    }
+
+
+def write_table(
+    sources: Path, table: Path, config: BuildConfig, drop: set[str] | None = None
+) -> None:
+    """A property table covering every candidate the builder will ask for."""
+    records = select_records(read_sources(sources, RejectionStats()), config, Counter())
+    molecules = sorted({c for r in records for c in r.candidates} - (drop or set()))
+    table.write_bytes(
+        b"".join(
+            orjson.dumps({"smiles": m, "properties": fake_properties(m)}) + b"\n" for m in molecules
+        )
+    )
+
+
+DIRECTORIES = ("dipole", "gap", "electronic")
+
+
+@pytest.fixture
+def built(tmp_path: Path) -> dict[str, Path]:
+    """A built benchmark (dipole, gap, electronic) with its sources and table."""
+    sources = tmp_path / "sources.smi"
+    sources.write_text("\n".join(SOURCES) + "\n")
+    config = BuildConfig(directories=DIRECTORIES, candidates=4, counterfactuals_per_record=2)
+    table = tmp_path / "table.jsonl"
+    write_table(sources, table, config)
+    data = tmp_path / "data"
+    build_benchmark(sources, data, TableProvider(table), config)
+    return {"sources": sources, "table": table, "data": data, "root": tmp_path}

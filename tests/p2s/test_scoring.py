@@ -1,0 +1,192 @@
+"""The standard-library scorer: hand-checked counts, duplicate rejection, stdlib only."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chemgauge.benchmarks.p2s.scoring import main, read_predictions, score_files
+from chemgauge.errors import InputFileError
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def task(rid: str, candidates: list[str], dipole: float = 1.0) -> dict[str, Any]:
+    return {
+        "record_id": rid,
+        "masked_smiles": "Oc1ccc([*:1])cc1",
+        "mask": {
+            "token": "[*:1]",
+            "masked_heavy_atoms": 1,
+            "attachment_points": [{"label": 1, "bond": "single", "scaffold_element": "C"}],
+        },
+        "properties": {"dipole": {"value": dipole, "unit": "D"}},
+        "candidate_completed_smiles": candidates,
+    }
+
+
+CANDIDATES = ["Oc1ccc(F)cc1", "Oc1ccc(Cl)cc1", "Oc1ccc(Br)cc1"]
+
+
+def write_jsonl(path: Path, rows: list[Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
+    return path
+
+
+def hand_dataset(root: Path, labels: list[int]) -> Path:
+    """dipole/{correct,shuffled,counterfactual}: len(labels) records, 3 candidates each."""
+    data = root / "data"
+    ids = [f"r{i}" for i in range(len(labels))]
+    for cond in ("correct", "shuffled"):
+        write_jsonl(data / "dipole" / f"{cond}.jsonl", [task(r, CANDIDATES) for r in ids])
+        write_jsonl(
+            data / "dipole" / f"{cond}.labels.jsonl",
+            [{"record_id": r, "label": lab} for r, lab in zip(ids, labels, strict=True)],
+        )
+    cf_rows, cf_labels = [], []
+    for r, lab in zip(ids, labels, strict=True):
+        donor = (lab + 1) % 3
+        cf_rows.append(task(f"{r}-cf", CANDIDATES, dipole=2.0))
+        cf_labels.append(
+            {"record_id": f"{r}-cf", "label": donor, "base_record_id": r, "source_label": lab}
+        )
+    write_jsonl(data / "dipole" / "counterfactual.jsonl", cf_rows)
+    write_jsonl(data / "dipole" / "counterfactual.labels.jsonl", cf_labels)
+    return data
+
+
+def test_hand_checked_counts(tmp_path: Path) -> None:
+    data = hand_dataset(tmp_path, [0, 1, 2, 1, 0, 2])
+    predictions = write_jsonl(
+        tmp_path / "pred.jsonl",
+        [
+            {"record_id": "r0", "selected_candidate_index": 0, "reasoning": "x"},  # hit
+            {"record_id": "r1", "invalid": True},  # invalid
+            {"record_id": "r2", "selected_candidate_index": 3},  # out of range (K = 3)
+            # r3 missing
+            {"record_id": "r4", "selected_candidate_index": -1},  # negative: out of range
+            {"record_id": "r5", "selected_candidate_index": True},  # a boolean is no index
+            {"record_id": "elsewhere", "selected_candidate_index": 0},  # unknown record
+            "{not json",  # unattributable
+            {"selected_candidate_index": 1},  # unattributable: no record_id
+        ],
+    )
+    result = score_files(data, "dipole", "correct", predictions)
+    assert result.to_dict() == {
+        "property": "dipole",
+        "condition": "correct",
+        "hits": 1,
+        "tasks": 6,
+        "accuracy": 1 / 6,
+        "missing": 1,
+        "invalid": 2,
+        "out_of_range": 2,
+        "unknown_records": 1,
+        "unattributable_lines": 2,
+    }
+    assert [o.status for o in result.outcomes] == [
+        "hit",
+        "invalid",
+        "out_of_range",
+        "missing",
+        "out_of_range",
+        "invalid",
+    ]
+
+
+def test_invalid_flag_wins_over_an_index_and_floats_are_invalid(tmp_path: Path) -> None:
+    data = hand_dataset(tmp_path, [0, 1])
+    predictions = write_jsonl(
+        tmp_path / "pred.jsonl",
+        [
+            {"record_id": "r0", "selected_candidate_index": 0, "invalid": True},
+            {"record_id": "r1", "selected_candidate_index": 1.0},
+        ],
+    )
+    result = score_files(data, "dipole", "correct", predictions)
+    assert (result.hits, result.count("invalid")) == (0, 2)
+
+
+def test_wrong_answers_are_misses_and_all_right_is_one(tmp_path: Path) -> None:
+    data = hand_dataset(tmp_path, [0, 1, 2])
+    right = write_jsonl(
+        tmp_path / "right.jsonl",
+        [{"record_id": f"r{i}", "selected_candidate_index": i} for i in range(3)],
+    )
+    wrong = write_jsonl(
+        tmp_path / "wrong.jsonl",
+        [{"record_id": f"r{i}", "selected_candidate_index": (i + 1) % 3} for i in range(3)],
+    )
+    assert score_files(data, "dipole", "correct", right).accuracy == 1.0
+    result = score_files(data, "dipole", "correct", wrong)
+    assert (result.hits, result.count("miss")) == (0, 3)
+
+
+def test_duplicate_record_id_is_rejected_naming_file_and_line(tmp_path: Path) -> None:
+    predictions = write_jsonl(
+        tmp_path / "pred.jsonl",
+        [
+            {"record_id": "r0", "selected_candidate_index": 0},
+            {"record_id": "r1", "selected_candidate_index": 0},
+            {"record_id": "r0", "selected_candidate_index": 1},
+        ],
+    )
+    with pytest.raises(InputFileError, match=r"pred\.jsonl, line 3: duplicate record_id") as err:
+        read_predictions(predictions)
+    assert "'r0'" in str(err.value) and "first on line 1" in str(err.value)
+
+
+def test_strict_makes_unattributable_lines_errors(tmp_path: Path) -> None:
+    predictions = write_jsonl(tmp_path / "pred.jsonl", ["[1, 2]"])
+    assert read_predictions(predictions).unattributable == 1
+    with pytest.raises(InputFileError, match="line 1: malformed JSON"):
+        read_predictions(predictions, strict=True)
+
+
+def test_standalone_main_prints_counts_and_exits_2_on_bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = hand_dataset(tmp_path, [0, 1])
+    predictions = write_jsonl(
+        tmp_path / "pred.jsonl", [{"record_id": "r0", "selected_candidate_index": 0}]
+    )
+    args = ["--data", str(data), "--property", "dipole", "--condition", "correct"]
+    assert main([*args, "--predictions", str(predictions), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["hits"], out["tasks"], out["missing"]) == (1, 2, 1)
+    assert main([*args, "--predictions", str(tmp_path / "absent.jsonl")]) == 2
+    assert "absent.jsonl: file not found" in capsys.readouterr().err
+
+
+def test_scorer_path_imports_only_the_standard_library(tmp_path: Path) -> None:
+    """Without site-packages (-S) the scorer must import and score; nothing else is loaded."""
+    data = hand_dataset(tmp_path, [0, 1, 2])
+    predictions = write_jsonl(
+        tmp_path / "pred.jsonl", [{"record_id": "r2", "selected_candidate_index": 2}]
+    )
+    code = f"""
+import sys
+sys.path.insert(0, {str(SRC)!r})
+from chemgauge.benchmarks.p2s import scoring
+result = scoring.score_files({str(data)!r}, "dipole", "correct", {str(predictions)!r})
+assert (result.hits, result.tasks) == (1, 3), result
+foreign = sorted(
+    m for m in sys.modules
+    if m.split(".")[0] not in sys.stdlib_module_names and m.split(".")[0] != "chemgauge"
+    and m != "__main__"
+)
+print(",".join(foreign))
+"""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run(
+        [sys.executable, "-S", "-c", code], capture_output=True, text=True, env=env, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == ""
