@@ -1,0 +1,118 @@
+"""Run OSRA live through the OCSR runner on the review's 450 JPO images, beside the published 260.
+
+Extracts the JPO images and reference SDFs from ../shared/data/ocsr_review (read-only) into a
+temporary folder outside the repository, builds a manifest, runs OSRA with the chosen number
+of parallel attempts, scores under every policy and prints exact-match counts per policy,
+status counts, the commonest localized error categories and timings. The legacy re-score of
+the review's own shipped OSRA output is printed alongside, so live and archived OSRA can be
+compared on the same images. Numbers are transcribed into bench/RESULTS.md.
+
+    .venv/bin/python bench/ocsr_jpo.py [--jobs 2] [--limit N] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+from chemgauge.benchmarks.ocsr.evaluate import score_attempts
+from chemgauge.benchmarks.ocsr.external import import_image_set
+from chemgauge.benchmarks.ocsr.report import write_report
+from chemgauge.benchmarks.ocsr.review import PUBLISHED_COUNTS, rescore_review
+from chemgauge.benchmarks.ocsr.runner import RunConfig, run_attempts
+from chemgauge.benchmarks.ocsr.scoring import POLICIES
+from chemgauge.engines.ocsr_backends import OsraRecognizer
+from chemgauge.eval.provenance import run_provenance
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("CHEMGAUGE_SHARED_DATA", REPO.parent / "shared" / "data"))
+ASSETS = DATA / "ocsr_review" / "assets"
+
+
+def _extract(archive: Path, dest: Path, limit: int | None) -> Path:
+    with tarfile.open(archive, "r:*") as tar:
+        members = sorted(
+            (m for m in tar.getmembers() if m.isfile()), key=lambda member: member.name
+        )
+        if limit is not None:
+            members = members[:limit]
+        tar.extractall(dest, members=members, filter="data")
+    (folder,) = {Path(m.name).parts[0] for m in members}
+    return dest / folder
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--limit", type=int, default=None, help="only the first N images")
+    parser.add_argument("--per-workflow-seconds", type=float, default=60.0)
+    parser.add_argument("--keep", type=Path, default=None, help="write results here")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="chemgauge-jpo-") as scratch:
+        work = Path(scratch)
+        images = _extract(ASSETS / "images" / "JPO.tar.gz", work / "img", args.limit)
+        references = _extract(ASSETS / "reference" / "JPO_mol_ref.tar.gz", work / "ref", None)
+        manifest_path = work / "manifest.json"
+        manifest = import_image_set(
+            images,
+            references,
+            manifest_path,
+            name="OCSR review JPO (Kohulan/OCSR_Review @ 165b46c)",
+            attribution="Japanese Patent Office images via Rajan et al. 2020",
+            licence="MIT (OCSR_Review repository)",
+        )
+        out = args.keep or work / "results"
+        recognizer = OsraRecognizer()
+        config = RunConfig(per_workflow_seconds=args.per_workflow_seconds, jobs=args.jobs)
+        start = time.perf_counter()
+        rows = run_attempts(manifest, recognizer, config, out, restart=True)
+        run_seconds = time.perf_counter() - start
+        start = time.perf_counter()
+        scored = score_attempts(manifest, rows)
+        score_seconds = time.perf_counter() - start
+        provenance = run_provenance(
+            {"backend": recognizer.describe(), "config": config.to_dict()},
+            {"manifest": manifest_path},
+        ).to_dict()
+        report = write_report(
+            out, manifest, scored, POLICIES, provenance, html=args.keep is not None
+        )
+
+    finite = report["finite_reference"]
+    print(f"images {len(manifest.cases)}; with a usable reference {finite['planned']}")
+    print(f"backend {recognizer.version()}; jobs {args.jobs}")
+    print(f"statuses (all): {report['all_attempts']['statuses']}")
+    print("exact matches, completed attempts (denominator: all planned images with reference):")
+    for policy, value in finite["policies"].items():
+        rate = value["completed_exact_over_planned"]
+        print(
+            f"  {policy:15s} {value['completed_exact']:4d} / {finite['planned']}"
+            f"  (Wilson 95% {rate['wilson95']})  provisional exact {value['provisional_exact']}"
+        )
+    print(f"validation (completed): {report['validation']['completed']}")
+    print("commonest localized error categories (attempts):")
+    for item in report["localized_errors"]["commonest"]:
+        print(f"  {item['category']:30s} {item['attempts']}")
+    print(f"graph-diff statuses: {report['localized_errors']['diff_status']}")
+    timing = report["timing"]
+    print(
+        f"OSRA time: total {timing['total_seconds']:.1f} s, "
+        f"median {timing['median_seconds']:.2f} s, max {timing['max_seconds']:.2f} s; "
+        f"wall {run_seconds:.1f} s; scoring {score_seconds:.1f} s"
+    )
+    if args.limit is None:
+        archived = rescore_review(
+            "JPO", ASSETS / "reference" / "JPO_mol_ref.tar.gz", ASSETS / "results" / "JPO.tar.gz"
+        )
+        print(f"archived OSRA output (2020 review) re-scored: {archived.matches['osra']}")
+        print(f"published (legacy InChI rule): OSRA {PUBLISHED_COUNTS['JPO']['osra']}")
+    print(f"reproducibility_sha256 {report['reproducibility_sha256']}")
+
+
+if __name__ == "__main__":
+    main()
