@@ -34,6 +34,7 @@ seq = 0
 while line := sys.stdin.readline():
     name, seq = line.rstrip("\\n"), seq + 1
     if name.startswith("die"):
+        sys.stderr.write("dying on purpose\\n")
         sys.exit(3)
     if name == "hang":
         time.sleep(60)

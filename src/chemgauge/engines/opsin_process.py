@@ -151,6 +151,7 @@ class OpsinProcess:
         selector.register(proc.stderr, selectors.EVENT_READ)
         self._proc, self._selector = proc, selector
         self._rbuf.clear()
+        self._stderr_tail.clear()
         self._seq = 0
         self.stats.starts += 1
         try:
@@ -170,7 +171,7 @@ class OpsinProcess:
 
     def kill(self) -> None:
         """Kill the JVM (if any) and release its pipes."""
-        proc, self._proc = self._proc, None
+        proc = self._proc
         if self._selector is not None:
             self._selector.close()
             self._selector = None
@@ -182,6 +183,8 @@ class OpsinProcess:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             logger.warning("%s: pid %d did not exit after SIGKILL", self._label, proc.pid)
+        self._drain_stderr()
+        self._proc = None
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             if stream is not None:
                 with contextlib.suppress(OSError):
@@ -372,4 +375,7 @@ class OpsinProcess:
         except subprocess.TimeoutExpired:
             code = None
         cause = f" ({error.strerror})" if error is not None else ""
-        return f"OPSIN process exited with code {code}{cause}"
+        self._drain_stderr()
+        lines = self._stderr_tail.decode("utf-8", "replace").strip().splitlines()
+        said = f"; stderr ends: {lines[-1][:300]!r}" if lines else ""
+        return f"OPSIN process exited with code {code}{cause}{said}"
