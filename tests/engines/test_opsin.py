@@ -325,9 +325,9 @@ def test_a_dying_process_is_restarted_and_the_batch_continues(fake_java: str) ->
         results = runner.names_to_smiles(names)
     assert [r.name for r in results] == names
     assert [r.status for r in results].count(OpsinStatus.CRASHED) == 1
-    assert results[100].status is OpsinStatus.CRASHED and "exited with code 3" in str(
-        results[100].error
-    )
+    crashed = results[100]
+    assert crashed.status is OpsinStatus.CRASHED and crashed.error is not None
+    assert "exited with code 3; stderr ends: 'dying on purpose'" in crashed.error
     assert all(r.smiles == "C" for r in results[:100] + results[101:])
 
 
