@@ -60,3 +60,23 @@ def test_molecule_bag_equality_is_canonical_multiset() -> None:
     assert MoleculeBag.from_smiles("O.O") != MoleculeBag.from_smiles("O")
     assert MoleculeBag(("O", "CCO")).components == ("CCO", "O")
     assert len(MoleculeBag.from_smiles("O.O.C")) == 3
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        # USPTO-50k test products: RDKit's first pass gives the @@/@@ spelling, whose own
+        # canonicalization gives @/@ (the same trans-1,4-cyclohexane).
+        "NCC(=O)N[C@@H]1CC[C@@H](O)CC1",
+        "O=C1CCCCN1[C@@H]1CC[C@@H](O)CC1",
+        "CC[C@@H]1CC[C@@H](Oc2ccc(Br)cc2)CC1",
+    ],
+)
+def test_ring_stereo_canonical_form_is_a_fixed_point(spelling: str) -> None:
+    once = canonical_smiles(spelling)
+    assert canonical_smiles(once) == once
+    mol = parse_smiles(spelling)
+    from rdkit import Chem
+
+    for variant in Chem.MolToRandomSmilesVect(mol, 5, randomSeed=11):
+        assert canonical_smiles(variant) == once

@@ -69,9 +69,28 @@ def clear_atom_maps(mol: Chem.Mol) -> Chem.Mol:
     return mol
 
 
+_MAX_CANON_PASSES = 4
+
+
 def mol_to_canonical(mol: Chem.Mol, *, isomeric: bool = True) -> str:
-    """Canonical SMILES of a molecule whose atom maps are already cleared."""
-    return str(Chem.MolToSmiles(mol, isomericSmiles=isomeric))
+    """Canonical SMILES of a molecule whose atom maps are already cleared.
+
+    RDKit's output for some ring stereo (1,4-disubstituted cyclohexanes) depends on the
+    spelling it was built from, so a stereo-bearing result is re-parsed until it is a fixed
+    point; then canonicalizing any spelling, or the output itself, gives the same string.
+    """
+    text = str(Chem.MolToSmiles(mol, isomericSmiles=isomeric))
+    if not isomeric or "@" not in text:
+        return text
+    for _ in range(_MAX_CANON_PASSES):
+        again = Chem.MolFromSmiles(text)
+        if again is None:
+            return text
+        nxt = str(Chem.MolToSmiles(again))
+        if nxt == text:
+            return text
+        text = nxt
+    return text
 
 
 def try_canonical_smiles(smiles: str, *, isomeric: bool = True) -> str | None:
