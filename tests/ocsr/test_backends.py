@@ -1,0 +1,181 @@
+"""Recognizer back-ends: command (argument list, bounded output), http (loopback fake), osra."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chemgauge.engines.ocsr_backends import (
+    CommandRecognizer,
+    CommandSpec,
+    HttpRecognizer,
+    HttpSpec,
+    OsraRecognizer,
+    parse_structured_answer,
+    run_bounded,
+)
+from chemgauge.errors import BackendError, ConfigError
+
+PY = sys.executable
+
+
+def _script(tmp_path: Path, body: str) -> list[str]:
+    path = tmp_path / "recognizer.py"
+    path.write_text(body)
+    return [PY, str(path), "{image}"]
+
+
+@pytest.fixture
+def image(tmp_path: Path) -> Path:
+    path = tmp_path / "input.png"
+    path.write_bytes(b"\x89PNG fake")
+    return path
+
+
+def test_command_smiles_molfile_and_statuses(tmp_path: Path, image: Path) -> None:
+    args = _script(tmp_path, "import sys; print('CCO' if sys.argv[1].endswith('.png') else '')")
+    result = CommandRecognizer(CommandSpec(tuple(args), fmt="smiles")).recognize(image, 30)
+    assert (result.output.status, result.output.text.strip()) == ("completed", "CCO")
+    assert result.backend == "command" and result.elapsed_seconds >= 0
+    crashed = _script(tmp_path, "print('CCO'); raise SystemExit(3)")
+    out = CommandRecognizer(CommandSpec(tuple(crashed))).recognize(image, 30).output
+    assert (out.status, out.exit_code, out.message) == ("provisional", 3, "exit code 3")
+    empty = _script(tmp_path, "pass")
+    out = CommandRecognizer(CommandSpec(tuple(empty))).recognize(image, 30).output
+    assert (out.status, out.message) == ("failure", "no structure in the output")
+
+
+def test_command_timeout_keeps_partial_output(tmp_path: Path, image: Path) -> None:
+    args = _script(tmp_path, "import sys, time; print('CCO', flush=True); time.sleep(30)")
+    out = CommandRecognizer(CommandSpec(tuple(args))).recognize(image, 1.0).output
+    assert out.status == "provisional" and out.text.strip() == "CCO"
+    silent = _script(tmp_path, "import time; time.sleep(30)")
+    out = CommandRecognizer(CommandSpec(tuple(silent))).recognize(image, 0.5).output
+    assert out.status == "timeout" and out.exit_code is None
+
+
+def test_command_json_protocol_reports_clarification(tmp_path: Path, image: Path) -> None:
+    answer = {"smiles": None, "clarification": "need a higher-resolution image"}
+    args = _script(tmp_path, f"print({json.dumps(json.dumps(answer))})")
+    out = CommandRecognizer(CommandSpec(tuple(args), fmt="json")).recognize(image, 30).output
+    assert (out.status, out.message) == ("clarification", "need a higher-resolution image")
+
+
+def test_output_is_bounded() -> None:
+    result = run_bounded([PY, "-c", "print('C' * 100000)"], 30, 1000)
+    assert len(result.stdout) == 1000 and result.truncated and result.exit_code == 0
+
+
+def test_command_needs_image_placeholder_and_program() -> None:
+    with pytest.raises(ConfigError, match=r"\{image\}"):
+        CommandRecognizer(CommandSpec(("osra", "file.png")))
+    with pytest.raises(BackendError, match="not found"):
+        CommandRecognizer(CommandSpec(("no-such-program-xyz", "{image}"))).check()
+
+
+def test_structured_answer_parsing() -> None:
+    assert parse_structured_answer('Here: ```json\n{"smiles": "CCO"}\n```').text == "CCO"
+    provisional = parse_structured_answer('{"status": "provisional", "smiles": "CC"}')
+    assert provisional.status == "provisional"
+    assert parse_structured_answer("no json here").status == "failure"
+    assert parse_structured_answer('{"smiles": ""}').status == "failure"
+
+
+class _FakeChat(BaseHTTPRequestHandler):
+    answers: list[dict[str, Any]] = []
+    requests: list[dict[str, Any]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).requests.append(
+            {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
+        )
+        payload = json.dumps(type(self).answers.pop(0)).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def fake_server() -> Iterator[str]:
+    server = HTTPServer(("127.0.0.1", 0), _FakeChat)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _completion(content: str, finish: str = "stop") -> dict[str, Any]:
+    return {
+        "model": "fake-vision-1",
+        "choices": [{"message": {"content": content}, "finish_reason": finish}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5},
+    }
+
+
+def test_http_backend_against_loopback_fake(
+    fake_server: str, image: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_KEY", "secret")
+    _FakeChat.requests = []
+    _FakeChat.answers = [
+        _completion('{"smiles": "CCO", "clarification": null}'),
+        _completion('{"smiles": null, "clarification": "send a larger image"}'),
+        _completion('{"smiles": "CC', finish="length"),
+    ]
+    backend = HttpRecognizer(HttpSpec(fake_server, "fake-vision-1", api_key_env="FAKE_KEY"))
+    first = backend.recognize(image, 10)
+    assert (first.output.status, first.output.text) == ("completed", "CCO")
+    assert first.output.usage == {"prompt_tokens": 10, "completion_tokens": 5}
+    second = backend.recognize(image, 10).output
+    assert (second.status, second.message) == ("clarification", "send a larger image")
+    assert backend.recognize(image, 10).output.status == "failure"  # cut at max_tokens
+    request = _FakeChat.requests[0]
+    assert request["path"] == "/v1/chat/completions" and request["auth"] == "Bearer secret"
+    content = request["body"]["messages"][0]["content"]
+    assert content[1]["image_url"]["url"].startswith("data:image/png;base64,")
+    assert "input.png" not in json.dumps(request["body"])  # no file name leaks
+    assert "secret" not in json.dumps(backend.describe())
+
+
+def test_http_connection_failure_is_a_failure(image: Path) -> None:
+    backend = HttpRecognizer(HttpSpec("http://127.0.0.1:9", "m"))
+    out = backend.recognize(image, 2).output
+    assert out.status in {"failure", "timeout"} and out.message
+
+
+@pytest.mark.external
+@pytest.mark.slow
+def test_osra_reads_an_rdkit_drawing(tmp_path: Path) -> None:
+    if shutil.which("osra") is None:
+        pytest.skip("osra not installed (apt-get install -y osra)")
+    from chemgauge.benchmarks.ocsr.scoring import compare_keys, graph_keys, text_keys
+    from chemgauge.chem import parse_smiles
+    from chemgauge.chem.render import render_png
+
+    backend = OsraRecognizer()
+    assert backend.version().startswith("osra 2.")
+    aspirin = parse_smiles("CC(=O)Oc1ccccc1C(=O)O")
+    path = tmp_path / "input.png"
+    path.write_bytes(render_png(aspirin))
+    result = backend.recognize(path, 120)
+    assert result.output.status == "completed" and result.output.fmt == "molfile"
+    keys, reading = text_keys(result.output.text, "molfile")
+    assert reading.accepted
+    assert compare_keys(graph_keys(aspirin), keys)["exact"] == "match"
