@@ -9,7 +9,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -90,8 +90,8 @@ def test_structured_answer_parsing() -> None:
 
 
 class _FakeChat(BaseHTTPRequestHandler):
-    answers: list[dict[str, Any]] = []
-    requests: list[dict[str, Any]] = []
+    answers: ClassVar[list[dict[str, Any]]] = []
+    requests: ClassVar[list[dict[str, Any]]] = []
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from tests.conftest import shared_file
 
 from chemgauge.benchmarks.ocsr.review import PUBLISHED_COUNTS, rescore_review
-from tests.conftest import shared_file
 
 pytestmark = pytest.mark.slow
 

@@ -73,7 +73,7 @@ def test_statuses_denominators_and_localized_errors(
         "boc_l_ala_sodium#r2",
         "boc_l_ala_sodium_lowres#r2",
     ]
-    assert all("max_requests (12) reached" == r["not_run_reason"] for r in scored[12:])
+    assert all(r["not_run_reason"] == "max_requests (12) reached" for r in scored[12:])
     finite = report["finite_reference"]
     # 6 finite-reference cases x 2 repeats; ethanol_11x5 and the crop are qualitative.
     assert finite["planned"] == 12 and report["no_reference"]["planned"] == 4
