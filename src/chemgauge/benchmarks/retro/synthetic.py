@@ -3,8 +3,8 @@
 For each target: the true reactant set at a random rank or absent, stereo-free spellings of
 the truth (so ``exact`` and ``stereo_ignored`` disagree), decoys taken from other targets,
 about 10% invalid strings and about 10% duplicates re-spelled. Every spelling is random
-SMILES; draws come from ``numpy.random.Generator`` seeded by (seed, target index), so any
-subset of targets gets the same outputs as in the full set.
+SMILES; draws come from ``numpy.random.Generator`` seeded by (seed, target line), so the
+same targets and settings always give the same outputs (decoys depend on the target pool).
 """
 
 from __future__ import annotations

@@ -1,0 +1,119 @@
+"""``chemgauge retro``: key=value and --flags, errors without tracebacks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+from typer.testing import CliRunner
+
+from chemgauge.cli.app import app
+
+
+def _setup(tmp_path: Path) -> tuple[Path, Path]:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "test.smi").write_text("CC(=O)O.CN>>CNC(C)=O\nCCO.CC(=O)O>>CCOC(C)=O\n")
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text('{"product": "CNC(C)=O", "predictions": ["C1CC", "CN.CC(=O)O"]}\n')
+    return data, preds
+
+
+def test_key_value_and_flags_give_the_same_report(tmp_path: Path) -> None:
+    data, preds = _setup(tmp_path)
+    runner = CliRunner()
+    a = runner.invoke(
+        app,
+        [
+            "retro",
+            "eval",
+            f"data_dir={data}",
+            "model_class=predictions",
+            f"model_dir={preds}",
+            "num_top_results=5",
+            f"results_dir={tmp_path / 'a'}",
+            "executor=serial",
+        ],
+    )
+    assert a.exit_code == 0, a.output
+    assert "syntheseus exact" in a.output and "top-1 50.0%" in a.output
+    b = runner.invoke(
+        app,
+        [
+            "retro",
+            "eval",
+            "--data-dir",
+            str(data),
+            "--model-class",
+            "predictions",
+            "--model-dir",
+            str(preds),
+            "--num-top-results",
+            "5",
+            "--results-dir",
+            str(tmp_path / "b"),
+            "--executor",
+            "serial",
+            "--quiet",
+        ],
+    )
+    assert b.exit_code == 0, b.output
+    assert b.output == ""
+    ra = orjson.loads((tmp_path / "a" / "report.json").read_bytes())
+    rb = orjson.loads((tmp_path / "b" / "report.json").read_bytes())
+    assert ra["reproducibility_sha256"] == rb["reproducibility_sha256"]
+    assert ra["metrics"] == rb["metrics"]
+
+
+def test_unknown_key_fails_with_did_you_mean_and_exit_2(tmp_path: Path) -> None:
+    data, preds = _setup(tmp_path)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "chemgauge",
+            "retro",
+            "eval",
+            f"data_dir={data}",
+            "model_class=predictions",
+            f"model_dir={preds}",
+            "num_top_result=5",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert "unknown option 'num_top_result'. Did you mean 'num_top_results'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "predictions.jsonl").exists()  # validated before any work
+
+
+def test_conflicting_key_value_and_flag(tmp_path: Path) -> None:
+    data, _ = _setup(tmp_path)
+    result = CliRunner().invoke(
+        app,
+        [
+            "retro",
+            "eval",
+            f"data_dir={data}",
+            "model_class=predictions",
+            "--fold",
+            "val",
+            "fold=test",
+        ],
+    )
+    assert result.exit_code != 0
+    assert "given as key=value and as --flag" in str(result.exception)
+
+
+def test_models_and_targets_commands(tmp_path: Path) -> None:
+    data, _ = _setup(tmp_path)
+    runner = CliRunner()
+    models = runner.invoke(app, ["retro", "models"])
+    assert models.output.split() == ["predictions", "templates", "syntheseus:<ModelClass>"]
+    targets = runner.invoke(app, ["retro", "targets", str(data)])
+    assert "test.smi (smi): 2 targets, 0 rejected" in targets.output
