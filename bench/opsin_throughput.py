@@ -26,6 +26,7 @@ from py2opsin import py2opsin
 from chemgauge.engines.opsin import OpsinConfig, OpsinRunner
 
 T = TypeVar("T")
+SINGLE_CALLS = 300
 DEFAULT_PAIRS = Path(__file__).resolve().parents[1].parent / "shared/data/opsin/name_to_inchi"
 
 
@@ -64,6 +65,7 @@ class RunnerTiming:
     startup: float
     cold: float
     warm: float
+    single: float
     answers: list[str | None]
     restarts: int
 
@@ -75,6 +77,7 @@ def run_ours(names: list[str], config: OpsinConfig, passes: int) -> RunnerTiming
     try:
         cold, _ = timed(lambda: runner.names_to_smiles(names))
         warm = [timed(lambda: runner.names_to_smiles(names)) for _ in range(passes)]
+        single, _ = timed(lambda: [runner.name_to_smiles(n) for n in names[:SINGLE_CALLS]])
         stats = runner.stats()
     finally:
         runner.close()
@@ -82,6 +85,7 @@ def run_ours(names: list[str], config: OpsinConfig, passes: int) -> RunnerTiming
         startup=startup,
         cold=cold,
         warm=min(seconds for seconds, _ in warm),
+        single=single,
         answers=[r.smiles for r in warm[-1][1]],
         restarts=stats.starts - config.jvms,
     )
@@ -120,11 +124,15 @@ def main() -> None:
                 note += f"; {ours.restarts} restarts"
             rows.append((f"{label}: start+cold", len(names) / (ours.startup + ours.cold), note))
             rows.append((f"{label}: warm", len(names) / ours.warm, ""))
+            if jvms == 1:
+                single_rate = SINGLE_CALLS / ours.single
+                note = f"{1000 / single_rate:.2f} ms a call"
+                rows.append((f"{label}: one name per call", single_rate, note))
 
     print(f"{'method':<42} {'names/s':>9} {'x per-name':>11} {'x batch':>8}  note")
     for label, rate, note in rows:
         print(
-            f"{label:<42} {rate:>9.0f} {rate / per_name_rate:>11.0f} "
+            f"{label:<42} {rate:>9.1f} {rate / per_name_rate:>11.0f} "
             f"{rate / batch_rate:>8.2f}  {note}"
         )
 
