@@ -1,0 +1,157 @@
+"""``chemgauge p2s`` end to end through the real Typer app, with the table provider."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from chemgauge.benchmarks.p2s.build import BuildConfig
+from chemgauge.cli import app
+
+from .conftest import SOURCES, write_table
+
+runner = CliRunner()
+
+
+def test_build_tasks_run_score_claim(tmp_path: Path) -> None:
+    sources = tmp_path / "s.smi"
+    sources.write_text("\n".join(SOURCES) + "\n")
+    table = tmp_path / "t.jsonl"
+    write_table(sources, table, BuildConfig(directories=("dipole",)))
+    data, runs = tmp_path / "data", tmp_path / "runs"
+    result = runner.invoke(
+        app,
+        [
+            "p2s",
+            "build",
+            str(sources),
+            "-o",
+            str(data),
+            "-p",
+            "dipole",
+            "-p",
+            "gap",
+            "--provider",
+            "table",
+            "--table",
+            str(table),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "2 rejected" in result.output and "dipole: correct 12" in result.output
+
+    result = runner.invoke(app, ["p2s", "tasks", str(data)])
+    assert result.exit_code == 0, result.output
+    assert "dipole: correct 12, shuffled 12, counterfactual 24" in result.output
+
+    for model in ("structure_only", "random", "property_oracle"):
+        result = runner.invoke(
+            app,
+            [
+                "p2s",
+                "run",
+                str(data),
+                "-m",
+                model,
+                "-o",
+                str(runs),
+                "-p",
+                "dipole",
+                "--provider",
+                "table",
+                "--table",
+                str(table),
+                "-q",
+            ],
+        )
+        assert result.exit_code == 0, result.output
+
+    result = runner.invoke(
+        app,
+        [
+            "p2s",
+            "score",
+            "--data",
+            str(data),
+            "--property",
+            "dipole",
+            "--condition",
+            "counterfactual",
+            "--predictions",
+            str(runs / "property_oracle/dipole/counterfactual.jsonl"),
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["accuracy"] == 1.0
+
+    report = tmp_path / "claim.json"
+    result = runner.invoke(
+        app,
+        [
+            "p2s",
+            "claim",
+            "--data",
+            str(data),
+            "--property",
+            "dipole",
+            "--run",
+            str(runs / "property_oracle"),
+            "-o",
+            str(report),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "use claim: YES" in result.output
+    assert json.loads(report.read_text())["use_claim"] is True
+    result = runner.invoke(
+        app,
+        [
+            "p2s",
+            "claim",
+            "--data",
+            str(data),
+            "--property",
+            "dipole",
+            "--run",
+            str(runs / "structure_only"),
+        ],
+    )
+    assert "use claim: no" in result.output
+
+
+def test_bad_predictions_exit_2_naming_file_and_line(
+    tmp_path: Path, built: dict[str, Path]
+) -> None:
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_text(
+        '{"record_id": "x", "selected_candidate_index": 0}\n'
+        '{"record_id": "x", "selected_candidate_index": 1}\n'
+    )
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "chemgauge",
+            "p2s",
+            "score",
+            "--data",
+            str(built["data"]),
+            "--property",
+            "dipole",
+            "--condition",
+            "correct",
+            "--predictions",
+            str(predictions),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert f"{predictions}, line 2: duplicate record_id" in proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -1,0 +1,115 @@
+"""The xtb provider: real GFN2-xTB numbers through tblite, and a clear message without it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from chemgauge.benchmarks.p2s.build import BuildConfig, build_benchmark
+from chemgauge.benchmarks.p2s.claim import claim_report, prediction_paths
+from chemgauge.benchmarks.p2s.run import RunConfig, run_model
+from chemgauge.engines.p2s.models import ModelOptions, get_model
+from chemgauge.engines.p2s.properties import ProviderOptions, get_provider
+from chemgauge.errors import MissingDependencyError
+
+
+def test_missing_tblite_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "tblite", None)
+    monkeypatch.setitem(sys.modules, "tblite.interface", None)
+    with pytest.raises(MissingDependencyError, match=r"pip install chemgauge\[xtb\]"):
+        get_provider("xtb")
+
+
+@pytest.fixture(scope="module")
+def xtb() -> object:
+    pytest.importorskip("tblite.interface", reason="tblite not installed (chemgauge[xtb])")
+    return get_provider("xtb")
+
+
+def values(provider: object, smiles: str) -> dict[str, float]:
+    result = provider.compute_one(smiles)  # type: ignore[attr-defined]
+    assert result.error is None, result.error
+    return {k: v["value"] for k, v in result.values.items() if "value" in v}
+
+
+@pytest.mark.slow
+def test_dipoles_and_gaps_are_physical(xtb: object) -> None:
+    benzene = values(xtb, "c1ccccc1")
+    water = values(xtb, "O")
+    acetone = values(xtb, "CC(C)=O")
+    nitrile = values(xtb, "N#Cc1ccccc1")
+    phenol = values(xtb, "Oc1ccccc1")
+    assert benzene["dipole"] < 0.05  # symmetric
+    assert 1.8 < water["dipole"] < 2.7  # experiment 1.85 D
+    assert 2.4 < acetone["dipole"] < 3.6  # experiment 2.88 D
+    assert nitrile["dipole"] > 2 * phenol["dipole"]  # 4.18 D vs 1.22 D measured
+    assert water["gap"] > benzene["gap"] > 2.0  # conjugation narrows the gap
+    again = get_provider("xtb")
+    assert values(again, "CC(C)=O") == acetone  # same geometry seed, same rounded numbers
+
+
+@pytest.mark.slow
+def test_infrared_bands_from_the_numerical_hessian() -> None:
+    pytest.importorskip("tblite.interface")
+    provider = get_provider("xtb", ProviderOptions(infrared=True))
+    for smiles, low, high in (("N#Cc1ccccc1", 2150, 2350), ("CC(C)=O", 1600, 1800)):
+        result = provider.compute_one(smiles)
+        peaks = result.values["infrared"]["peaks"]
+        strongest = max(peaks, key=lambda p: p["intensity"])
+        assert low < strongest["position"] < high, (smiles, strongest)
+
+
+SMALL = [
+    "Oc1ccc(Cl)cc1",
+    "Nc1ccccc1C",
+    "CC(=O)c1ccccc1",
+    "COc1ccccc1",
+    "N#Cc1ccc(C)cc1",
+    "Fc1ccc(O)cc1",
+    "OCc1ccccc1",
+    "CCOc1ccccc1",
+    "Brc1ccc(N)cc1",
+    "CSc1ccccc1",
+    "Oc1cccnc1",
+    "Cc1ccc(Cl)nc1",
+    "Nc1ccc(F)cc1",
+    "OC(=O)c1ccccc1",
+    "Clc1ccccc1C",
+    "Cc1cccc(O)c1",
+    "CNc1ccccc1",
+    "O=Cc1ccccc1",
+    "Ic1ccc(C)cc1",
+    "Sc1ccccc1",
+]
+
+
+@pytest.mark.slow
+def test_xtb_built_dipole_views_separate_the_oracle_from_structure(
+    xtb: object, tmp_path: Path
+) -> None:
+    sources = tmp_path / "small.smi"
+    sources.write_text("\n".join(SMALL) + "\n")
+    config = BuildConfig(directories=("dipole",), min_scaffold_heavy_atoms=4)
+    build_benchmark(sources, tmp_path / "data", xtb, config)  # type: ignore[arg-type]
+    verdicts = {}
+    for name in ("property_oracle", "structure_only"):
+        options = ModelOptions(provider=get_provider("xtb"))  # a fresh provider recomputes
+        run_model(
+            tmp_path / "data",
+            tmp_path / "runs",
+            lambda d, n=name, o=options: get_model(n, o),
+            RunConfig(),
+        )
+        report = claim_report(
+            tmp_path / "data",
+            "dipole",
+            prediction_paths(tmp_path / "runs" / name, "dipole"),
+            model=name,
+        )
+        verdicts[name] = report
+    oracle = verdicts["property_oracle"]
+    assert oracle["accuracy"]["correct"]["estimate"] == 1.0
+    assert oracle["use_claim"] is True
+    assert verdicts["structure_only"]["use_claim"] is False
