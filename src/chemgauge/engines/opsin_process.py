@@ -244,6 +244,9 @@ class OpsinProcess:
                         f"OPSIN crashed on {crashed_in_a_row} names in a row (last {name!r}: "
                         f"{stop.detail}); stderr: {self.stderr_tail()[-2000:]!r}"
                     ) from None
+            except BaseException:
+                self.kill()  # answers may still be in flight: never reuse this JVM
+                raise
         done = [r for r in results if r is not None]
         if len(done) != len(names):
             raise BackendError(f"OPSIN answered {len(done)} of {len(names)} names")
