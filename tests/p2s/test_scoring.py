@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from chemgauge.benchmarks.p2s.scoring import main, read_predictions, score_files
 from chemgauge.errors import InputFileError
@@ -190,3 +192,39 @@ print(",".join(foreign))
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == ""
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    answers=st.lists(
+        st.one_of(
+            st.none(),  # missing
+            st.just("invalid"),
+            st.integers(min_value=-2, max_value=4),
+        ),
+        min_size=4,
+        max_size=4,
+    ),
+    reverse=st.booleans(),
+)
+def test_every_task_counts_once_whatever_the_predictions(
+    tmp_path: Path, answers: list[Any], reverse: bool
+) -> None:
+    labels = [0, 1, 2, 1]
+    data = hand_dataset(tmp_path, labels)
+    rows: list[Any] = []
+    for i, answer in enumerate(answers):
+        if answer == "invalid":
+            rows.append({"record_id": f"r{i}", "invalid": True})
+        elif answer is not None:
+            rows.append({"record_id": f"r{i}", "selected_candidate_index": answer})
+    predictions = write_jsonl(tmp_path / "pred.jsonl", rows[::-1] if reverse else rows)
+    result = score_files(data, "dipole", "correct", predictions)
+    counts = result.to_dict()
+    parts = ("hits", "missing", "invalid", "out_of_range")
+    assert sum(counts[k] for k in parts) + result.count("miss") == 4
+    expected_hits = sum(1 for a, lab in zip(answers, labels, strict=True) if a == lab)
+    assert counts["hits"] == expected_hits and counts["accuracy"] == expected_hits / 4
+    assert counts["missing"] == answers.count(None)
