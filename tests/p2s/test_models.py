@@ -39,6 +39,10 @@ def test_structure_only_never_reads_the_property() -> None:
         for props in ({}, {"dipole": {"value": 1.0, "unit": "D"}}, {"gap": "not even valid"})
     }
     assert set(picks.values()) == {1}  # toluene: no heteroatom
+    broken = task({})
+    broken["candidate_completed_smiles"] = ["C1CC", "Oc1ccccc1", "Nc1ccccc1"]
+    # phenol and aniline tie on every count, so the lower index wins; the broken one never does
+    assert model.predict([broken])[0]["selected_candidate_index"] == 1
 
 
 def test_random_is_seeded_per_record_and_in_range() -> None:

@@ -179,19 +179,21 @@ sys.path.insert(0, {str(SRC)!r})
 from chemgauge.benchmarks.p2s import scoring
 result = scoring.score_files({str(data)!r}, "dipole", "correct", {str(predictions)!r})
 assert (result.hits, result.tasks) == (1, 3), result
+from chemgauge.benchmarks.p2s import taskfile
+assert taskfile.main([{str(data)!r}]) == 0
 foreign = sorted(
     m for m in sys.modules
     if m.split(".")[0] not in sys.stdlib_module_names and m.split(".")[0] != "chemgauge"
     and m != "__main__"
 )
-print(",".join(foreign))
+assert not foreign, foreign
 """
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     proc = subprocess.run(
         [sys.executable, "-S", "-c", code], capture_output=True, text=True, env=env, check=False
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == ""
+    assert proc.stdout.strip() == "dipole: correct 3, shuffled 3, counterfactual 3"
 
 
 @settings(

@@ -1,5 +1,7 @@
 """Loading and structural validation of p2s task and label files (standard library only).
 
+Run without chemgauge's dependencies: ``python -m chemgauge.benchmarks.p2s.taskfile DATA``.
+
 Layout: ``<data>/<property>/<condition>.jsonl`` holds tasks, ``<condition>.labels.jsonl`` the
 answers. The first problem found is an :class:`InputFileError` naming file, line and value:
 a benchmark file that is wrong in one place cannot be trusted anywhere. Chemical checks
@@ -9,6 +11,8 @@ a benchmark file that is wrong in one place cannot be trusted anywhere. Chemical
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -21,7 +25,7 @@ from chemgauge.benchmarks.p2s.spec import (
     components_of,
     validate_property_value,
 )
-from chemgauge.errors import InputFileError
+from chemgauge.errors import ChemgaugeError, InputFileError
 
 __all__ = [
     "Label",
@@ -31,6 +35,7 @@ __all__ = [
     "load_dataset",
     "load_directory",
     "load_view",
+    "main",
     "parse_json_line",
     "tasks_path",
 ]
@@ -376,3 +381,21 @@ def load_dataset(data_dir: str | Path) -> dict[str, dict[str, ViewData]]:
             path=root,
         )
     return {d: load_directory(root, d) for d in present}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Standalone loader: validate every task file under a data folder and print the counts."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    data = args[0] if args else "data"
+    try:
+        dataset = load_dataset(data)
+    except ChemgaugeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for directory, views in dataset.items():
+        print(f"{directory}: " + ", ".join(f"{c} {len(views[c].tasks)}" for c in CONDITIONS))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -30,7 +30,7 @@ from chemgauge.chem import try_canonical_smiles
 from chemgauge.chem.properties import structure_counts
 from chemgauge.engines.p2s.distance import combined_distances
 from chemgauge.engines.p2s.properties import PropertyProvider
-from chemgauge.errors import BackendError, ConfigError
+from chemgauge.errors import BackendError, ConfigError, SmilesError
 from chemgauge.registry import Registry
 
 __all__ = [
@@ -111,9 +111,13 @@ class StructureOnlyBaseline(P2SModel):
     def _predict(self, batch: list[Task]) -> list[dict[str, Any]]:
         out = []
         for task in batch:
-            scores = []
+            scores: list[tuple[float, float, float, int]] = []
             for i, smiles in enumerate(task["candidate_completed_smiles"]):
-                counts = structure_counts(smiles)
+                try:
+                    counts = structure_counts(smiles)
+                except SmilesError:  # an unparsable candidate is never preferred
+                    scores.append((math.inf, math.inf, math.inf, i))
+                    continue
                 scores.append((counts.heteroatoms, counts.charged_atoms, len(smiles), i))
             best = min(scores)[-1]
             out.append(prediction(task["record_id"], best, "fewest heteroatoms (structure only)"))
