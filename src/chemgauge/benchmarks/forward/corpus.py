@@ -1,0 +1,437 @@
+"""Forward-benchmark corpus (schema version 1): loading, identity, group keys, splits.
+
+One JSON object per line: ``schema_version`` (must be 1), ``reaction_id``, ``reactants``
+(non-empty list of SMILES), ``accepted_products`` (non-empty list of non-empty lists of
+SMILES); optional ``reaction_class``, ``group_key`` and ``mapped_reaction`` (an atom-mapped
+reaction SMILES, read only by template extraction, never by the benchmark). Blank lines are
+skipped silently; every other problem is counted in :class:`CorpusLoadStats` with a bounded
+list of warnings, and every rejected line that has a ``reaction_id`` becomes an
+``input_invalid`` row (:class:`InvalidRecord`). ``strict`` turns the first one into a
+:class:`~chemgauge.errors.DataQualityError` naming file, line and value.
+
+Two keys, never used for each other's purpose:
+
+* reaction identity (dedup): SHA-256 of domain-separated canonical JSON of the sorted
+  canonical reactants and the sorted canonical accepted-product multisets;
+* group key (split): the corpus's ``group_key``, else SHA-256 of domain-separated sorted
+  canonical reactants alone, so two outcomes of the same reactants share a split.
+
+The split is always computed here (:func:`~chemgauge.eval.splits.assign_split`), never read.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from chemgauge.chem import Canonicalizer, describe_parse_failure
+from chemgauge.errors import DataQualityError
+from chemgauge.eval.provenance import sha256_file, sha256_json
+from chemgauge.eval.records import iter_lines
+from chemgauge.eval.splits import assign_split
+
+__all__ = [
+    "CORPUS_COUNTERS",
+    "CORPUS_SCHEMA_VERSION",
+    "BenchReaction",
+    "Corpus",
+    "CorpusLoadStats",
+    "CorpusWarning",
+    "InvalidRecord",
+    "build_corpus",
+    "group_key_of",
+    "has_stereo_marks",
+    "load_corpus",
+    "reaction_identity",
+]
+
+CORPUS_SCHEMA_VERSION = 1
+IDENTITY_DOMAIN = "chemgauge-forward-reaction-identity-v1"
+GROUP_KEY_DOMAIN = "chemgauge-forward-group-key-v1"
+MAX_WARNINGS = 50
+
+CORPUS_COUNTERS = (
+    "malformed_json",
+    "wrong_schema_version",
+    "empty_reactants_or_products",
+    "unparseable_smiles",
+    "duplicate_records_merged",
+    "conflicting_reaction_ids",
+    "conflicting_group_keys",
+)
+# Every counter except duplicate merging is a data-quality problem --strict refuses.
+STRICT_COUNTERS = frozenset(CORPUS_COUNTERS) - {"duplicate_records_merged"}
+_EXCERPT = 160
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusWarning:
+    """One counted corpus problem: which counter, where, and the offending value."""
+
+    code: str
+    line: int
+    reaction_id: str | None
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain mapping for the report."""
+        return {
+            "code": self.code,
+            "line": self.line,
+            "reaction_id": self.reaction_id,
+            "message": self.message,
+        }
+
+
+@dataclass
+class CorpusLoadStats:
+    """Exact counters plus the first :data:`MAX_WARNINGS` warnings."""
+
+    lines_read: int = 0
+    blank_lines: int = 0
+    records_accepted: int = 0
+    counts: Counter[str] = field(default_factory=Counter)
+    warnings: list[CorpusWarning] = field(default_factory=list)
+    max_warnings: int = MAX_WARNINGS
+
+    def count(self, code: str, line: int, reaction_id: str | None, message: str) -> None:
+        """Increment ``code`` and keep the warning if there is room."""
+        self.counts[code] += 1
+        if len(self.warnings) < self.max_warnings:
+            self.warnings.append(CorpusWarning(code, line, reaction_id, message))
+
+    def counters(self) -> dict[str, int]:
+        """Every counter, zeros included, in the protocol's order."""
+        return {code: self.counts.get(code, 0) for code in CORPUS_COUNTERS}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain mapping for the report."""
+        return {
+            "lines_read": self.lines_read,
+            "blank_lines": self.blank_lines,
+            "records_accepted": self.records_accepted,
+            **self.counters(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class BenchReaction:
+    """A valid, deduplicated reaction, ready to be predicted.
+
+    ``reactants_original`` is the corpus's own text in its own order: that, never the
+    canonical rewrite, is what the engine receives. Everything reported is canonical.
+    """
+
+    source_line: int
+    reaction_id: str
+    reactants_original: tuple[str, ...]
+    reactants_canonical: tuple[str, ...]
+    accepted_products_canonical: tuple[tuple[str, ...], ...]
+    reaction_class: str | None
+    group_key: str
+    split: str
+    identity: str
+    mapped_reaction: str | None = None
+
+    @property
+    def has_stereochemistry(self) -> bool:
+        """Whether any canonical reactant or accepted product carries a stereo mark."""
+        return has_stereo_marks(self.reactants_canonical) or any(
+            has_stereo_marks(p) for p in self.accepted_products_canonical
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class InvalidRecord:
+    """A rejected line that has a ``reaction_id``: it becomes an ``input_invalid`` row."""
+
+    source_line: int
+    reaction_id: str
+    reason: str
+    detail: str
+    reaction_class: str | None = None
+
+
+@dataclass
+class Corpus:
+    """Everything one corpus file produced, in source-line order."""
+
+    path: str
+    sha256: str
+    entries: list[BenchReaction | InvalidRecord]
+    stats: CorpusLoadStats
+
+    @property
+    def reactions(self) -> list[BenchReaction]:
+        """The valid reactions only."""
+        return [e for e in self.entries if isinstance(e, BenchReaction)]
+
+
+def has_stereo_marks(smiles: Iterable[str]) -> bool:
+    """True if a canonical SMILES holds '@', '/' or '\\' (canonical text only carries real ones)."""
+    return any(c in s for s in smiles for c in "@/\\")
+
+
+def reaction_identity(reactants: tuple[str, ...], accepted: tuple[tuple[str, ...], ...]) -> str:
+    """Dedup key: SHA-256 over the domain-separated sorted canonical sides."""
+    return sha256_json(
+        {
+            "domain": IDENTITY_DOMAIN,
+            "reactants": sorted(reactants),
+            "accepted_products": sorted(sorted(p) for p in accepted),
+        }
+    )
+
+
+def group_key_of(explicit: str | None, reactants: tuple[str, ...]) -> str:
+    """The corpus's own group key, else SHA-256 of the sorted canonical reactants alone."""
+    if explicit:
+        return explicit
+    return sha256_json({"domain": GROUP_KEY_DOMAIN, "reactants": sorted(reactants)})
+
+
+class _Reject(Exception):
+    """A line-level rejection: the counter, and whether the line still yields a row."""
+
+    def __init__(self, code: str, message: str, reaction_id: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.reaction_id = reaction_id
+
+
+def _optional_str(obj: dict[str, Any], key: str, reaction_id: str) -> str | None:
+    value = obj.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise _Reject("malformed_json", f"field {key!r} must be a string or null: {value!r}")
+    return value
+
+
+def _string_list(value: Any, name: str, reaction_id: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
+        raise _Reject("malformed_json", f"{name} must be an array of SMILES strings: {value!r}")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    reaction_id: str
+    reactants: tuple[str, ...]
+    accepted: list[list[str]]
+    reaction_class: str | None
+    group_key: str | None
+    mapped_reaction: str | None
+
+
+def _parse_record(obj: Any) -> _Parsed:
+    """Type-check one record; raises :class:`_Reject` with the counter to bump."""
+    if not isinstance(obj, dict):
+        raise _Reject("malformed_json", "line is not a JSON object")
+    reaction_id = obj.get("reaction_id")
+    if not isinstance(reaction_id, str) or not reaction_id:
+        raise _Reject("malformed_json", f"reaction_id must be a non-empty string: {reaction_id!r}")
+    version = obj.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise _Reject("malformed_json", f"schema_version must be an integer: {version!r}")
+    if version != CORPUS_SCHEMA_VERSION:
+        raise _Reject(
+            "wrong_schema_version",
+            f"schema_version {version} != {CORPUS_SCHEMA_VERSION}",
+            reaction_id,
+        )
+    if "reactants" not in obj or "accepted_products" not in obj:
+        raise _Reject("malformed_json", "missing reactants or accepted_products")
+    reactants = _string_list(obj["reactants"], "reactants", reaction_id)
+    raw_accepted = obj["accepted_products"]
+    if not isinstance(raw_accepted, list):
+        raise _Reject("malformed_json", f"accepted_products must be an array: {raw_accepted!r}")
+    accepted = [_string_list(p, "each accepted_products entry", reaction_id) for p in raw_accepted]
+    reaction_class = _optional_str(obj, "reaction_class", reaction_id)
+    group_key = _optional_str(obj, "group_key", reaction_id)
+    mapped = _optional_str(obj, "mapped_reaction", reaction_id)
+    if (
+        not reactants
+        or not accepted
+        or any(not p for p in accepted)
+        or any(not s.strip() for s in reactants)
+        or any(not s.strip() for p in accepted for s in p)
+    ):
+        raise _Reject(
+            "empty_reactants_or_products",
+            "reactants, accepted_products and every accepted entry must be non-empty",
+            reaction_id,
+        )
+    return _Parsed(reaction_id, tuple(reactants), accepted, reaction_class, group_key, mapped)
+
+
+def _components(smiles: str, canon: Canonicalizer, reaction_id: str) -> list[str]:
+    key = canon(smiles)
+    if key is None:
+        raise _Reject(
+            "unparseable_smiles",
+            f"{describe_parse_failure(smiles)}: {smiles[:_EXCERPT]!r}",
+            reaction_id,
+        )
+    return key.split(".")
+
+
+@dataclass
+class _Pending:
+    reaction: BenchReaction
+    explicit_group_key: str | None
+    conflict_lines: list[tuple[int, str, str | None]] = field(default_factory=list)
+
+
+def build_corpus(
+    records: Iterable[tuple[int, str]],
+    *,
+    path: str,
+    sha256: str,
+    strict: bool = False,
+) -> Corpus:
+    """Build a corpus from ``(line number, text)`` pairs (see the module docstring)."""
+    stats = CorpusLoadStats()
+    canon = Canonicalizer("exact", max_entries=200_000)
+    entries: dict[int, BenchReaction | InvalidRecord] = {}
+    by_identity: dict[str, _Pending] = {}
+    by_reaction_id: dict[str, str] = {}
+
+    def reject(line: int, exc: _Reject, text: str, reaction_class: str | None = None) -> None:
+        if strict:
+            raise DataQualityError(exc.message, path=path, line=line, value=text[:_EXCERPT])
+        stats.count(exc.code, line, exc.reaction_id, exc.message)
+        if exc.reaction_id is not None:
+            entries[line] = InvalidRecord(
+                line, exc.reaction_id, exc.code, exc.message, reaction_class
+            )
+
+    for line, text in records:
+        stats.lines_read += 1
+        if not text.strip():
+            stats.blank_lines += 1
+            continue
+        try:
+            obj = orjson.loads(text)
+        except orjson.JSONDecodeError as err:
+            reject(line, _Reject("malformed_json", f"invalid JSON ({err})"), text)
+            continue
+        try:
+            parsed = _parse_record(obj)
+        except _Reject as exc:
+            cls = obj.get("reaction_class") if isinstance(obj, dict) else None
+            reject(line, exc, text, cls if isinstance(cls, str) else None)
+            continue
+        try:
+            reactants = tuple(
+                sorted(
+                    c for s in parsed.reactants for c in _components(s, canon, parsed.reaction_id)
+                )
+            )
+            multisets = {
+                tuple(sorted(c for s in entry for c in _components(s, canon, parsed.reaction_id)))
+                for entry in parsed.accepted
+            }
+        except _Reject as exc:
+            reject(line, exc, text, parsed.reaction_class)
+            continue
+        accepted = tuple(sorted(multisets))  # outer-list dedup; inner multiplicity kept
+        identity = reaction_identity(reactants, accepted)
+        seen_identity = by_reaction_id.get(parsed.reaction_id)
+        if seen_identity is not None and seen_identity != identity:
+            reject(
+                line,
+                _Reject(
+                    "conflicting_reaction_ids",
+                    f"reaction_id {parsed.reaction_id!r} was already used for another reaction",
+                    parsed.reaction_id,
+                ),
+                text,
+                parsed.reaction_class,
+            )
+            continue
+        pending = by_identity.get(identity)
+        if pending is not None:
+            first_key = pending.explicit_group_key
+            if parsed.group_key and first_key and parsed.group_key != first_key:
+                pending.conflict_lines.append((line, parsed.reaction_id, parsed.reaction_class))
+                if strict:
+                    raise DataQualityError(
+                        f"conflicting group_key for one reaction: {first_key!r} (line "
+                        f"{pending.reaction.source_line}) vs {parsed.group_key!r}",
+                        path=path,
+                        line=line,
+                        value=text[:_EXCERPT],
+                    )
+                stats.count(
+                    "conflicting_group_keys",
+                    line,
+                    parsed.reaction_id,
+                    f"group_key {parsed.group_key!r} conflicts with {first_key!r} from line "
+                    f"{pending.reaction.source_line} for the same reaction",
+                )
+            else:
+                stats.count(
+                    "duplicate_records_merged",
+                    line,
+                    parsed.reaction_id,
+                    f"same reaction as line {pending.reaction.source_line}; first kept",
+                )
+            by_reaction_id.setdefault(parsed.reaction_id, identity)
+            continue
+        group_key = group_key_of(parsed.group_key, reactants)
+        reaction = BenchReaction(
+            source_line=line,
+            reaction_id=parsed.reaction_id,
+            reactants_original=parsed.reactants,
+            reactants_canonical=reactants,
+            accepted_products_canonical=accepted,
+            reaction_class=parsed.reaction_class,
+            group_key=group_key,
+            split=assign_split(group_key),
+            identity=identity,
+            mapped_reaction=parsed.mapped_reaction,
+        )
+        by_identity[identity] = _Pending(reaction, parsed.group_key or None)
+        by_reaction_id[parsed.reaction_id] = identity
+        entries[line] = reaction
+
+    # A reaction whose duplicates disagree on an explicit group key is rejected whole.
+    for pending in by_identity.values():
+        if not pending.conflict_lines:
+            continue
+        first = pending.reaction
+        detail = "duplicates of this reaction supply different explicit group_key values"
+        entries[first.source_line] = InvalidRecord(
+            first.source_line,
+            first.reaction_id,
+            "conflicting_group_key",
+            detail,
+            first.reaction_class,
+        )
+        for line, reaction_id, reaction_class in pending.conflict_lines:
+            entries[line] = InvalidRecord(
+                line, reaction_id, "conflicting_group_key", detail, reaction_class
+            )
+    ordered = [entries[line] for line in sorted(entries)]
+    stats.records_accepted = sum(isinstance(e, BenchReaction) for e in ordered)
+    return Corpus(path=path, sha256=sha256, entries=ordered, stats=stats)
+
+
+def load_corpus(path: str | Path, *, strict: bool = False) -> Corpus:
+    """Read a schema-1 JSONL corpus file; a missing file is an error naming it."""
+    digest = sha256_file(path)
+    return build_corpus(iter_lines(path), path=str(path), sha256=digest, strict=strict)
+
+
+def iter_records(corpus: Corpus) -> Iterator[BenchReaction]:
+    """Valid reactions in source-line order."""
+    for entry in corpus.entries:
+        if isinstance(entry, BenchReaction):
+            yield entry

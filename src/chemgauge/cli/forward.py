@@ -1,0 +1,296 @@
+"""``chemgauge forward``: the template forward engine and its benchmark (arguments only)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from chemgauge.benchmarks.forward.batch import (
+    EnumerateItem,
+    RulesSpec,
+    enumerate_candidates,
+    report_to_dict,
+)
+from chemgauge.benchmarks.forward.extraction import extract_split_templates
+from chemgauge.benchmarks.forward.runner import DEFAULT_CHUNK, BenchmarkConfig, run_benchmark
+from chemgauge.benchmarks.forward.uspto import write_uspto_corpus
+from chemgauge.cli.options import CHUNK_SIZE, EXECUTOR, JOBS, QUIET, RAY_ADDRESS, executor_config
+from chemgauge.cli.progress import progress_bar
+from chemgauge.engines.forward import ForwardConfig, predict_products_detailed
+from chemgauge.engines.rules import load_rules
+from chemgauge.errors import ConfigError, DataQualityError, InputFileError
+from chemgauge.eval.records import atomic_write_bytes, iter_lines
+
+app = typer.Typer(
+    help="Template forward predictor (embedded rules) and the forward-prediction benchmark.",
+    no_args_is_help=True,
+)
+
+TEMPLATES = typer.Option(
+    None, "--templates", "-t", help="Extra rule file (JSONL); extends the embedded set."
+)
+MAX_RESULTS = typer.Option(None, "--max-results", "-n", help="Keep at most N candidates.")
+
+
+def _pct(block: dict[str, Any] | None) -> str:
+    if not block or block.get("value") is None:
+        return "-"
+    low, high = block["wilson95"]
+    return f"{block['value'] * 100:5.1f}% [{low * 100:.1f}-{high * 100:.1f}]"
+
+
+@app.command("predict")
+def predict(
+    reactants: list[str] = typer.Argument(..., help="Reactant SMILES (one or several)."),
+    templates: list[Path] | None = TEMPLATES,
+    max_results: int | None = MAX_RESULTS,
+    report: bool = typer.Option(False, "--report", help="Print the full JSON with stats."),
+) -> None:
+    """Predict products of the reactants, ranked (score = templates that agree)."""
+    rules = load_rules(templates or [], embedded=True)
+    result = predict_products_detailed(reactants, rules, ForwardConfig(max_results=max_results))
+    if report:
+        typer.echo(orjson.dumps(report_to_dict(result), option=orjson.OPT_INDENT_2).decode())
+        return
+    if not result.candidates:
+        typer.echo("no candidates", err=True)
+    for c in result.candidates:
+        balance = ""
+        if c.balance is not None and not c.balance.balanced:
+            missing = c.balance.missing_formula
+            extra = c.balance.extra_formula
+            balance = f"  missing {missing or '-'} extra {extra or '-'}"
+        typer.echo(f"{c.rank}\t{c.smiles}\tscore={c.score}\t{','.join(c.template_ids)}{balance}")
+    stats = result.stats
+    typer.echo(
+        f"{stats.rules_loaded} rules, {stats.templates_matched} matched, {stats.raw_outcomes} "
+        f"outcomes ({stats.invalid_outcomes_rejected} invalid, {stats.no_op_outcomes_rejected} "
+        f"no-op){', CAPPED' if stats.capped else ''}",
+        err=True,
+    )
+
+
+def _enumerate_items(path: Path) -> tuple[list[EnumerateItem], int]:
+    items: list[EnumerateItem] = []
+    blank = 0
+    for line, text in iter_lines(path):
+        tokens = text.split()
+        if not tokens:
+            blank += 1
+            continue
+        item_id = tokens[1] if len(tokens) > 1 else None
+        items.append(EnumerateItem(line, item_id, tuple(tokens[0].split("."))))
+    return items, blank
+
+
+@contextlib.contextmanager
+def _atomic_out(path: Path) -> Iterator[IO[bytes]]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+@app.command("enumerate")
+def enumerate_(
+    input_path: Path = typer.Option(..., "--input", "-i", help="Reactants file: SMILES [id]."),
+    out: Path = typer.Option(..., "--out", "-o", help="Candidates JSONL (written atomically)."),
+    templates: list[Path] | None = TEMPLATES,
+    max_results: int | None = MAX_RESULTS,
+    strict: bool = typer.Option(False, "--strict", help="Stop at the first unreadable line."),
+    executor: str = EXECUTOR,
+    jobs: int = JOBS,
+    ray_address: str | None = RAY_ADDRESS,
+    chunk_size: int | None = CHUNK_SIZE,
+    quiet: bool = QUIET,
+) -> None:
+    """Predict candidates for every line (dot-separated reactants, optional id)."""
+    config = executor_config(executor, jobs, ray_address, chunk_size, default_chunk=DEFAULT_CHUNK)
+    paths = tuple(str(p) for p in templates or [])
+    rules = load_rules(paths, embedded=True)
+    spec = RulesSpec.of(rules, paths, True)
+    items, _ = _enumerate_items(input_path)
+    errors = 0
+    with (
+        progress_bar("forward enumerate", len(items), quiet=quiet, min_total=50) as advance,
+        _atomic_out(out) as sink,
+    ):
+        for record in enumerate_candidates(items, spec, config, max_results):
+            if record["error"] is not None:
+                errors += 1
+                if strict:
+                    raise DataQualityError(record["error"], path=input_path, line=record["line"])
+                if not quiet:
+                    typer.echo(f"{input_path}:{record['line']}: {record['error']}", err=True)
+            sink.write(orjson.dumps(record) + b"\n")
+            advance(1)
+    if not quiet:
+        typer.echo(f"{len(items)} reactions, {errors} with errors -> {out}", err=True)
+
+
+@app.command("extract-templates")
+def extract_templates(
+    corpus: Path = typer.Option(..., "--corpus", help="Corpus JSONL (mapped_reaction) or CSV."),
+    split: str = typer.Option(..., "--split", help="train, val, test, or all (said so)."),
+    out: Path = typer.Option(..., "--out", help="Folder for templates.jsonl + manifest.json."),
+    strict: bool = typer.Option(False, "--strict", help="Corpus data issues are errors."),
+    executor: str = EXECUTOR,
+    jobs: int = JOBS,
+    ray_address: str | None = RAY_ADDRESS,
+    chunk_size: int | None = CHUNK_SIZE,
+    quiet: bool = QUIET,
+) -> None:
+    """Extract forward templates (rdchiral) from one leakage-safe split, with a manifest."""
+    config = executor_config(executor, jobs, ray_address, chunk_size, default_chunk=32)
+    run = extract_split_templates(corpus, split, out, config, strict=strict)
+    if quiet:
+        return
+    summary = run.summary.to_dict()
+    failures = ", ".join(f"{k} {v}" for k, v in summary["failures_by_reason"].items() if v)
+    typer.echo(
+        f"{run.manifest['reactions_in_split']} reactions in split {split!r} "
+        f"({run.manifest['reactions_without_mapping']} without mapping); "
+        f"{summary['extracted']} extracted, {summary['failed']} failed ({failures or 'none'}); "
+        f"{summary['distinct_templates']} distinct templates -> {run.templates_path}",
+        err=True,
+    )
+
+
+@app.command("corpus-from-uspto")
+def corpus_from_uspto(
+    csv_files: list[Path] = typer.Argument(..., help="USPTO CSV files (id,class,rxn)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Corpus JSONL to write."),
+) -> None:
+    """Convert USPTO CSV layout into one schema-1 corpus (patent ids as group keys)."""
+    for path in csv_files:
+        if not path.is_file():
+            raise InputFileError("file not found", path=path)
+    n = write_uspto_corpus(csv_files, out)
+    typer.echo(f"{n} records -> {out}", err=True)
+
+
+def _summary_table(report: dict[str, Any]) -> Table:
+    table = Table(title=f"forward benchmark ({report['provenance']['template_source']} rules)")
+    for column in ("group", "rows", "valid", "coverage", "top-1 (e2e)", "top-10 (e2e)", "MRR"):
+        table.add_column(column, justify="right" if column != "group" else "left")
+    groups = [("overall", report["overall"])]
+    groups += [(f"split {k}", v) for k, v in report["by_split"].items()]
+    for name, block in groups:
+        e2e = block["end_to_end"]
+        mrr = e2e["mrr"]
+        table.add_row(
+            name,
+            str(block["n_rows"]),
+            str(block["n_valid"]),
+            _pct(block["proposal_coverage"]),
+            _pct(e2e["top1_hit_rate"]),
+            _pct(e2e["top10_hit_rate"]),
+            "-" if mrr is None else f"{mrr:.3f}",
+        )
+    return table
+
+
+def _print_summary(report: dict[str, Any], rows_path: Path) -> None:
+    console = Console(stderr=True, width=None if sys.stderr.isatty() else 120)
+    console.print(_summary_table(report))
+    reasons = report["breakdowns"]["failure_reason"]
+    console.print("failure_reason: " + ", ".join(f"{k} {v['n_rows']}" for k, v in reasons.items()))
+    stats = report["corpus"]["stats"]
+    counters = ", ".join(f"{k} {v}" for k, v in stats.items() if k not in ("lines_read",) and v)
+    console.print(f"corpus: {counters}")
+    console.print(
+        f"rows -> {rows_path}; reproducibility_sha256 "
+        f"{report['provenance']['reproducibility_sha256'][:16]}..."
+    )
+
+
+def demo_corpus_path() -> Path:
+    """The small demo corpus shipped inside the package."""
+    resource = resources.files("chemgauge.benchmarks.forward").joinpath("data/demo_corpus.jsonl")
+    return Path(str(resource))
+
+
+@app.command("benchmark")
+def benchmark(
+    corpus: Path | None = typer.Option(
+        None, "--corpus", help="Schema-1 JSONL corpus (default: the bundled demo corpus)."
+    ),
+    output_rows: Path = typer.Option(..., "--output-rows", help="Rows JSONL (always a file)."),
+    output_report: Path | None = typer.Option(
+        None, "--output-report", help="Report JSON (default: printed to stdout)."
+    ),
+    template_source: str = typer.Option(
+        "embedded",
+        "--template-source",
+        help="embedded | file | train-extracted | scorer-conditioned.",
+    ),
+    templates: Path | None = typer.Option(
+        None, "--templates", help="Rule file for file / train-extracted (never merged)."
+    ),
+    template_manifest: Path | None = typer.Option(
+        None, "--template-manifest", help="Manifest attesting train-extracted templates."
+    ),
+    max_results: int | None = typer.Option(
+        None, "--max-results", help="Cap the pool (misses become capped_unknown)."
+    ),
+    strict: bool = typer.Option(
+        False,
+        "--strict",
+        help=(
+            "Hard error on malformed JSON, wrong schema version, unparseable SMILES, empty "
+            "reactants/products, conflicting group_key or reaction_id, a prediction error, "
+            "capped_unknown, or incomplete provenance. Never on a real miss."
+        ),
+    ),
+    restart: bool = typer.Option(False, "--restart", help="Discard an earlier journal."),
+    executor: str = EXECUTOR,
+    jobs: int = JOBS,
+    ray_address: str | None = RAY_ADDRESS,
+    chunk_size: int | None = CHUNK_SIZE,
+    quiet: bool = QUIET,
+) -> None:
+    """Benchmark the forward engine on a corpus: rows to a file, the report to stdout/file."""
+    config = BenchmarkConfig(
+        corpus=corpus or demo_corpus_path(),
+        output_rows=output_rows,
+        template_source=template_source,
+        templates=templates,
+        template_manifest=template_manifest,
+        max_results=max_results,
+        strict=strict,
+        restart=restart,
+    )
+    if max_results is not None and max_results < 1:
+        raise ConfigError(f"--max-results must be >= 1, got {max_results}")
+    execution = executor_config(
+        executor, jobs, ray_address, chunk_size, default_chunk=DEFAULT_CHUNK
+    )
+    with progress_bar("forward benchmark", None, quiet=quiet) as advance:
+        result = run_benchmark(config, execution, advance)
+    data = orjson.dumps(result.report, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+    if output_report is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    else:
+        atomic_write_bytes(output_report, data)
+    if not quiet:
+        _print_summary(result.report, result.rows_path)
