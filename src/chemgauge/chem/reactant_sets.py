@@ -16,6 +16,7 @@ policies compute every key.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -34,19 +35,38 @@ INVARIANT_POLICIES = frozenset({"exact", "stereo_ignored"})
 _Invariant = tuple[str, ...]
 
 
+_EXPLICIT_H = re.compile(r"\[\d*H(?![a-z])")
+_KEEP_HS = Chem.SmilesParserParams()
+setattr(_KEEP_HS, "removeHs", False)  # noqa: B010 - the stubs mistype this attribute
+
+
+def _parse(text: str) -> Chem.Mol | None:
+    """Parse like :func:`try_parse_smiles`, skipping RDKit's hydrogen-removal pass when the
+    text has no explicit hydrogen atom (``[H]``, ``[2H]``, ...), where that pass is a no-op
+    (a test checks the keys are identical)."""
+    if _EXPLICIT_H.search(text):
+        return try_parse_smiles(text)
+    mol = Chem.MolFromSmiles(text, _KEEP_HS)
+    if mol is None or mol.GetNumAtoms() == 0:
+        return None
+    return mol
+
+
 def split_components(smiles: str) -> list[str]:
     """Textual split of a SMILES on '.', which never occurs inside a bracket atom."""
     return smiles.split(".")
 
 
-def _exact_key_of(mol: Chem.Mol) -> str:
-    clear_atom_maps(mol)
+def _exact_key_of(mol: Chem.Mol, text: str) -> str:
+    if ":" in text:
+        clear_atom_maps(mol)
     return mol_to_canonical(mol)
 
 
-def _flat_key_of(mol: Chem.Mol) -> str | None:
+def _flat_key_of(mol: Chem.Mol, text: str) -> str | None:
     """Same steps and result as :func:`chemgauge.chem.stereo.try_flatten_stereo`, on a mol."""
-    clear_atom_maps(mol)
+    if ":" in text:
+        clear_atom_maps(mol)
     try:
         flat = mol_to_canonical(flatten_mol_stereo(mol))
     except Exception:  # RDKit may raise on exotic stereo; that is "unsupported"
@@ -106,7 +126,7 @@ class ReactantSetScorer:
         except KeyError:
             pass
         self.parsed += 1
-        mol = try_parse_smiles(text)
+        mol = _parse(text)
         info: _Component | None
         if mol is None:
             info = None
@@ -130,12 +150,13 @@ class ReactantSetScorer:
         if policy in INVARIANT_POLICIES:
             mol = mols.get(text)
             if mol is None:
-                mol = try_parse_smiles(text)
+                mol = _parse(text)
+                if mol is not None:
+                    mols[text] = mol
             if mol is None:  # cannot happen for a component that parsed once
                 key: str | None = None
             else:
-                work = Chem.Mol(mol)
-                key = _exact_key_of(work) if policy == "exact" else _flat_key_of(work)
+                key = _exact_key_of(mol, text) if policy == "exact" else _flat_key_of(mol, text)
         else:
             key = self._matchers[policy].key(text)
         info.keys[policy] = key
@@ -209,15 +230,20 @@ class ReactantSetScorer:
         for policy in self.policies:
             flags = [False] * len(outputs)
             bad: list[int] = []
-            truth_key = self._set_key(truth_comps, valid_infos, policy, mols) if truth_ok else None
-            truth_unsupported[policy] = truth_key is None
             lazy = policy in INVARIANT_POLICIES
-            for rank, item in enumerate(parsed):
-                if item is None:
-                    continue
-                comps, infos, invariant = item
-                if lazy and invariant != truth_invariant:
-                    continue
+            candidates = [
+                (rank, item)
+                for rank, item in enumerate(parsed)
+                if item is not None and not (lazy and item[2] != truth_invariant)
+            ]
+            # A parsed truth always has an exact key, so it is computed only when some output
+            # could equal it; every other policy can fail on the truth, so it always runs.
+            need_truth = truth_ok and (bool(candidates) or policy != "exact")
+            truth_key = (
+                self._set_key(truth_comps, valid_infos, policy, mols) if need_truth else None
+            )
+            truth_unsupported[policy] = not truth_ok or (need_truth and truth_key is None)
+            for rank, (comps, infos, _) in candidates:
                 key = self._set_key(comps, infos, policy, mols)
                 if key is None:
                     bad.append(rank)
