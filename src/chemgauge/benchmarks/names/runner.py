@@ -1,0 +1,188 @@
+"""Run the coverage instrument: one OPSIN call per distinct emitted name, rows and a report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from chemgauge.benchmarks.names.inputs import NamePair
+from chemgauge.benchmarks.names.metrics import (
+    LENSES,
+    RowClass,
+    RowResult,
+    aggregate,
+    classify_parsed,
+    classify_row,
+    is_abstention,
+)
+from chemgauge.eval.executors import Executor, ItemFailure, SerialExecutor
+from chemgauge.eval.provenance import reproducibility_sha256, run_provenance, sha256_file
+from chemgauge.eval.records import RejectionStats
+
+__all__ = ["REPORT_SCHEMA_VERSION", "CoverageConfig", "ReadBack", "build_report", "score_pairs"]
+
+REPORT_SCHEMA_VERSION = 1
+REPRODUCIBILITY_EXCLUDES = ("timing",)
+MAX_WRONG_LISTED = 200
+
+
+@dataclass(frozen=True, slots=True)
+class ReadBack:
+    """What the round trip returned for one name: a SMILES or a reason."""
+
+    smiles: str | None
+    status: str
+    error: str | None = None
+
+
+ResolveBatch = Callable[[Sequence[str]], Sequence[ReadBack]]
+
+
+@dataclass(frozen=True)
+class CoverageConfig:
+    """What decides a row's class: abstention markers and which lenses are reported."""
+
+    abstain_markers: tuple[str, ...] = ()
+    pin_pct: float | None = None
+
+    def describe(self) -> dict[str, Any]:
+        """Config for hashing (every field changes results)."""
+        return {**asdict(self), "lenses": dict(LENSES)}
+
+
+@dataclass(frozen=True, slots=True)
+class ClassifyChunk:
+    """Picklable chunk function: lens classes for (input, read-back) pairs, in order."""
+
+    def __call__(self, chunk: list[tuple[str, str]]) -> list[dict[str, str]]:
+        return [
+            {lens: classify_parsed(smiles, parsed, lens).value for lens in LENSES}
+            for smiles, parsed in chunk
+        ]
+
+
+def score_pairs(
+    pairs: Sequence[NamePair],
+    resolve: ResolveBatch,
+    config: CoverageConfig,
+    executor: Executor | None = None,
+) -> list[dict[str, Any]]:
+    """Classify every pair; names are read back in one batch of distinct emitted names.
+
+    Matching read-backs is the expensive part (the parity lens enumerates tautomers), so
+    distinct (input, read-back) pairs are matched once, on ``executor`` when given.
+    """
+    emitted = [
+        p.name
+        for p in pairs
+        if p.name is not None and not is_abstention(p.name, config.abstain_markers)
+    ]
+    distinct = list(dict.fromkeys(emitted))
+    answers = list(resolve(distinct))
+    if len(answers) != len(distinct):
+        raise RuntimeError(f"round trip returned {len(answers)} answers for {len(distinct)} names")
+    lookup = dict(zip(distinct, answers, strict=True))
+    to_match = list(
+        dict.fromkeys(
+            (p.smiles, smiles)
+            for p in pairs
+            if p.name in lookup and (smiles := lookup[p.name].smiles)
+        )
+    )
+    runner = executor or SerialExecutor()
+    matched: dict[tuple[str, str], dict[str, str]] = {}
+    results = runner.map(ClassifyChunk(), to_match)
+    for key, classes in zip(to_match, results, strict=True):
+        if isinstance(classes, ItemFailure):
+            # Matching crashed twice: fail closed, as the seed's matchers do.
+            classes = dict.fromkeys(LENSES, RowClass.CONFIDENTLY_WRONG.value)
+        matched[key] = classes
+    rows: list[dict[str, Any]] = []
+    for pair in pairs:
+        result = classify_row(
+            pair.smiles,
+            pair.name,
+            lambda n: lookup[n].smiles,
+            markers=config.abstain_markers,
+            lenses=(),
+        )
+        if result.opsin_smiles:
+            result = replace(
+                result,
+                classes={
+                    k: RowClass(v) for k, v in matched[(pair.smiles, result.opsin_smiles)].items()
+                },
+            )
+        elif result.emitted:
+            result = replace(result, classes=dict.fromkeys(LENSES, RowClass.UNPARSEABLE))
+        else:
+            result = replace(result, classes=dict.fromkeys(LENSES, RowClass.ABSTAINED))
+        answer = lookup.get(pair.name) if result.emitted and pair.name is not None else None
+        rows.append(
+            {
+                "id": pair.item_id,
+                "line": pair.line,
+                "smiles": pair.smiles,
+                "name": pair.name,
+                "emitted": result.emitted,
+                "opsin_parsed": result.opsin_parsed,
+                "opsin_smiles": result.opsin_smiles,
+                "opsin_status": None if answer is None else answer.status,
+                "opsin_error": None if answer is None else answer.error,
+                **{lens: result.classes[lens].value for lens in LENSES},
+            }
+        )
+    return rows
+
+
+def _row_result(row: dict[str, Any]) -> RowResult:
+    return RowResult(
+        row["smiles"],
+        row["name"],
+        row["emitted"],
+        row["opsin_parsed"],
+        row["opsin_smiles"],
+        {lens: RowClass(row[lens]) for lens in LENSES},
+    )
+
+
+def build_report(
+    rows: Sequence[dict[str, Any]],
+    *,
+    config: CoverageConfig,
+    input_path: str | Path,
+    input_stats: RejectionStats,
+    engine: dict[str, Any],
+    timing: dict[str, float],
+) -> dict[str, Any]:
+    """Aggregate rows into the report; every number is a pure function of the rows."""
+    metrics = aggregate((_row_result(r) for r in rows), pin_pct=config.pin_pct)
+    wrong = [
+        {
+            "id": r["id"],
+            "smiles": r["smiles"],
+            "name": r["name"],
+            "opsin_smiles": r["opsin_smiles"],
+            "wrong_under": [lens for lens in LENSES if r[lens] == RowClass.CONFIDENTLY_WRONG],
+        }
+        for r in rows
+        if any(r[lens] == RowClass.CONFIDENTLY_WRONG for lens in LENSES)
+    ]
+    provenance = run_provenance(config.describe(), {"input": input_path}, {"engine": engine})
+    return {
+        "family": "names",
+        "schema_version": REPORT_SCHEMA_VERSION,
+        "input": {"path": str(input_path), "sha256": sha256_file(input_path)},
+        "input_stats": input_stats.to_dict(),
+        "metrics": metrics,
+        "confidently_wrong_rows": wrong[:MAX_WRONG_LISTED],
+        "confidently_wrong_listed_truncated": len(wrong) > MAX_WRONG_LISTED,
+        "provenance": {
+            **provenance.to_dict(),
+            "reproducibility_sha256": reproducibility_sha256(rows, ()),
+            "reproducibility_excludes": list(REPRODUCIBILITY_EXCLUDES),
+        },
+        "timing": timing,
+    }

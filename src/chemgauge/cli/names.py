@@ -1,0 +1,143 @@
+"""``chemgauge names``: structure -> name -> OPSIN -> structure coverage."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import orjson
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from chemgauge.benchmarks.names.inputs import NamePair, read_pairs, read_smiles_file
+from chemgauge.benchmarks.names.runner import CoverageConfig, ReadBack, build_report, score_pairs
+from chemgauge.cli.options import QUIET
+from chemgauge.errors import ConfigError
+from chemgauge.eval.executors import ExecutorConfig, make_executor
+from chemgauge.eval.records import RejectionStats, atomic_write_bytes, atomic_write_json
+
+app = typer.Typer(help="Name round-trip coverage with the real OPSIN.", no_args_is_help=True)
+
+
+def _print_summary(report: dict[str, object]) -> None:
+    metrics = report["metrics"]
+    assert isinstance(metrics, dict)
+    table = Table(title=f"name round trip: {metrics['total']} structures")
+    table.add_column("lens")
+    for column in ("coverage", "of_emitted_rt", "abs_rt_valid", "confidently_wrong", "unparseable"):
+        table.add_column(column, justify="right")
+    for lens, values in metrics["lenses"].items():
+        cells = []
+        for column in (
+            "coverage",
+            "of_emitted_rt",
+            "abs_rt_valid",
+            "confidently_wrong",
+            "unparseable",
+        ):
+            rate = values[column]
+            if rate["rate"] is None:
+                cells.append("n/a")
+            else:
+                low, high = rate["ci95"]
+                cells.append(f"{100 * rate['rate']:.2f}% [{100 * low:.1f}, {100 * high:.1f}]")
+        table.add_row(lens, *cells)
+    Console(stderr=True).print(table)
+
+
+@app.command("coverage")
+def coverage(
+    input_path: Path | None = typer.Option(
+        None, "--input", "-i", help="Pairs file (.tsv, .csv or .jsonl) with smiles and name."
+    ),
+    namer_cmd: str | None = typer.Option(
+        None, "--namer-cmd", help="Structure-to-name command: SMILES on stdin, names on stdout."
+    ),
+    smiles_file: Path | None = typer.Option(
+        None, "--smiles", help="SMILES file to name with --namer-cmd."
+    ),
+    output_rows: Path = typer.Option(..., "--output-rows", help="Row file (JSONL)."),
+    output_report: Path | None = typer.Option(
+        None, "--output-report", help="Report JSON (default: stdout)."
+    ),
+    jvms: int = typer.Option(2, "--jobs", "-j", help="OPSIN processes (results keep input order)."),
+    radicals: bool = typer.Option(False, "--radicals", help="OPSIN -r: allow radicals."),
+    lenient_stereo: bool = typer.Option(
+        False, "--lenient-stereo", help="OPSIN -s: ignore uninterpretable stereo."
+    ),
+    abstain_marker: list[str] = typer.Option(
+        [], "--abstain-marker", help="A namer output that means 'no name' (repeatable)."
+    ),
+    pin_pct: float | None = typer.Option(
+        None, "--pin-pct", help="Curated gold-gate pass rate, carried verbatim."
+    ),
+    timeout: float = typer.Option(30.0, "--timeout", help="Seconds OPSIN may take per name."),
+    namer_timeout: float = typer.Option(600.0, "--namer-timeout", help="Seconds for the namer."),
+    strict: bool = typer.Option(False, "--strict", help="Any bad input line is a hard error."),
+    quiet: bool = QUIET,
+) -> None:
+    """Score a structure-to-name generator: a name counts only if OPSIN reads it back right."""
+    from chemgauge.engines.opsin import OpsinConfig, OpsinRunner
+
+    if (input_path is None) == (namer_cmd is None):
+        raise ConfigError("give exactly one of --input (pairs) or --namer-cmd (with --smiles)")
+    stats = RejectionStats(strict=strict)
+    started = time.perf_counter()
+    pairs: Sequence[NamePair]
+    if input_path is not None:
+        pairs = read_pairs(input_path, stats)
+        source = input_path
+    else:
+        if smiles_file is None:
+            raise ConfigError("--namer-cmd needs --smiles FILE with the structures to name")
+        from chemgauge.engines.namer import CommandNamer
+
+        structures = read_smiles_file(smiles_file, stats)
+        names = CommandNamer.from_string(namer_cmd or "", namer_timeout).name(
+            [p.smiles for p in structures]
+        )
+        pairs = [
+            NamePair(p.item_id, p.line, p.smiles, n) for p, n in zip(structures, names, strict=True)
+        ]
+        source = smiles_file
+    config = CoverageConfig(abstain_markers=tuple(sorted(set(abstain_marker))), pin_pct=pin_pct)
+    opsin_config = OpsinConfig(
+        allow_radicals=radicals,
+        allow_uninterpretable_stereo=lenient_stereo,
+        timeout_s=timeout,
+        jvms=jvms,
+    )
+    loaded = time.perf_counter()
+    with OpsinRunner(opsin_config) as opsin:
+
+        def resolve(names: Sequence[str]) -> list[ReadBack]:
+            return [
+                ReadBack(r.smiles, r.status.value, r.error) for r in opsin.names_to_smiles(names)
+            ]
+
+        executor = make_executor(ExecutorConfig(kind="local", jobs=jvms, chunk_size=16))
+        try:
+            rows = score_pairs(pairs, resolve, config, executor)
+        finally:
+            executor.close()
+        engine = opsin.provenance()
+        engine.pop("jar_path", None)  # a machine path, not content: the jar hash identifies it
+    scored = time.perf_counter()
+    report = build_report(
+        rows,
+        config=config,
+        input_path=source,
+        input_stats=stats,
+        engine=engine,
+        timing={"load_s": loaded - started, "score_s": scored - loaded},
+    )
+    body = b"".join(orjson.dumps(r, option=orjson.OPT_SORT_KEYS) + b"\n" for r in rows)
+    atomic_write_bytes(output_rows, body)
+    if output_report is None:
+        typer.echo(orjson.dumps(report, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode())
+    else:
+        atomic_write_json(output_report, report)
+    if not quiet:
+        _print_summary(report)

@@ -1,0 +1,122 @@
+"""The coverage instrument end to end with the real OPSIN, on OPSIN's own test pairs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from rdkit import Chem
+from tests.conftest import SHARED_DATA, shared_file
+from typer.testing import CliRunner
+
+from chemgauge.benchmarks.names.inputs import NamePair
+from chemgauge.benchmarks.names.runner import CoverageConfig, ReadBack, score_pairs
+from chemgauge.cli import app
+from chemgauge.eval.executors import ExecutorConfig, make_executor
+
+pytestmark = pytest.mark.external
+
+# Names in OPSIN's 2.9.0 test files that only parse with OPSIN's radicals option (-r).
+RADICAL_CASES = {
+    "radicals.txt": {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12},
+    "spiro.txt": {17, 18, 19, 29, 30, 31, 32},
+}
+
+
+def test_cli_end_to_end(tmp_path: Path) -> None:
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text(
+        "smiles\tname\tid\nCCO\tethanol\ta\nC[C@H](N)C(=O)O\tD-alanine\tb\n"
+        "c1ccccc1\t\tc\nCC(=O)O\tfoo bar baz\td\nC1CC\tbroken\te\n"
+    )
+    rows_path, report_path = tmp_path / "rows.jsonl", tmp_path / "report.json"
+    args = ["names", "coverage", "-i", str(pairs), "--output-rows", str(rows_path)]
+    args += ["--output-report", str(report_path), "-j", "1", "-q"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in rows_path.read_text().splitlines()]
+    assert [(r["id"], r["strict"], r["exact"]) for r in rows] == [
+        ("a", "rt_valid", "rt_valid"),
+        ("b", "rt_valid", "confidently_wrong"),
+        ("c", "abstained", "abstained"),
+        ("d", "unparseable", "unparseable"),
+    ]
+    report = json.loads(report_path.read_text())
+    assert report["input_stats"]["rejections_by_reason"] == {"unparseable_smiles": 1}
+    assert report["provenance"]["extra"]["engine"]["opsin_version"] == "2.9.0"
+    assert report["confidently_wrong_rows"][0]["wrong_under"] == ["exact"]
+    # Same input, same rows and reproducibility hash.
+    again = tmp_path / "rows2.jsonl"
+    args2 = [a if a != str(rows_path) else str(again) for a in args]
+    assert CliRunner().invoke(app, args2).exit_code == 0
+    assert again.read_bytes() == rows_path.read_bytes()
+
+
+def _opsin_pairs() -> list[NamePair]:
+    folder = SHARED_DATA / "opsin" / "name_to_inchi"
+    pairs: list[NamePair] = []
+    for path in sorted(folder.glob("*.txt")):
+        shared_file(f"opsin/name_to_inchi/{path.name}")
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip() or line.startswith(("//", "#")):
+                continue
+            name, inchi = line.split("\t")[:2]
+            mol = Chem.MolFromInchi(inchi)
+            if mol is None or mol.GetNumAtoms() == 0:
+                continue
+            pairs.append(NamePair(f"{path.name}:{number}", number, Chem.MolToSmiles(mol), name))
+    return pairs
+
+
+@pytest.mark.slow
+def test_opsin_reproduces_its_own_test_pairs() -> None:
+    from chemgauge.engines.opsin import OpsinConfig, OpsinRunner
+
+    pairs = _opsin_pairs()
+    assert len(pairs) == 1047  # 1,048 pairs; one InChI RDKit cannot read back
+    executor = make_executor(ExecutorConfig(kind="local", jobs=2, chunk_size=16))
+    try:
+        with OpsinRunner(OpsinConfig(jvms=2)) as opsin:
+
+            def resolve(names: list[str]) -> list[ReadBack]:
+                out = opsin.names_to_smiles(names)
+                return [ReadBack(r.smiles, r.status.value, r.error) for r in out]
+
+            rows = score_pairs(pairs, resolve, CoverageConfig(), executor)  # type: ignore[arg-type]
+    finally:
+        executor.close()
+    unparsed = {r["id"] for r in rows if r["strict"] == "unparseable"}
+    expected = {f"{f}:{n}" for f, lines in RADICAL_CASES.items() for n in lines}
+    assert unparsed == expected
+    assert sum(r["strict"] == "rt_valid" for r in rows) == len(pairs) - len(expected)
+    assert not any(r["strict"] == "confidently_wrong" for r in rows)
+    # Uninterpretable names are unparseable, never wrong.
+    negative = shared_file("opsin/negative/uninterpretable.txt")
+    names = [n for n in negative.read_text().splitlines() if n.strip() and not n.startswith("#")]
+    with OpsinRunner(OpsinConfig(jvms=1)) as opsin:
+        answers = opsin.names_to_smiles(names)
+    neg_pairs = [NamePair(str(i), i, "C", n) for i, n in enumerate(names, start=1)]
+    neg_rows = score_pairs(
+        neg_pairs,
+        lambda ns: [ReadBack(a.smiles, a.status.value) for a in answers if a.name in set(ns)],
+        CoverageConfig(),
+    )
+    assert all(r["strict"] == "unparseable" for r in neg_rows)
+
+
+def test_radical_cases_parse_with_the_radicals_option() -> None:
+    from chemgauge.engines.opsin import OpsinConfig, OpsinRunner
+
+    cases = {"methyl": "[CH3]", "phenyl": "[c]1ccccc1", "prop-2-yl": "C[CH]C"}
+    pairs = [NamePair(str(i), i, s, n) for i, (n, s) in enumerate(cases.items(), start=1)]
+    for radicals, expected in ((False, "unparseable"), (True, "rt_valid")):
+        with OpsinRunner(OpsinConfig(allow_radicals=radicals)) as opsin:
+            rows = score_pairs(
+                pairs,
+                lambda ns, o=opsin: [
+                    ReadBack(r.smiles, r.status.value) for r in o.names_to_smiles(ns)
+                ],
+                CoverageConfig(),
+            )
+        assert {r["strict"] for r in rows} == {expected}
