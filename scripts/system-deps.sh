@@ -5,6 +5,8 @@ set -euo pipefail
 
 missing=()
 command -v java >/dev/null 2>&1 || missing+=("default-jre-headless")
+# javac compiles the small OPSIN line server once (without it OPSIN runs in plain CLI mode)
+command -v javac >/dev/null 2>&1 || missing+=("default-jdk-headless")
 command -v osra >/dev/null 2>&1 || missing+=("osra")
 
 if [ ${#missing[@]} -eq 0 ]; then
