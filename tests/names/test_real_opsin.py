@@ -120,3 +120,47 @@ def test_radical_cases_parse_with_the_radicals_option() -> None:
                 CoverageConfig(),
             )
         assert {r["strict"] for r in rows} == {expected}
+
+
+def test_interrupted_run_resumes_without_repeating(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chemgauge.cli import names as names_cli
+
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text(
+        "smiles\tname\nCCO\tethanol\nCO\tmethanol\nCCC\tpropane\nCCCC\tbutane\nC\tmethane\n"
+    )
+    rows = tmp_path / "rows.jsonl"
+    base = ["names", "coverage", "-i", str(pairs), "--output-rows", str(rows), "-q", "-j", "1"]
+    base += ["--output-report", str(tmp_path / "report.json")]
+    assert CliRunner().invoke(app, base).exit_code == 0
+    reference = rows.read_bytes()
+    rows.unlink()
+
+    monkeypatch.setattr(names_cli, "_BLOCK", 2)
+    real = names_cli.score_pairs
+    seen: list[str] = []
+
+    def dying(block, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if seen:
+            raise KeyboardInterrupt
+        seen.extend(p.item_id for p in block)
+        return real(block, *args, **kwargs)
+
+    monkeypatch.setattr(names_cli, "score_pairs", dying)
+    CliRunner().invoke(app, base)
+    assert not rows.exists(), "no final file from an interrupted run"
+    assert (tmp_path / "rows.jsonl.journal").exists()
+
+    resumed: list[str] = []
+
+    def counting(block, *args, **kwargs):  # type: ignore[no-untyped-def]
+        resumed.extend(p.item_id for p in block)
+        return real(block, *args, **kwargs)
+
+    monkeypatch.setattr(names_cli, "score_pairs", counting)
+    assert CliRunner().invoke(app, base).exit_code == 0
+    assert seen == ["2", "3"] and resumed == ["4", "5", "6"]
+    assert rows.read_bytes() == reference
+    assert not (tmp_path / "rows.jsonl.journal").exists()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 
 import orjson
@@ -14,9 +15,21 @@ from rich.table import Table
 from chemgauge.benchmarks.names.inputs import NamePair, read_pairs, read_smiles_file
 from chemgauge.benchmarks.names.runner import CoverageConfig, ReadBack, build_report, score_pairs
 from chemgauge.cli.options import QUIET
+from chemgauge.cli.progress import progress_bar
 from chemgauge.errors import ConfigError
 from chemgauge.eval.executors import ExecutorConfig, make_executor
-from chemgauge.eval.records import RejectionStats, atomic_write_bytes, atomic_write_json
+from chemgauge.eval.provenance import sha256_file, sha256_json
+from chemgauge.eval.records import (
+    RejectionStats,
+    ResumableJsonlWriter,
+    atomic_write_bytes,
+    atomic_write_json,
+)
+
+# Rows are journaled after each block, so an interrupted run resumes where it stopped.
+_BLOCK = 1000
+# OPSIN options that change speed or robustness but never an answer.
+_TIMING_ONLY = frozenset({"timeout_s", "jvms", "java", "mode"})
 
 app = typer.Typer(help="Name round-trip coverage with the real OPSIN.", no_args_is_help=True)
 
@@ -76,6 +89,9 @@ def coverage(
     timeout: float = typer.Option(30.0, "--timeout", help="Seconds OPSIN may take per name."),
     namer_timeout: float = typer.Option(600.0, "--namer-timeout", help="Seconds for the namer."),
     strict: bool = typer.Option(False, "--strict", help="Any bad input line is a hard error."),
+    restart: bool = typer.Option(
+        False, "--restart", help="Discard rows kept from an interrupted run instead of resuming."
+    ),
     quiet: bool = QUIET,
 ) -> None:
     """Score a structure-to-name generator: a name counts only if OPSIN reads it back right."""
@@ -110,6 +126,22 @@ def coverage(
         jvms=jvms,
     )
     loaded = time.perf_counter()
+    run_hash = sha256_json(
+        {
+            "coverage": config.describe(),
+            "opsin": {k: v for k, v in asdict(opsin_config).items() if k not in _TIMING_ONLY},
+            "input_sha256": sha256_file(source),
+        }
+    )
+    journal_path = output_rows.with_name(output_rows.name + ".journal")
+    journal = ResumableJsonlWriter(
+        journal_path, config_sha256=run_hash, key_field="id", restart=restart
+    )
+    todo = [p for p in pairs if not journal.done(p.item_id)]
+    if journal.existing and not quiet:
+        typer.echo(
+            f"resuming: {len(pairs) - len(todo)} of {len(pairs)} rows already done", err=True
+        )
     with OpsinRunner(opsin_config) as opsin:
 
         def resolve(names: Sequence[str]) -> list[ReadBack]:
@@ -119,11 +151,20 @@ def coverage(
 
         executor = make_executor(ExecutorConfig(kind="local", jobs=jvms, chunk_size=16))
         try:
-            rows = score_pairs(pairs, resolve, config, executor)
+            with (
+                journal,
+                progress_bar("names", len(todo), quiet=quiet, min_total=2000) as advance,
+            ):
+                for start in range(0, len(todo), _BLOCK):
+                    block = todo[start : start + _BLOCK]
+                    for row in score_pairs(block, resolve, config, executor):
+                        journal.write(row)
+                    advance(len(block))
         finally:
             executor.close()
         engine = opsin.provenance()
         engine.pop("jar_path", None)  # a machine path, not content: the jar hash identifies it
+    rows = [journal.existing[p.item_id] for p in pairs]
     scored = time.perf_counter()
     report = build_report(
         rows,
@@ -135,6 +176,7 @@ def coverage(
     )
     body = b"".join(orjson.dumps(r, option=orjson.OPT_SORT_KEYS) + b"\n" for r in rows)
     atomic_write_bytes(output_rows, body)
+    journal_path.unlink(missing_ok=True)
     if output_report is None:
         typer.echo(orjson.dumps(report, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode())
     else:
