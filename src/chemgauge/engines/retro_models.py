@@ -14,6 +14,7 @@ Third-party packages register factories under the entry-point group
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -147,14 +148,18 @@ class PredictionsFileModel(RetroModel):
 
     name = "predictions"
 
-    def __init__(self, path: Path, *, strict: bool = False) -> None:
+    def __init__(self, path: Path, *, strict: bool = False, jobs: int = 0) -> None:
         super().__init__()
         self.path = path
         self.sha256 = sha256_file(path)
         self.stats = RejectionStats(path=str(path), strict=strict)
         self._by_key: dict[str, tuple[int, list[str]]] = {}
         canon = Canonicalizer("exact")
-        for line, obj in read_jsonl(path, self.stats):
+        records = list(read_jsonl(path, self.stats))
+        products = [obj["product"] for _, obj in records if isinstance(obj.get("product"), str)]
+        workers = jobs if jobs > 0 else (os.cpu_count() or 1)
+        canon.many(products, jobs=workers if len(products) > 4096 else 1)  # fills the memo
+        for line, obj in records:
             product, predictions = obj.get("product"), obj.get("predictions")
             if not isinstance(product, str) or not isinstance(predictions, list):
                 self.stats.reject(
@@ -224,9 +229,12 @@ def _resolve_predictions_file(model_dir: Path | None) -> Path:
 
 def _predictions_factory(model_dir: Path | None, **kwargs: Any) -> RetroModel:
     strict = bool(kwargs.pop("strict", False))
+    jobs = int(kwargs.pop("jobs", 0))
     if kwargs:
-        raise ConfigError(f"model 'predictions' takes no arguments, got {sorted(kwargs)}")
-    return PredictionsFileModel(_resolve_predictions_file(model_dir), strict=strict)
+        raise ConfigError(
+            f"model 'predictions' takes only strict and jobs arguments, got {sorted(kwargs)}"
+        )
+    return PredictionsFileModel(_resolve_predictions_file(model_dir), strict=strict, jobs=jobs)
 
 
 def _templates_factory(model_dir: Path | None, **kwargs: Any) -> RetroModel:

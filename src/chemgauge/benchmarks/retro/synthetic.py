@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
 from chemgauge.benchmarks.retro.data import RetroTarget
 from chemgauge.chem.spelling import Speller, corrupt_smiles, stereo_free_spelling
 from chemgauge.errors import SmilesError
+from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
 
 __all__ = ["SyntheticSettings", "generate_outputs"]
 
@@ -41,42 +43,71 @@ def _spell(components: Sequence[str], rng: np.random.Generator, speller: Speller
 
 
 def generate_outputs(
-    targets: Sequence[RetroTarget], settings: SyntheticSettings | None = None
+    targets: Sequence[RetroTarget],
+    settings: SyntheticSettings | None = None,
+    *,
+    executor: ExecutorConfig | None = None,
 ) -> list[list[str]]:
-    """Raw ranked outputs for each target, in target order."""
+    """Raw ranked outputs for each target, in target order (identical on any executor)."""
     s = settings or SyntheticSettings()
-    n = s.outputs_per_target
     pool = [t.reactants for t in targets]
+    items = [(index, target.line, target.reactants) for index, target in enumerate(targets)]
+    runner = make_executor(executor or ExecutorConfig(kind="serial", jobs=1))
     result: list[list[str]] = []
-    speller = Speller()
-    for index, target in enumerate(targets):
-        rng = np.random.default_rng([s.seed, target.line])
-        outputs: list[str | None] = [None] * n
-        if rng.random() >= s.truth_absent_rate:
-            rank = min(n - 1, int(rng.exponential(s.mean_truth_rank)))
-            outputs[rank] = _spell(target.reactants, rng, speller)
-            flat = [stereo_free_spelling(c) for c in target.reactants]
-            if any(f is not None for f in flat) and rng.random() < s.stereo_free_rate:
-                comps = [f or c for f, c in zip(flat, target.reactants, strict=True)]
-                before = [r for r in range(rank) if outputs[r] is None]
-                if before:
-                    outputs[int(rng.choice(before))] = _spell(comps, rng, speller)
-        for rank in range(n):
-            if outputs[rank] is not None:
-                continue
-            draw = rng.random()
-            if draw < s.invalid_rate:
-                other = pool[int(rng.integers(0, len(pool)))]
-                outputs[rank] = corrupt_smiles(_spell(other, rng, speller), int(rng.integers(0, 3)))
-            elif draw < s.invalid_rate + s.duplicate_rate and rank > 0:
-                source = outputs[int(rng.integers(0, rank))] or ""
-                try:
-                    outputs[rank] = _spell(source.split("."), rng, speller)
-                except SmilesError:  # an invalid earlier output: repeat it verbatim
-                    outputs[rank] = source
-            else:
-                j = int(rng.integers(0, len(pool) - 1)) if len(pool) > 1 else 0
-                j = j + 1 if len(pool) > 1 and j >= index else j
-                outputs[rank] = _spell(pool[j], rng, speller)
-        result.append([o for o in outputs if o is not None])
+    try:
+        for out in runner.map(partial(_generate_chunk, pool, s), items, chunk_size=128):
+            if isinstance(out, ItemFailure):
+                raise RuntimeError(f"output generation failed: {out.detail}")
+            result.append(out)
+    finally:
+        runner.close()
     return result
+
+
+def _generate_chunk(
+    pool: list[tuple[str, ...]],
+    s: SyntheticSettings,
+    items: list[tuple[int, int, tuple[str, ...]]],
+) -> list[list[str]]:
+    speller = Speller()
+    return [_generate_one(pool, s, index, line, truth, speller) for index, line, truth in items]
+
+
+def _generate_one(
+    pool: list[tuple[str, ...]],
+    s: SyntheticSettings,
+    index: int,
+    line: int,
+    truth: tuple[str, ...],
+    speller: Speller,
+) -> list[str]:
+    n = s.outputs_per_target
+    rng = np.random.default_rng([s.seed, line])
+    outputs: list[str | None] = [None] * n
+    if rng.random() >= s.truth_absent_rate:
+        rank = min(n - 1, int(rng.exponential(s.mean_truth_rank)))
+        outputs[rank] = _spell(truth, rng, speller)
+        flat = [stereo_free_spelling(c) for c in truth]
+        if any(f is not None for f in flat) and rng.random() < s.stereo_free_rate:
+            comps = [f or c for f, c in zip(flat, truth, strict=True)]
+            before = [r for r in range(rank) if outputs[r] is None]
+            if before:
+                outputs[int(rng.choice(before))] = _spell(comps, rng, speller)
+    for rank in range(n):
+        if outputs[rank] is not None:
+            continue
+        draw = rng.random()
+        if draw < s.invalid_rate:
+            other = pool[int(rng.integers(0, len(pool)))]
+            outputs[rank] = corrupt_smiles(_spell(other, rng, speller), int(rng.integers(0, 3)))
+        elif draw < s.invalid_rate + s.duplicate_rate and rank > 0:
+            source = outputs[int(rng.integers(0, rank))] or ""
+            try:
+                outputs[rank] = _spell(source.split("."), rng, speller)
+            except SmilesError:  # an invalid earlier output: repeat it verbatim
+                outputs[rank] = source
+        else:
+            j = int(rng.integers(0, len(pool) - 1)) if len(pool) > 1 else 0
+            j = j + 1 if len(pool) > 1 and j >= index else j
+            outputs[rank] = _spell(pool[j], rng, speller)
+    return [o for o in outputs if o is not None]

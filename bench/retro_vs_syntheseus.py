@@ -1,0 +1,303 @@
+"""chemgauge retro eval vs syntheseus's own evaluator, same outputs, one run.
+
+All 5,007 USPTO-50k test targets (``../shared/data/uspto50k/test.csv``) get 50 raw outputs
+each from the seeded generator in :mod:`chemgauge.benchmarks.retro.synthetic` (true reactants
+at random ranks or absent, stereo-free spellings of the truth, decoys from other targets in
+random spellings, ~10% invalid, ~10% duplicate spellings). The same outputs are scored by:
+
+* chemgauge, ``exact`` only and ``exact`` + ``stereo_ignored`` (all cores, and one core);
+* syntheseus ``compute_metrics`` with a fixed-output backward model, without and with its
+  stereo-relaxed mode (``include_predictions=False``, its lean setting), and optionally with
+  its default of keeping predictions (``--syntheseus-default``, high memory).
+
+Each run is a fresh subprocess; wall time and the peak resident memory of its whole process
+tree (sampled from /proc every 50 ms) are reported with the load average around it. The
+syntheseus-convention top-k curves of both tools are compared for identity.
+
+Usage: python bench/retro_vs_syntheseus.py [--limit N] [--jobs J] [--work DIR]
+Needs syntheseus (``pip install 'chemgauge[syntheseus]'``; its core does not pull torch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("CHEMGAUGE_SHARED_DATA", REPO.parent / "shared" / "data")) / "uspto50k"
+
+
+def _tree_rss_kb(pid: int) -> int:
+    """Resident memory of a process and all its descendants (Linux /proc)."""
+    total, stack = 0, [pid]
+    while stack:
+        p = stack.pop()
+        try:
+            with open(f"/proc/{p}/status") as handle:
+                for line in handle:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+                        break
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as handle:
+                    stack.extend(int(c) for c in handle.read().split())
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+    return total
+
+
+def _measure(args: list[str]) -> dict[str, Any]:
+    load_before = os.getloadavg()
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, __file__, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    peak = 0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, _tree_rss_kb(proc.pid))
+            time.sleep(0.05)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out, _ = proc.communicate()
+    wall = time.perf_counter() - start
+    done.set()
+    sampler.join()
+    if proc.returncode != 0:
+        raise SystemExit(f"child {args} failed with exit code {proc.returncode}")
+    result: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
+    result.update(
+        wall_s=wall, peak_rss_mb=peak / 1024, load_before=load_before, load_after=os.getloadavg()
+    )
+    return result
+
+
+# -- children -------------------------------------------------------------------------------
+
+
+def _child_chemgauge(preds: str, out: str, matchers: str, jobs: int, limit: int) -> None:
+    from chemgauge.benchmarks.retro import RetroEvalConfig, run_retro_eval
+
+    config = RetroEvalConfig(
+        data_dir=str(DATA),
+        model_class="predictions",
+        model_dir=preds,
+        matchers=tuple(matchers.split(",")),
+        results_dir=out,
+        restart=True,
+        jobs=jobs,
+        executor="local" if jobs != 1 else "serial",
+        limit=limit,
+        chunk_size=64,
+        batch_size=512,
+    )
+    run = run_retro_eval(config)
+    accuracy = run.report["metrics"]["accuracy"]
+    print(
+        json.dumps(
+            {
+                "curve": accuracy["syntheseus"]["exact"]["curve"],
+                "stereo_curve": accuracy["syntheseus"].get("stereo_ignored", {}).get("curve"),
+                "mrr": accuracy["syntheseus"]["exact"]["mrr"],
+                "timing": run.report["run"]["timing"],
+            }
+        )
+    )
+
+
+def _child_syntheseus(preds: str, stereo: bool, keep: bool, limit: int) -> None:
+    from syntheseus import Molecule
+    from syntheseus.cli.eval_single_step import compute_metrics
+    from syntheseus.interface.models import BackwardReactionModel
+    from syntheseus.reaction_prediction.data.dataset import DataFold, DiskReactionDataset
+    from syntheseus.reaction_prediction.data.reaction_sample import ReactionSample
+    from syntheseus.reaction_prediction.utils.inference import (
+        process_raw_smiles_outputs_backwards,
+    )
+
+    raw: dict[str, list[str]] = {}
+    with open(preds, "rb") as handle:
+        for line in handle:
+            obj = json.loads(line)
+            raw[Molecule(obj["product"]).smiles] = obj["predictions"]
+
+    class FixedOutputs(BackwardReactionModel):  # type: ignore[misc]
+        """Weight-free model: returns the recorded raw outputs, parsed as syntheseus does."""
+
+        def _get_reactions(self, inputs: list[Any], num_results: int) -> list[Any]:
+            out = []
+            for mol in inputs:
+                outputs = raw.get(mol.smiles, [])[:num_results]
+                out.append(
+                    process_raw_smiles_outputs_backwards(mol, outputs, [{} for _ in outputs])
+                )
+            return out
+
+        def get_parameters(self) -> list[Any]:
+            return []
+
+    start = time.perf_counter()
+    dataset = DiskReactionDataset(str(DATA), sample_cls=ReactionSample)
+    with contextlib.redirect_stdout(io.StringIO()):
+        results = compute_metrics(
+            FixedOutputs(remove_duplicates=True),
+            dataset=dataset,
+            num_dataset_truncation=limit,
+            num_top_results=50,
+            include_results_modulo_stereo=stereo,
+            fold=DataFold.TEST,
+            include_predictions=keep,
+        )
+    print(
+        json.dumps(
+            {
+                "curve": [float(x) for x in results.top_k],
+                "stereo_curve": None
+                if results.match_modulo_stereo_top_k is None
+                else [float(x) for x in results.match_modulo_stereo_top_k],
+                "mrr": results.mrr,
+                "timing": {"total_s": time.perf_counter() - start},
+            }
+        )
+    )
+
+
+# -- driver ---------------------------------------------------------------------------------
+
+
+def _generate(work: Path, jobs: int, limit: int) -> Path:
+    from chemgauge.benchmarks.retro.data import find_fold_file, load_targets
+    from chemgauge.benchmarks.retro.synthetic import SyntheticSettings, generate_outputs
+    from chemgauge.eval.executors import ExecutorConfig
+    from chemgauge.eval.provenance import canonical_json, sha256_file
+
+    settings = SyntheticSettings()
+    digest = sha256_file(DATA / "test.csv")[:12]
+    preds = work / f"outputs-{digest}-seed{settings.seed}-n{limit}.jsonl"
+    if preds.exists():
+        return preds
+    executor = ExecutorConfig(kind="local", jobs=jobs)
+    targets = load_targets(find_fold_file(DATA, "test"), limit=limit, executor=executor).targets
+    start = time.perf_counter()
+    outputs = generate_outputs(targets, settings, executor=executor)
+    print(f"generated {len(targets)} x 50 outputs in {time.perf_counter() - start:.0f} s")
+    tmp = preds.with_suffix(".tmp")
+    with open(tmp, "wb") as handle:
+        for target, outs in zip(targets, outputs, strict=True):
+            handle.write(canonical_json({"product": target.product, "predictions": outs}) + b"\n")
+    tmp.replace(preds)
+    return preds
+
+
+def _row(name: str, r: dict[str, Any]) -> str:
+    lb, la = r["load_before"][0], r["load_after"][0]
+    return f"| {name} | {r['wall_s']:.1f} | {r['peak_rss_mb']:.0f} | {lb:.1f} -> {la:.1f} |"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--limit", type=int, default=5007)
+    parser.add_argument("--jobs", type=int, default=0, help="chemgauge workers (0 = all cores)")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/chemgauge-bench-retro"))
+    parser.add_argument(
+        "--syntheseus-default",
+        action="store_true",
+        help="also run syntheseus keeping predictions (its default; ~9 GB)",
+    )
+    parser.add_argument("--child", nargs="*")
+    args = parser.parse_args()
+    if args.child:
+        kind, *rest = args.child
+        if kind == "chemgauge":
+            _child_chemgauge(rest[0], rest[1], rest[2], int(rest[3]), int(rest[4]))
+        else:
+            _child_syntheseus(rest[0], rest[1] == "1", rest[2] == "1", int(rest[3]))
+        return
+    args.work.mkdir(parents=True, exist_ok=True)
+    cores = os.cpu_count() or 1
+    jobs = args.jobs or cores
+    preds = str(_generate(args.work, jobs, args.limit))
+    n = str(args.limit)
+    out = {key: str(args.work / f"chemgauge-{key}") for key in ("exact", "stereo", "one")}
+    plan = [
+        ("chemgauge exact", ["--child", "chemgauge", preds, out["exact"], "exact", str(jobs), n]),
+        ("syntheseus exact", ["--child", "syntheseus", preds, "0", "0", n]),
+        (
+            "chemgauge exact+stereo_ignored",
+            ["--child", "chemgauge", preds, out["stereo"], "exact,stereo_ignored", str(jobs), n],
+        ),
+        ("syntheseus exact+relaxed stereo", ["--child", "syntheseus", preds, "1", "0", n]),
+        ("chemgauge exact, 1 core", ["--child", "chemgauge", preds, out["one"], "exact", "1", n]),
+    ]
+    if args.syntheseus_default:
+        plan.append(
+            (
+                "syntheseus default (keeps predictions)",
+                ["--child", "syntheseus", preds, "0", "1", n],
+            )
+        )
+    results: dict[str, dict[str, Any]] = {}
+    for name, child in plan:
+        results[name] = _measure(child)
+        print(
+            f"{name}: {results[name]['wall_s']:.1f} s, {results[name]['peak_rss_mb']:.0f} MB",
+            flush=True,
+        )
+
+    cg, sy = results["chemgauge exact"], results["syntheseus exact"]
+    cgs, sys_ = (
+        results["chemgauge exact+stereo_ignored"],
+        results["syntheseus exact+relaxed stereo"],
+    )
+    print(f"\n{args.limit} targets x 50 outputs; {cores} cores; chemgauge jobs={jobs}\n")
+    print("| run | wall s | peak RSS MB | load avg (1 min) |\n|---|---|---|---|")
+    for name, r in results.items():
+        print(_row(name, r))
+    print(f"\nspeed-up, exact: {sy['wall_s'] / cg['wall_s']:.2f}x")
+    print(f"speed-up, with stereo view: {sys_['wall_s'] / cgs['wall_s']:.2f}x")
+    one = results["chemgauge exact, 1 core"]
+    print(f"speed-up, exact, chemgauge on 1 core: {sy['wall_s'] / one['wall_s']:.2f}x")
+    print(
+        f"stereo view overhead: chemgauge +{(cgs['wall_s'] / cg['wall_s'] - 1) * 100:.0f}%, "
+        f"syntheseus +{(sys_['wall_s'] / sy['wall_s'] - 1) * 100:.0f}%"
+    )
+    same = cg["curve"] == sy["curve"] and cgs["stereo_curve"] == sys_["stereo_curve"]
+    print(
+        f"parity (syntheseus convention top-1..50, exact and stereo): "
+        f"{'identical' if same else 'DIFFERENT'}; MRR {cg['mrr']:.6f} vs {sy['mrr']:.6f}"
+    )
+    report = json.loads((Path(out["stereo"]) / "report.json").read_text())
+    print(
+        "\n| convention | matcher | "
+        + " | ".join(f"top-{k}" for k in (1, 3, 5, 10, 20, 50))
+        + " | MRR |\n|---|---|"
+        + "---|" * 7
+    )
+    for convention, per in report["metrics"]["accuracy"].items():
+        for matcher, block in per.items():
+            tops = " | ".join(
+                f"{block['top_k'][str(k)]['rate'] * 100:.1f}" for k in (1, 3, 5, 10, 20, 50)
+            )
+            print(f"| {convention} | {matcher} | {tops} | {block['mrr']:.4f} |")
+    outputs = report["metrics"]["outputs"]
+    print(
+        f"\noutputs: {outputs['total']} raw, {outputs['invalid_rate'] * 100:.1f}% invalid, "
+        f"{outputs['duplicate_rate'] * 100:.1f}% duplicates"
+    )
+
+
+if __name__ == "__main__":
+    main()
