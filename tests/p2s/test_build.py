@@ -211,3 +211,29 @@ def test_table_errors_and_config_errors(tmp_path: Path) -> None:
         TableProvider(table)
     with pytest.raises(ConfigError, match="unknown property directory 'dipol'"):
         BuildConfig(directories=("dipol",))
+
+
+def test_tied_candidate_values_are_counted(tmp_path: Path) -> None:
+    sources = tmp_path / "s.smi"
+    sources.write_text("\n".join(SOURCES[:6]) + "\n")
+    config = BuildConfig(directories=("dipole", "gap"))
+    table = tmp_path / "t.jsonl"
+    write_table(sources, table, config)
+    record = select_records(read_sources(sources, RejectionStats()), config, Counter())[0]
+    twin = next(c for c in record.candidates if c != record.source)
+    rows = jsonl(table)
+    source_dipole = next(r for r in rows if r["smiles"] == record.source)["properties"]["dipole"]
+    for row in rows:
+        if row["smiles"] == twin:
+            row["properties"]["dipole"] = source_dipole
+    table.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    build_benchmark(sources, tmp_path / "d", TableProvider(table), config)
+    manifest = json.loads((tmp_path / "d" / MANIFEST).read_text())
+    assert manifest["records_with_tied_candidate_values"] == {"dipole": 1}
+    # a twin with the same value cannot serve as the dipole counterfactual donor
+    cf = {
+        r["label"]
+        for r in jsonl(tmp_path / "d" / "dipole" / "counterfactual.labels.jsonl")
+        if r["base_record_id"] == record.record_id
+    }
+    assert record.candidates.index(twin) not in cf

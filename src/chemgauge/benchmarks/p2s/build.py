@@ -125,6 +125,7 @@ class BuildResult:
     records: int = 0
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
     skipped: Counter[str] = field(default_factory=Counter)
+    ties: Counter[str] = field(default_factory=Counter)
     sources: dict[str, Any] = field(default_factory=dict)
     split_counts: Counter[str] = field(default_factory=Counter)
     provider_seconds: float = 0.0
@@ -276,6 +277,7 @@ def _directory_views(
     values: dict[str, PropertyResult],
     config: BuildConfig,
     skipped: Counter[str],
+    ties: Counter[str],
 ) -> dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
     components = components_of(directory)
     own = {}
@@ -304,12 +306,18 @@ def _directory_views(
         views["shuffled"][0].append(_task(record, own[donor.record_id], rid))
         views["shuffled"][1].append({"record_id": rid, "label": record.answer})
         options = []
+        tied = False
         for index, smiles in enumerate(record.candidates):
             if index == record.answer:
                 continue
             found = _values(values[smiles], components, smiles)
+            tied = tied or found == own[rid]
             if found is not None and found != own[rid]:
                 options.append((_hash(config.seed, "counterfactual", rid, smiles), index, found))
+        if tied:
+            # Kept, not hidden: the evidence cannot separate the answer from another candidate
+            # (e.g. equal rounded dipoles), so even a perfect property reader may miss it.
+            ties[directory] += 1
         if not options:
             skipped[f"{directory}:no_counterfactual_donor"] += 1
         for _, index, found in sorted(options)[: config.counterfactuals_per_record]:
@@ -356,7 +364,7 @@ def build_benchmark(
         (r.error or "").split(":")[0] for r in values.values() if r.error is not None
     )
     for directory in config.directories:
-        views = _directory_views(directory, records, values, config, result.skipped)
+        views = _directory_views(directory, records, values, config, result.skipped, result.ties)
         result.counts[directory] = {}
         for condition, (tasks, labels) in views.items():
             atomic_write_bytes(
@@ -406,6 +414,7 @@ def build_benchmark(
         "records_by_split": dict(sorted(result.split_counts.items())),
         "tasks": result.counts,
         "skipped": dict(sorted(result.skipped.items())),
+        "records_with_tied_candidate_values": dict(sorted(result.ties.items())),
         "property_failures": dict(sorted(failures.items())),
         "molecules_computed": result.provider_molecules,
         "timing": {
