@@ -169,17 +169,15 @@ def server_source_sha256() -> str:
 def build_server(jar: OpsinJar, tools: JavaTools) -> Path:
     """Return a directory holding the compiled line server, compiling it on first use.
 
-    The directory name hashes the jar, the source and the compiler version; a
+    The directory name hashes the jar, the source and the compiler binary; a
     build goes to a temporary directory renamed into place, so concurrent first
     uses never see a half-written class.
     """
     if tools.javac is None:
         raise BackendError(f"javac not found. {_JAVAC_HINT}")
     source = server_source()
-    javac_version = _javac_version(tools.javac)
-    key = hashlib.sha256(
-        "\n".join([jar.sha256, hashlib.sha256(source.encode()).hexdigest(), javac_version]).encode()
-    ).hexdigest()[:20]
+    parts = [jar.sha256, hashlib.sha256(source.encode()).hexdigest(), _javac_identity(tools.javac)]
+    key = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:20]
     target = cache_root() / "opsin-server" / key
     if (target / f"{SERVER_CLASS}.class").is_file():
         return target
@@ -211,10 +209,14 @@ def _compile_into(target: Path, source: str, jar: OpsinJar, javac: str) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
-@lru_cache(maxsize=8)
-def _javac_version(javac: str) -> str:
-    """`javac -version` (once per path: it costs a JVM start)."""
-    return _run_tool([javac, "-version"]).strip()
+def _javac_identity(javac: str) -> str:
+    """The resolved javac binary with its size and mtime: a JDK change rebuilds the server.
+
+    Cheaper than `javac -version`, which costs a JVM start on every first use.
+    """
+    real = os.path.realpath(javac)
+    stat = os.stat(real)
+    return f"{real}:{stat.st_size}:{stat.st_mtime_ns}"
 
 
 def _run_tool(args: list[str]) -> str:
