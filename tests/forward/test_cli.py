@@ -1,0 +1,258 @@
+"""``chemgauge forward`` through the real Typer app."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from chemgauge.cli import app
+
+from .conftest import FIXTURE_CORPUS, corpus_line
+
+runner = CliRunner()
+
+
+def test_predict_prints_ranked_candidates_with_balance() -> None:
+    result = runner.invoke(app, ["forward", "predict", "CC(=O)O.NCc1ccccc1"])
+    assert result.exit_code == 0
+    first = result.stdout.splitlines()[0].split("\t")
+    assert first[:2] == ["0", "CC(=O)NCc1ccccc1"] and "missing H2O" in first[-1]
+
+
+def test_predict_report_is_json_with_stats(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["forward", "predict", "CC(=O)O", "NCc1ccccc1", "--report", "--max-results", "1"]
+    )
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert len(data["candidates"]) == 1 and data["stats"]["capped"] is True
+    assert data["stats"]["pool_complete"] is False and "rules_loaded" in data["stats"]
+
+
+def test_predict_templates_extend_the_embedded_set(tmp_path: Path) -> None:
+    rules = tmp_path / "extra.jsonl"
+    rules.write_text(
+        json.dumps({"template_id": "methylation", "smirks": "[OH:1][c:2]>>[CH3]-[O:1][c:2]"}) + "\n"
+    )
+    result = runner.invoke(app, ["forward", "predict", "Oc1ccccc1", "--templates", str(rules)])
+    assert result.exit_code == 0 and "COc1ccccc1" in result.stdout
+    assert "methylation" in result.stdout
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"template_id": "x", "smirks": "[C:1]>>[C:1"}\n')
+    result = runner.invoke(app, ["forward", "predict", "CCO", "--templates", str(bad)])
+    assert result.exit_code != 0
+    assert "line 1" in str(result.exception)
+
+
+def test_enumerate_writes_one_record_per_line_and_counts_errors(tmp_path: Path) -> None:
+    source = tmp_path / "in.smi"
+    source.write_text("CC(=O)O.NCc1ccccc1 amide\n\nC1CC broken\nCCOC(=O)c1ccccc1.CN\n")
+    outs = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"out{jobs}.jsonl"
+        result = runner.invoke(
+            app,
+            [
+                "forward",
+                "enumerate",
+                "--input",
+                str(source),
+                "--out",
+                str(out),
+                "--jobs",
+                jobs,
+                "--chunk-size",
+                "1",
+            ],
+        )
+        assert result.exit_code == 0, result.output
+        assert "3 reactions, 1 with errors" in result.output
+        outs.append([json.loads(line) for line in out.read_text().splitlines()])
+    records = outs[0]
+    assert [r["line"] for r in records] == [1, 3, 4]
+    assert records[0]["id"] == "amide" and records[0]["candidates"][0]["smiles"] == (
+        "CC(=O)NCc1ccccc1"
+    )
+    assert records[1]["error"] is not None and records[1]["candidates"] == []
+    strip = [[{k: v for k, v in r.items() if k != "elapsed_ms"} for r in o] for o in outs]
+    assert strip[0] == strip[1]
+
+
+def test_benchmark_report_is_the_only_stdout_output(tmp_path: Path) -> None:
+    rows = tmp_path / "rows.jsonl"
+    result = runner.invoke(
+        app,
+        [
+            "forward",
+            "benchmark",
+            "--corpus",
+            str(FIXTURE_CORPUS),
+            "--output-rows",
+            str(rows),
+            "--executor",
+            "serial",
+            "--quiet",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["overall"]["n_rows"] == 16 and len(rows.read_text().splitlines()) == 16
+    out = tmp_path / "report.json"
+    result = runner.invoke(
+        app,
+        [
+            "forward",
+            "benchmark",
+            "--corpus",
+            str(FIXTURE_CORPUS),
+            "--output-rows",
+            str(rows),
+            "--output-report",
+            str(out),
+            "--executor",
+            "serial",
+        ],
+    )
+    assert result.exit_code == 0 and result.stdout == ""
+    assert "forward benchmark" in result.stderr and "failure_reason" in result.stderr
+    written = json.loads(out.read_text())
+    assert written["overall"]["proposal_coverage"] == report["overall"]["proposal_coverage"]
+
+
+def test_benchmark_defaults_to_the_bundled_demo_corpus(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app,
+        [
+            "forward",
+            "benchmark",
+            "--output-rows",
+            str(tmp_path / "r.jsonl"),
+            "-q",
+            "--executor",
+            "serial",
+        ],
+    )
+    assert result.exit_code == 0
+    assert (
+        json.loads(result.stdout)["corpus"]["sha256"]
+        == json.loads(
+            runner.invoke(
+                app,
+                [
+                    "forward",
+                    "benchmark",
+                    "--corpus",
+                    str(FIXTURE_CORPUS),
+                    "--output-rows",
+                    str(tmp_path / "s.jsonl"),
+                    "-q",
+                    "--executor",
+                    "serial",
+                ],
+            ).stdout
+        )["corpus"]["sha256"]
+    )
+
+
+def test_user_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(corpus_line("a", ["CCO"], [["CC=O"]]) + "\n{oops\n")
+    cmd = [
+        sys.executable,
+        "-m",
+        "chemgauge",
+        "forward",
+        "benchmark",
+        "--corpus",
+        str(corpus),
+        "--output-rows",
+        str(tmp_path / "r.jsonl"),
+        "--strict",
+        "--executor",
+        "serial",
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip().startswith("error: ") and len(done.stderr.strip().splitlines()) == 1
+    assert f"{corpus}, line 2" in done.stderr and done.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--templates", "x.jsonl"], "never mixed"),
+        (
+            ["--template-source", "train-extracted", "--templates", "x.jsonl"],
+            "needs --template-manifest",
+        ),
+        (["--template-source", "scorer-conditioned"], "learned scorer"),
+    ],
+)
+def test_template_source_misuse_is_refused(tmp_path: Path, args: list[str], message: str) -> None:
+    result = runner.invoke(
+        app, ["forward", "benchmark", "--output-rows", str(tmp_path / "r.jsonl"), *args]
+    )
+    assert result.exit_code != 0 and message in str(result.exception)
+
+
+def test_corpus_from_uspto_and_extract_templates(tmp_path: Path) -> None:
+    csv_path = tmp_path / "mini.csv"
+    csv_path.write_text(
+        "id,class,reactants>reagents>production\n"
+        "US1,2,[CH3:1][C:2](=[O:3])[OH:4].[NH2:5][CH3:6]>>[CH3:1][C:2](=[O:3])[NH:5][CH3:6]\n"
+        "US2,UNK,C1CC>>CC\n"
+    )
+    corpus = tmp_path / "corpus.jsonl"
+    result = runner.invoke(
+        app, ["forward", "corpus-from-uspto", str(csv_path), "--out", str(corpus)]
+    )
+    assert result.exit_code == 0
+    first, second = (json.loads(line) for line in corpus.read_text().splitlines())
+    assert first["reaction_id"] == "mini:2" and first["group_key"] == "US1"
+    assert first["reactants"] == ["CC(=O)O", "CN"] and first["accepted_products"] == [["CNC(C)=O"]]
+    assert first["reaction_class"] == "2" and ":" in first["mapped_reaction"]
+    assert "reaction_class" not in second and second["reactants"] == ["C1CC"]
+    out = tmp_path / "templates"
+    result = runner.invoke(
+        app,
+        [
+            "forward",
+            "extract-templates",
+            "--corpus",
+            str(corpus),
+            "--split",
+            "all",
+            "--out",
+            str(out),
+            "--jobs",
+            "1",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["included_split"] == "all" and manifest["extraction"]["extracted"] == 1
+    assert manifest["corpus_stats"]["unparseable_smiles"] == 1
+    result = runner.invoke(
+        app,
+        [
+            "forward",
+            "extract-templates",
+            "--corpus",
+            str(csv_path),
+            "--split",
+            "all",
+            "--out",
+            str(tmp_path / "csv"),
+            "-j",
+            "1",
+        ],
+    )
+    assert result.exit_code == 0
+    assert json.loads((tmp_path / "csv" / "manifest.json").read_text())["source_corpus_format"] == (
+        "csv"
+    )
