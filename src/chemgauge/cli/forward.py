@@ -212,6 +212,14 @@ def _summary_table(report: dict[str, Any]) -> Table:
 def _print_summary(report: dict[str, Any], rows_path: Path) -> None:
     console = Console(stderr=True, width=None if sys.stderr.isatty() else 120)
     console.print(_summary_table(report))
+    overall = report["overall"]
+    cond = overall["conditional"]
+    stereo = report["breakdowns"]["stereo_status"]
+    console.print(
+        f"conditional on coverage ({cond['n']} rows): top-1 {_pct(cond['top1_hit_rate'])}, "
+        f"top-10 {_pct(cond['top10_hit_rate'])}; stereo: "
+        + ", ".join(f"{k} {v['n_rows']}" for k, v in stereo.items())
+    )
     reasons = report["breakdowns"]["failure_reason"]
     console.print("failure_reason: " + ", ".join(f"{k} {v['n_rows']}" for k, v in reasons.items()))
     stats = report["corpus"]["stats"]
