@@ -63,6 +63,7 @@ class RunnerTiming:
     """Seconds for start-up, the cold first pass and the best warm pass, plus the answers."""
 
     startup: float
+    jvm_startup: float
     cold: float
     warm: float
     single: float
@@ -83,6 +84,7 @@ def run_ours(names: list[str], config: OpsinConfig, passes: int) -> RunnerTiming
         runner.close()
     return RunnerTiming(
         startup=startup,
+        jvm_startup=max(stats.startup_s[: config.jvms]),
         cold=cold,
         warm=min(seconds for seconds, _ in warm),
         single=single,
@@ -119,7 +121,7 @@ def main() -> None:
             ours = run_ours(names, OpsinConfig(mode=mode, jvms=jvms), args.passes)
             agree = sum(a == b for a, b in zip(ours.answers, batch_answers, strict=True))
             label = f"chemgauge {mode}, {jvms} JVM"
-            note = f"start {ours.startup:.2f} s; agrees {agree}/{len(names)}"
+            note = f"start {ours.startup:.2f} s (JVM {ours.jvm_startup:.2f} s); agrees {agree}"
             if ours.restarts:
                 note += f"; {ours.restarts} restarts"
             rows.append((f"{label}: start+cold", len(names) / (ours.startup + ours.cold), note))
