@@ -121,7 +121,8 @@ def main() -> None:
             ours = run_ours(names, OpsinConfig(mode=mode, jvms=jvms), args.passes)
             agree = sum(a == b for a, b in zip(ours.answers, batch_answers, strict=True))
             label = f"chemgauge {mode}, {jvms} JVM"
-            note = f"start {ours.startup:.2f} s (JVM {ours.jvm_startup:.2f} s); agrees {agree}"
+            note = f"start {ours.startup:.2f} s (JVM {ours.jvm_startup:.2f} s); "
+            note += f"agrees {agree}/{len(names)}"
             if ours.restarts:
                 note += f"; {ours.restarts} restarts"
             rows.append((f"{label}: start+cold", len(names) / (ours.startup + ours.cold), note))
