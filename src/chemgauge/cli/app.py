@@ -9,7 +9,7 @@ import sys
 import typer
 
 import chemgauge
-from chemgauge.cli import canon, matchers
+from chemgauge.cli import canon, matchers, report
 from chemgauge.errors import ChemgaugeError
 
 app = typer.Typer(
@@ -40,10 +40,12 @@ def root(
 
 app.command("canon")(canon.canon)
 app.command("matchers")(matchers.matchers)
+# Top-level `report RUN_DIR`, `compare RUN_A RUN_B` and `verify RUN_DIR` (not a sub-app).
+report.register(app)
 
 # Each benchmark family lives in its own module exposing ``app`` (a Typer sub-app). A module
 # that exists is imported for real, so a broken one fails loudly instead of vanishing.
-FAMILY_MODULES = ("forward", "retro", "names", "ocsr", "p2s", "report")
+FAMILY_MODULES = ("forward", "retro", "names", "ocsr", "p2s")
 for _family in FAMILY_MODULES:
     if importlib.util.find_spec(f"chemgauge.cli.{_family}") is not None:
         _module = importlib.import_module(f"chemgauge.cli.{_family}")

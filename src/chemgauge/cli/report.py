@@ -1,0 +1,182 @@
+"""``chemgauge report``, ``compare`` and ``verify``: look at runs, compare two, check one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from chemgauge.cli.options import QUIET
+from chemgauge.eval.records import atomic_write_json, atomic_write_text
+
+__all__ = ["compare", "register", "report", "verify"]
+
+RUN_DIR = typer.Argument(
+    None, help="Run folder holding report.json and rows.jsonl.", show_default=False
+)
+REPORT = typer.Option(None, "--report", help="Report JSON (default: RUN_DIR/report.json).")
+ROWS = typer.Option(None, "--rows", help="Row file (default: RUN_DIR/rows.jsonl).")
+
+
+def _console(err: bool = False) -> Console:
+    return Console(stderr=err, highlight=False)
+
+
+def report(
+    run_dir: Path | None = RUN_DIR,
+    report_path: Path | None = REPORT,
+    rows_path: Path | None = ROWS,
+    html: Path | None = typer.Option(None, "--html", help="Write a self-contained HTML report."),
+    max_failures: int = typer.Option(
+        24, "--max-failures", help="Failure cases drawn per section in the HTML."
+    ),
+    quiet: bool = QUIET,
+) -> None:
+    """Headline numbers with intervals for one run, and an HTML report with plots and drawings."""
+    from chemgauge.report.families import get_adapter
+    from chemgauge.report.formatting import fmt_count, fmt_rate
+    from chemgauge.report.runs import load_run
+    from chemgauge.report.verify import verify_run
+
+    run = load_run(run_dir, report_path=report_path, rows_path=rows_path)
+    run.require_clean_rows()
+    adapter = get_adapter(run.family)
+    verification = verify_run(run)
+    if not verification.ok:
+        _console(err=True).print(
+            f"warning: {run.report_path} disagrees with its rows in "
+            f"{len(verification.differences)} places (numbers shown are recomputed from rows; "
+            "run `chemgauge verify` for details)",
+            style="yellow",
+        )
+    if html is not None:
+        from chemgauge.report.html import render_run_html
+
+        page = render_run_html(run, adapter, verification, max_failures=max_failures)
+        atomic_write_text(html, page)
+    if not quiet:
+        table = Table(title=escape(f"{run.family}: {run.label} ({len(run.rows)} rows)"))
+        table.add_column("metric")
+        table.add_column("value [95% CI]", justify="right")
+        table.add_column("count", justify="right")
+        for rate in adapter.headline(run):
+            table.add_row(escape(rate.label), escape(fmt_rate(rate)), fmt_count(rate))
+        _console().print(table)
+        if html is not None:
+            _console().print(f"wrote {html}")
+
+
+def _compare_table(result: dict[str, Any]) -> Table:
+    from chemgauge.report.formatting import fmt_p, fmt_pct, fmt_signed_pct
+
+    a, b = result["run_a"]["label"], result["run_b"]["label"]
+    table = Table(
+        title=escape(
+            f"{result['family']}: A={a} vs B={b} on {result['items']['shared']} shared items"
+        ),
+        caption="A - B with a paired bootstrap 95% CI; exact McNemar p, Holm-adjusted over metrics",
+    )
+    for column in ("metric", "n", "A", "B", "A - B [95% CI]", "only A", "only B", "p", "Holm p"):
+        table.add_column(column, justify="left" if column == "metric" else "right")
+    for r in result["overall"]:
+        d = r["difference"]
+        low, high = d["interval"]
+        table.add_row(
+            escape(r["metric"]),
+            str(r["n"]),
+            fmt_pct(r["rate_a"]["estimate"]),
+            fmt_pct(r["rate_b"]["estimate"]),
+            escape(
+                f"{fmt_signed_pct(d['estimate'])} [{fmt_signed_pct(low)}, {fmt_signed_pct(high)}]"
+            ),
+            str(r["only_a"]),
+            str(r["only_b"]),
+            fmt_p(r["mcnemar_p"]),
+            fmt_p(r["holm_p"]),
+            style="bold" if r["holm_p"] <= 0.05 else None,
+        )
+    return table
+
+
+def compare(
+    run_a: Path = typer.Argument(..., help="Run folder A."),
+    run_b: Path = typer.Argument(..., help="Run folder B."),
+    force: bool = typer.Option(
+        False, "--force", help="Compare shared items even if corpus or split protocol differ."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the paired bootstrap (recorded)."),
+    resamples: int = typer.Option(2000, "--resamples", help="Bootstrap resamples."),
+    json_out: Path | None = typer.Option(None, "--json", help="Write the comparison as JSON."),
+    html: Path | None = typer.Option(None, "--html", help="Write an HTML comparison page."),
+    max_items: int = typer.Option(
+        12, "--max-items", help="Discordant items drawn per list in the HTML."
+    ),
+    quiet: bool = QUIET,
+) -> None:
+    """Paired comparison of two runs on the same items: McNemar, bootstrap CI, Holm."""
+    from chemgauge.report.compare import compare_runs
+    from chemgauge.report.families import get_adapter
+    from chemgauge.report.runs import load_run
+
+    a, b = load_run(run_a), load_run(run_b)
+    result = compare_runs(a, b, force=force, seed=seed, resamples=resamples)
+    if json_out is not None:
+        atomic_write_json(json_out, result)
+    if html is not None:
+        from chemgauge.report.html import render_compare_html
+
+        page = render_compare_html(result, get_adapter(a.family), a, b, max_items=max_items)
+        atomic_write_text(html, page)
+    if not result["protocol"]["match"]:
+        _console(err=True).print(
+            "warning: --force: the runs differ in corpus or protocol; only shared items compared",
+            style="yellow",
+        )
+    if not quiet:
+        _console().print(_compare_table(result))
+
+
+def verify(
+    run_dir: Path | None = RUN_DIR,
+    report_path: Path | None = REPORT,
+    rows_path: Path | None = ROWS,
+    json_out: Path | None = typer.Option(None, "--json", help="Write the verification as JSON."),
+    show: int = typer.Option(20, "--show", help="Differences printed (the first ones)."),
+    quiet: bool = QUIET,
+) -> None:
+    """Recompute every aggregate and the row hash from the rows; exit 1 on any difference."""
+    from chemgauge.report.runs import load_run
+    from chemgauge.report.verify import verify_run
+
+    run = load_run(run_dir, report_path=report_path, rows_path=rows_path)
+    result = verify_run(run)
+    if json_out is not None:
+        atomic_write_json(json_out, result.to_dict())
+    console = _console()
+    if not quiet:
+        for check in result.checks:
+            mark = {True: "ok  ", False: "FAIL", None: "skip"}[check.ok]
+            console.print(f"{mark} {check.name}: {check.detail}", soft_wrap=True, markup=False)
+    if result.ok:
+        if not quiet:
+            console.print(f"verified: {run.report_path} matches {run.rows_path}", markup=False)
+        return
+    err = _console(err=True)
+    err.print(
+        f"{run.report_path}: {len(result.differences)} differences from its rows; first ones:",
+        style="red",
+    )
+    for difference in result.differences[:show]:
+        err.print(f"  {difference.describe()}", soft_wrap=True, markup=False)
+    raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the three commands at the top level of the ``chemgauge`` app."""
+    app.command("report")(report)
+    app.command("compare")(compare)
+    app.command("verify")(verify)

@@ -1,0 +1,43 @@
+"""Inline SVG structure drawings for the HTML report (RDKit's SVG drawer, via ``chem``)."""
+
+from __future__ import annotations
+
+import functools
+import html
+import re
+
+from chemgauge.chem import try_parse_smiles
+from chemgauge.chem.render import highlighted_svg
+
+__all__ = ["structure_svg"]
+
+WIDTH, HEIGHT = 260, 190
+
+
+def _placeholder(text: str) -> str:
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="mol missing" viewBox="0 0 {WIDTH} '
+        f'{HEIGHT}" role="img" aria-label="{html.escape(text)}"><rect width="{WIDTH}" '
+        f'height="{HEIGHT}" fill="#f4f4f4"/><text x="{WIDTH // 2}" y="{HEIGHT // 2}" '
+        f'text-anchor="middle" font-size="14" fill="#555">{html.escape(text)}</text></svg>'
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def structure_svg(smiles: str | None, label: str = "") -> str:
+    """An ``<svg>`` element drawing a SMILES, or a labelled placeholder if there is none."""
+    if not smiles:
+        return _placeholder("no structure")
+    mol = try_parse_smiles(smiles)
+    if mol is None:
+        return _placeholder("unparsable SMILES")
+    svg = highlighted_svg(mol, width=WIDTH, height=HEIGHT)
+    svg = svg[svg.index("<svg") :].replace("<!-- END OF HEADER -->\n", "")
+    aria = html.escape(label or smiles, quote=True)
+    # The viewBox keeps proportions; CSS sets the size so drawings shrink on narrow screens.
+    return re.sub(
+        r"width='\d+px' height='\d+px'",
+        f"class='mol' role='img' aria-label='{aria}'",
+        svg,
+        count=1,
+    )

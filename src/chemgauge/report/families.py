@@ -1,0 +1,240 @@
+"""What the report, compare and verify commands need to know about one benchmark family.
+
+A family adapter is registered by the report's ``family`` name (entry-point group
+``chemgauge.report_families`` for third parties). It tells how to identify an item, which
+per-row binary hits can be compared between runs, which item-intrinsic breakdowns exist, how
+to recompute the report's aggregate sections from rows (by calling the family's own
+aggregation: rows are the truth), and what to show: headline rates, tables, plots and the
+structures that explain failures. The HTML and terminal layers only render these values.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from chemgauge.eval.provenance import reproducibility_sha256
+from chemgauge.eval.stats import wilson_interval
+from chemgauge.registry import Registry
+from chemgauge.report.runs import Run
+
+__all__ = [
+    "REPORT_FAMILIES",
+    "Distribution",
+    "FailureCase",
+    "FamilyAdapter",
+    "InputFile",
+    "Rate",
+    "RatePlot",
+    "Section",
+    "Structure",
+    "Table",
+    "get_adapter",
+]
+
+Row = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    """A rate with its numerator, denominator and a two-sided interval (``None`` when n == 0)."""
+
+    label: str
+    count: int
+    n: int
+    estimate: float | None
+    low: float | None
+    high: float | None
+    method: str = "wilson95"
+
+    @classmethod
+    def wilson(cls, label: str, count: int, n: int) -> Rate:
+        """A Wilson 95% interval for ``count`` successes out of ``n``."""
+        interval = wilson_interval(count, n)
+        return cls(label, count, n, interval.estimate, interval.low, interval.high)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain mapping for JSON output."""
+        return {
+            "label": self.label,
+            "count": self.count,
+            "n": self.n,
+            "estimate": self.estimate,
+            "interval": [self.low, self.high],
+            "method": self.method,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A titled table of already formatted cells (each cell a string)."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    caption: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RatePlot:
+    """Rates with intervals: ``bar`` groups categories, ``line`` draws a curve over x (hit@k).
+
+    ``series`` maps a series name to its (x label, rate) points, in drawing order.
+    """
+
+    title: str
+    xlabel: str
+    series: Mapping[str, Sequence[tuple[str, Rate]]]
+    kind: Literal["bar", "line"] = "bar"
+    ylabel: str = "rate"
+
+
+@dataclass(frozen=True, slots=True)
+class Distribution:
+    """Values to draw as a histogram (integers get one bar per value up to a cap)."""
+
+    title: str
+    xlabel: str
+    values: tuple[float, ...]
+    integer: bool = True
+    log_x: bool = False
+
+
+Plot = RatePlot | Distribution
+
+
+@dataclass(frozen=True, slots=True)
+class Structure:
+    """One structure to draw, with a caption; ``smiles`` None or unparsable draws a placeholder."""
+
+    label: str
+    smiles: str | None
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FailureCase:
+    """One item whose structures explain a failure: details are (field, value) text pairs."""
+
+    item: str
+    title: str
+    details: tuple[tuple[str, str], ...]
+    structures: tuple[Structure, ...]
+
+
+@dataclass(frozen=True)
+class Section:
+    """A part of the HTML report: an explanation, tables, plots and failure cases."""
+
+    title: str
+    intro: str = ""
+    tables: tuple[Table, ...] = ()
+    plots: tuple[Plot, ...] = ()
+    failures: tuple[FailureCase, ...] = ()
+    failures_total: int | None = None
+    anchor: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class InputFile:
+    """An input a report recorded: where it was and the SHA-256 it had."""
+
+    label: str
+    path: str | None
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Recomputed:
+    """Report sections recomputed from rows, keyed by their top-level report field."""
+
+    sections: Mapping[str, Any]
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+class FamilyAdapter(ABC):
+    """Everything family-specific that report, compare and verify need (see module doc)."""
+
+    family: ClassVar[str]
+
+    @abstractmethod
+    def item_key(self, row: Row) -> str:
+        """The identity of the item a row scores (stable across runs on the same corpus)."""
+
+    @abstractmethod
+    def hit_metrics(self, run: Run) -> tuple[str, ...]:
+        """Names of the per-row binary outcomes (higher is better) that compare pairs up."""
+
+    @abstractmethod
+    def hits(self, row: Row, run: Run) -> Mapping[str, bool | None]:
+        """Each hit metric for one row; ``None`` means the row does not take part in it."""
+
+    def breakdowns(self, row: Row) -> Mapping[str, str]:
+        """Item-intrinsic breakdown buckets (dimension -> bucket) used by compare and tables."""
+        return {}
+
+    @abstractmethod
+    def comparison_protocol(self, run: Run) -> dict[str, Any]:
+        """Fields two runs must share to be compared (corpus hash, split protocol...)."""
+
+    @abstractmethod
+    def recompute(self, run: Run) -> Recomputed:
+        """The report's aggregate sections recomputed from the rows by the family's own code."""
+
+    def reproducibility(self, run: Run) -> tuple[str | None, str]:
+        """(recorded, recomputed) reproducibility hash over the rows in file order."""
+        provenance = run.report.get("provenance") or {}
+        excludes = provenance.get("reproducibility_excludes") or ()
+        recorded = provenance.get("reproducibility_sha256")
+        return recorded, reproducibility_sha256(run.rows, tuple(excludes))
+
+    def input_files(self, report: Mapping[str, Any]) -> list[InputFile]:
+        """Recorded inputs; the default reads ``input: {path, sha256}``."""
+        block = report.get("input")
+        if isinstance(block, Mapping) and isinstance(block.get("sha256"), str):
+            path = block.get("path")
+            return [InputFile("input", None if path is None else str(path), block["sha256"])]
+        return []
+
+    @abstractmethod
+    def headline(self, run: Run) -> list[Rate]:
+        """The few numbers a reader should see first, with intervals."""
+
+    @abstractmethod
+    def sections(self, run: Run, *, max_failures: int) -> list[Section]:
+        """Family-specific parts of the HTML report."""
+
+    def describe_item(self, row: Row) -> tuple[tuple[str, str], ...]:
+        """Short (field, value) text describing a row's answer, for compare listings."""
+        return ()
+
+    def item_structures(self, row: Row) -> tuple[Structure, ...]:
+        """Structures for an item in compare listings: the reference, then this run's answer."""
+        return ()
+
+
+REPORT_FAMILIES: Registry[type[FamilyAdapter]] = Registry(
+    "report family", group="chemgauge.report_families"
+)
+
+
+def get_adapter(family: str) -> FamilyAdapter:
+    """An adapter instance for a family name (unknown names fail with did-you-mean)."""
+    from chemgauge.report import adapters  # noqa: F401 - registers the built-ins
+
+    return REPORT_FAMILIES.get(family)()
+
+
+def resolve_input_path(recorded: str, report_path: Path) -> Path | None:
+    """An input path as recorded, else relative to the report's folder; None if neither exists."""
+    candidate = Path(recorded)
+    if candidate.is_file():
+        return candidate
+    if not candidate.is_absolute():
+        beside = report_path.parent / candidate
+        if beside.is_file():
+            return beside
+    return None

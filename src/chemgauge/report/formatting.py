@@ -1,0 +1,41 @@
+"""Text formatting shared by the terminal and HTML renderings (one way to print a rate)."""
+
+from __future__ import annotations
+
+from chemgauge.report.families import Rate
+
+__all__ = ["fmt_count", "fmt_p", "fmt_pct", "fmt_rate", "fmt_signed_pct"]
+
+
+def fmt_pct(value: float | None, digits: int = 1) -> str:
+    """A fraction as a percentage; ``n/a`` for None."""
+    return "n/a" if value is None else f"{100 * value:.{digits}f}%"
+
+
+def fmt_signed_pct(value: float | None, digits: int = 1) -> str:
+    """A difference of fractions in percentage points with an explicit sign."""
+    return "n/a" if value is None else f"{100 * value:+.{digits}f} pp"
+
+
+def fmt_rate(rate: Rate, digits: int = 1) -> str:
+    """``72.4% [65.1, 78.9]`` (the interval in percent); ``n/a (n=0)`` for an empty rate."""
+    if rate.estimate is None or rate.low is None or rate.high is None:
+        return f"n/a (n={rate.n})"
+    return (
+        f"{100 * rate.estimate:.{digits}f}% "
+        f"[{100 * rate.low:.{digits}f}, {100 * rate.high:.{digits}f}]"
+    )
+
+
+def fmt_count(rate: Rate) -> str:
+    """``k/n``."""
+    return f"{rate.count}/{rate.n}"
+
+
+def fmt_p(p: float | None) -> str:
+    """A p-value: three significant digits, ``<1e-6`` below that."""
+    if p is None:
+        return "n/a"
+    if p < 1e-6:
+        return "<1e-6"
+    return f"{p:.3g}"
