@@ -116,3 +116,9 @@ def make_names_run(
 @pytest.fixture
 def names_run(tmp_path: Path) -> Path:
     return make_names_run(tmp_path / "run_a", NAMES_A)
+
+
+@pytest.fixture
+def two_runs(tmp_path: Path) -> tuple[Path, Path]:
+    """Runs A and B of two namers over the same structures (different pairs files)."""
+    return make_names_run(tmp_path / "run_a", NAMES_A), make_names_run(tmp_path / "run_b", NAMES_B)

@@ -81,7 +81,8 @@ def _compare_table(result: dict[str, Any]) -> Table:
         caption="A - B with a paired bootstrap 95% CI; exact McNemar p, Holm-adjusted over metrics",
     )
     for column in ("metric", "n", "A", "B", "A - B [95% CI]", "only A", "only B", "p", "Holm p"):
-        table.add_column(column, justify="left" if column == "metric" else "right")
+        is_metric = column == "metric"
+        table.add_column(column, justify="left" if is_metric else "right", no_wrap=is_metric)
     for r in result["overall"]:
         d = r["difference"]
         low, high = d["interval"]

@@ -63,7 +63,7 @@ th:first-child, td:first-child { text-align: left; }
 td.wrap { white-space: normal; overflow-wrap: anywhere; }
 thead th { background: var(--panel); position: sticky; top: 0; }
 caption { caption-side: top; text-align: left; font-weight: 600; padding: 4px 0; }
-.plots { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); gap: 16px; }
+.plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(420px, 1fr)); gap: 16px; }
 figure { margin: 0; }
 svg.plot { width: 100%; height: auto; display: block; }
 .failures { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr));
@@ -101,6 +101,9 @@ def _page(title: str, subtitle: str, nav: Sequence[tuple[str, str]], body: Itera
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        # The page may load nothing: a browser blocks (and reports) any external resource.
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "style-src 'unsafe-inline'; img-src data:\">\n"
         f"<title>{_e(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
         f'<header><h1 id="top">{_e(title)}</h1><p class="sub">{subtitle}</p></header>\n'
         f'<nav aria-label="sections">{links}</nav>\n<main>\n'

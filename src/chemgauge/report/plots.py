@@ -48,7 +48,7 @@ def _style() -> dict[str, Any]:
     return {
         "svg.fonttype": "none",
         "font.family": "sans-serif",
-        "font.size": 10,
+        "font.size": 11,
         "axes.spines.top": False,
         "axes.spines.right": False,
         "axes.grid": True,
@@ -137,7 +137,7 @@ def render_plot(plot: Plot, salt: str) -> str:
     params = {**_style(), "svg.hashsalt": f"chemgauge-{salt}"}
     with matplotlib.rc_context(params):  # type: ignore[arg-type]
         # A bare Figure (no pyplot): no global figure registry, no GUI backend, thread-safe.
-        fig = Figure(figsize=(6.4, 3.4), layout="constrained")
+        fig = Figure(figsize=(6.0, 3.4), layout="constrained")
         ax = fig.add_subplot()
         if isinstance(plot, RatePlot):
             (_lines if plot.kind == "line" else _bars)(ax, plot)
@@ -145,7 +145,13 @@ def render_plot(plot: Plot, salt: str) -> str:
             ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{100 * v:.0f}%"))
             ax.set_ylabel(plot.ylabel)
             if len(plot.series) > 1 or plot.kind == "line":
-                ax.legend(frameon=False, fontsize=8, loc="best")
+                # Outside the axes: a legend never hides a bar or an interval.
+                fig.legend(
+                    frameon=False,
+                    fontsize=8,
+                    loc="outside upper center",
+                    ncols=min(3, len(plot.series)),
+                )
         else:
             _distribution(ax, plot)
             ax.set_ylabel("items")
@@ -156,4 +162,17 @@ def render_plot(plot: Plot, salt: str) -> str:
     svg = svg[svg.index("<svg") :]
     # A fixed pixel size would not shrink on narrow screens; the viewBox keeps proportions.
     svg = re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r'<svg\1 class="plot"', svg, count=1)
-    return svg
+    return _drop_unreferenced_ids(svg)
+
+
+def _drop_unreferenced_ids(svg: str) -> str:
+    """Remove ids nothing refers to (``figure_1``, ``axes_1``... repeat in every plot).
+
+    Referenced ids (clip paths, markers, hatches) are salted hashes, unique per plot.
+    """
+    referenced = set(re.findall(r"#([A-Za-z_][\w.\-]*)", svg))
+    return re.sub(
+        r'\sid="([^"]+)"',
+        lambda m: m.group(0) if m.group(1) in referenced else "",
+        svg,
+    )

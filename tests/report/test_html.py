@@ -1,0 +1,74 @@
+"""The HTML report: self-contained, deterministic, and showing what explains failures."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+import orjson
+from tests.report.conftest import NAMES_B, make_names_run
+from typer.testing import CliRunner
+
+from chemgauge.cli.app import app
+from chemgauge.report.drawings import structure_svg
+from chemgauge.report.families import get_adapter
+from chemgauge.report.html import render_run_html
+from chemgauge.report.runs import load_run
+from chemgauge.report.verify import verify_run
+
+
+def _render(run_dir: Path) -> str:
+    run = load_run(run_dir)
+    return render_run_html(run, get_adapter(run.family), verify_run(run))
+
+
+def test_same_run_same_bytes(tmp_path: Path) -> None:
+    run_dir = make_names_run(tmp_path / "b", NAMES_B)
+    first = _render(run_dir)
+    structure_svg.cache_clear()
+    assert _render(run_dir) == first
+    out = tmp_path / "out.html"
+    result = CliRunner().invoke(app, ["report", str(run_dir), "--html", str(out), "-q"])
+    assert result.exit_code == 0, result.output
+    assert out.read_text(encoding="utf-8") == first
+    assert not list(tmp_path.glob(".out.html.*"))  # atomic write left no temporary file
+
+
+def test_page_is_self_contained_with_unique_ids(tmp_path: Path) -> None:
+    page = _render(make_names_run(tmp_path / "b", NAMES_B))
+    assert "<script" not in page
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", page)
+    assert "url(" not in page.replace("url(#", "")  # only in-document references
+    assert "default-src 'none'" in page
+    ids = Counter(re.findall(r"""\sid=["']([^"']+)["']""", page))
+    assert ids and max(ids.values()) == 1, [i for i, n in ids.items() if n > 1]
+    assert "Date" not in page.split("</style>", 1)[1].split("<footer>")[0].replace("Update", "")
+
+
+def test_failures_draw_input_beside_read_back(tmp_path: Path) -> None:
+    page = _render(make_names_run(tmp_path / "b", NAMES_B))
+    assert "3 items; showing 3." in page  # methanol, acetate, D-alanine
+    section = page.split('id="failures"', 1)[1].split("</section>", 1)[0]
+    assert section.count("<svg") == 6
+    assert section.index("methanol") < section.index("D-alanine")  # wrong under 3 lenses first
+    assert "aria-label='OPSIN read-back of the name'" in section
+    assert "Verified." in page
+
+
+def test_disagreeing_report_is_flagged_and_rows_win(tmp_path: Path) -> None:
+    run_dir = make_names_run(tmp_path / "b", NAMES_B)
+    path = run_dir / "report.json"
+    report = orjson.loads(path.read_bytes())
+    report["metrics"]["lenses"]["exact"]["abs_rt_valid"].update(count=9, rate=0.9)
+    path.write_bytes(orjson.dumps(report))
+    page = _render(run_dir)
+    assert "The report disagrees with its rows." in page
+    assert "metrics.lenses.exact.abs_rt_valid.count: recorded 9, recomputed 4" in page
+    assert "40.0%" in page and "90.0%" not in page.split('id="headline"')[1].split("</section>")[0]
+
+
+def test_placeholder_for_missing_or_bad_structures() -> None:
+    assert "no structure" in structure_svg(None)
+    assert "unparsable SMILES" in structure_svg("C1CC")
+    assert "class='mol'" in structure_svg("CCO")

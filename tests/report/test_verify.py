@@ -1,0 +1,150 @@
+"""``verify``: a report edited by hand, a truncated row file and a changed input are caught."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from chemgauge.cli.app import app
+from chemgauge.errors import InputFileError, UnknownNameError
+from chemgauge.report.runs import load_run
+from chemgauge.report.verify import diff_json, verify_run
+
+
+def _edit_report(run: Path, edit) -> None:  # type: ignore[no-untyped-def]
+    path = run / "report.json"
+    report = orjson.loads(path.read_bytes())
+    edit(report)
+    path.write_bytes(orjson.dumps(report))
+
+
+def test_clean_run_verifies(names_run: Path) -> None:
+    result = verify_run(load_run(names_run))
+    assert result.ok, result.differences
+    assert {c.name for c in result.checks} >= {"aggregates", "reproducibility hash"}
+
+
+def test_hand_edited_count_is_caught(names_run: Path) -> None:
+    def edit(report: dict) -> None:  # type: ignore[type-arg]
+        report["metrics"]["lenses"]["exact"]["abs_rt_valid"]["count"] = 10
+
+    _edit_report(names_run, edit)
+    result = verify_run(load_run(names_run))
+    assert not result.ok
+    wheres = [d.where for d in result.differences]
+    assert wheres == ["metrics.lenses.exact.abs_rt_valid.count"]
+    assert (result.differences[0].recorded, result.differences[0].recomputed) == (10, 9)
+
+
+def test_hand_edited_rate_and_removed_listing_are_caught(names_run: Path) -> None:
+    def edit(report: dict) -> None:  # type: ignore[type-arg]
+        report["metrics"]["lenses"]["parity"]["coverage"]["rate"] = 0.95
+        del report["confidently_wrong_listed_truncated"]
+
+    _edit_report(names_run, edit)
+    wheres = {d.where for d in verify_run(load_run(names_run)).differences}
+    assert wheres == {"metrics.lenses.parity.coverage.rate", "confidently_wrong_listed_truncated"}
+
+
+def test_edited_reproducibility_hash_is_caught(names_run: Path) -> None:
+    def edit(report: dict) -> None:  # type: ignore[type-arg]
+        report["provenance"]["reproducibility_sha256"] = "0" * 64
+
+    _edit_report(names_run, edit)
+    [difference] = verify_run(load_run(names_run)).differences
+    assert difference.where == "provenance.reproducibility_sha256"
+
+
+def test_row_file_truncated_mid_line_is_caught(names_run: Path) -> None:
+    rows = names_run / "rows.jsonl"
+    data = rows.read_bytes()
+    rows.write_bytes(data[: len(data) - 40])
+    run = load_run(names_run)
+    result = verify_run(run)
+    assert not result.ok
+    assert f"{rows}, line 10" in result.differences[0].where
+    assert any(d.where.startswith("metrics.total") for d in result.differences)
+    with pytest.raises(InputFileError, match="line 10"):
+        run.require_clean_rows()
+
+
+def test_row_file_missing_last_rows_is_caught(names_run: Path) -> None:
+    rows = names_run / "rows.jsonl"
+    lines = rows.read_bytes().splitlines(keepends=True)
+    rows.write_bytes(b"".join(lines[:-2]))
+    wheres = {d.where for d in verify_run(load_run(names_run)).differences}
+    assert "metrics.total" in wheres
+    assert "provenance.reproducibility_sha256" in wheres
+
+
+def test_reordered_rows_change_only_the_hash(names_run: Path) -> None:
+    rows = names_run / "rows.jsonl"
+    lines = rows.read_bytes().splitlines(keepends=True)
+    rows.write_bytes(b"".join([lines[1], lines[0], *lines[2:]]))
+    wheres = [d.where for d in verify_run(load_run(names_run)).differences]
+    assert wheres == ["provenance.reproducibility_sha256"]
+
+
+def test_changed_input_file_is_caught_and_missing_one_is_skipped(names_run: Path) -> None:
+    pairs = names_run / "pairs.jsonl"
+    pairs.write_bytes(pairs.read_bytes() + b"\n")
+    result = verify_run(load_run(names_run))
+    assert [d.where.split(" (")[0] for d in result.differences] == ["input input"]
+    pairs.unlink()
+    result = verify_run(load_run(names_run))
+    assert result.ok
+    assert any(c.ok is None and "not present" in c.detail for c in result.checks)
+
+
+def test_duplicated_row_is_caught(names_run: Path) -> None:
+    rows = names_run / "rows.jsonl"
+    lines = rows.read_bytes().splitlines(keepends=True)
+    rows.write_bytes(b"".join([*lines, lines[0]]))
+    wheres = [d.where for d in verify_run(load_run(names_run)).differences]
+    assert "rows: item 'm00'" in wheres
+
+
+def test_diff_json_distinguishes_bool_from_int_and_lengths() -> None:
+    assert [d.where for d in diff_json({"a": True}, {"a": 1})] == ["a"]
+    assert [d.where for d in diff_json({"a": 1}, {"a": 1.0})] == []
+    assert [d.where for d in diff_json([1, 2], [1])] == [" (length)"]
+    assert [
+        d.where for d in diff_json({"x": {"y": [1, {"z": 2}]}}, {"x": {"y": [1, {"z": 3}]}})
+    ] == ["x.y[1].z"]
+
+
+def test_bad_inputs_name_the_file(tmp_path: Path, names_run: Path) -> None:
+    with pytest.raises(InputFileError, match="run folder not found"):
+        load_run(tmp_path / "nowhere")
+    (names_run / "report.json").write_text("{not json")
+    with pytest.raises(InputFileError, match=r"report\.json: report is not valid JSON"):
+        load_run(names_run)
+    (names_run / "report.json").write_text('{"metrics": {}}')
+    with pytest.raises(InputFileError, match="no 'family' field"):
+        load_run(names_run)
+    (names_run / "report.json").write_text('{"family": "nams"}')
+    with pytest.raises(UnknownNameError, match="Did you mean 'names'"):
+        verify_run(load_run(names_run))
+    (names_run / "rows.jsonl").unlink()
+    with pytest.raises(InputFileError, match=r"rows\.jsonl: row file not found"):
+        load_run(names_run)
+
+
+def test_cli_verify_exit_status_and_first_differences(names_run: Path) -> None:
+    runner = CliRunner()
+    good = runner.invoke(app, ["verify", str(names_run)])
+    assert good.exit_code == 0, good.output
+    assert "verified" in good.output
+
+    def edit(report: dict) -> None:  # type: ignore[type-arg]
+        report["metrics"]["emitted"] = 3
+
+    _edit_report(names_run, edit)
+    out = names_run / "verify.json"
+    bad = runner.invoke(app, ["verify", str(names_run), "--json", str(out)])
+    assert bad.exit_code == 1
+    assert "metrics.emitted: recorded 3, recomputed 9" in bad.output
+    assert orjson.loads(out.read_bytes())["ok"] is False
