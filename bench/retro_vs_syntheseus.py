@@ -195,8 +195,12 @@ def _generate(work: Path, jobs: int, limit: int) -> Path:
     outputs = generate_outputs(targets, settings, executor=executor)
     print(f"generated {len(targets)} x 50 outputs in {time.perf_counter() - start:.0f} s")
     tmp = preds.with_suffix(".tmp")
+    written: set[str] = set()
     with open(tmp, "wb") as handle:
         for target, outs in zip(targets, outputs, strict=True):
+            if target.product in written:  # a recurring product: one line, same outputs
+                continue
+            written.add(target.product)
             handle.write(canonical_json({"product": target.product, "predictions": outs}) + b"\n")
     tmp.replace(preds)
     return preds

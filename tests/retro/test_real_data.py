@@ -27,12 +27,11 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     outputs = generate_outputs(targets, SyntheticSettings(seed=7))
     folder = tmp_path_factory.mktemp("retro")
     preds = folder / "predictions.jsonl"
-    preds.write_bytes(
-        b"".join(
-            orjson.dumps({"product": t.product, "predictions": o}) + b"\n"
-            for t, o in zip(targets, outputs, strict=True)
-        )
-    )
+    lines = {
+        t.product: orjson.dumps({"product": t.product, "predictions": o}) + b"\n"
+        for t, o in zip(targets, outputs, strict=True)
+    }
+    preds.write_bytes(b"".join(lines.values()))
     return {"data_dir": data_dir, "targets": targets, "outputs": outputs, "preds": preds}
 
 

@@ -5,6 +5,8 @@ the truth (so ``exact`` and ``stereo_ignored`` disagree), decoys taken from othe
 about 10% invalid strings and about 10% duplicates re-spelled. Every spelling is random
 SMILES; draws come from ``numpy.random.Generator`` seeded by (seed, target line), so the
 same targets and settings always give the same outputs (decoys depend on the target pool).
+Outputs are a function of the product, as a model's are: a product that recurs gets the
+outputs of its first occurrence.
 """
 
 from __future__ import annotations
@@ -51,7 +53,16 @@ def generate_outputs(
     """Raw ranked outputs for each target, in target order (identical on any executor)."""
     s = settings or SyntheticSettings()
     pool = [t.reactants for t in targets]
-    items = [(index, target.line, target.reactants) for index, target in enumerate(targets)]
+    # a model's outputs are a function of the product: a product that recurs (USPTO-50k has
+    # such lines) gets the outputs generated for its first occurrence
+    first: dict[str, int] = {}
+    for index, target in enumerate(targets):
+        first.setdefault(target.product, index)
+    items = [
+        (index, target.line, target.reactants)
+        for index, target in enumerate(targets)
+        if first[target.product] == index
+    ]
     runner = make_executor(executor or ExecutorConfig(kind="serial", jobs=1))
     result: list[list[str]] = []
     try:
@@ -61,7 +72,8 @@ def generate_outputs(
             result.append(out)
     finally:
         runner.close()
-    return result
+    by_first = dict(zip((item[0] for item in items), result, strict=True))
+    return [by_first[first[target.product]] for target in targets]
 
 
 def _generate_chunk(
