@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import orjson
@@ -87,8 +88,7 @@ def test_refuses_runs_over_other_items_unless_forced(tmp_path: Path) -> None:
 
 def test_refuses_other_family_and_truncated_rows(two_runs: tuple[Path, Path]) -> None:
     a = load_run(two_runs[0])
-    report = dict(a.report, family="forward")
-    other = type(a)(report, a.rows, a.report_path, a.rows_path)
+    other = dataclasses.replace(a, family="forward")
     with pytest.raises(ConfigError, match="cannot compare a 'names' run"):
         compare_runs(a, other)
     rows = two_runs[1] / "rows.jsonl"

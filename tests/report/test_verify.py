@@ -123,11 +123,12 @@ def test_bad_inputs_name_the_file(tmp_path: Path, names_run: Path) -> None:
     with pytest.raises(InputFileError, match=r"report\.json: report is not valid JSON"):
         load_run(names_run)
     (names_run / "report.json").write_text('{"metrics": {}}')
-    with pytest.raises(InputFileError, match="no 'family' field"):
+    with pytest.raises(InputFileError, match="no 'family' or 'benchmark' field"):
         load_run(names_run)
     (names_run / "report.json").write_text('{"family": "nams"}')
     with pytest.raises(UnknownNameError, match="Did you mean 'names'"):
         verify_run(load_run(names_run))
+    (names_run / "report.json").write_text('{"family": "names"}')
     (names_run / "rows.jsonl").unlink()
     with pytest.raises(InputFileError, match=r"rows\.jsonl: row file not found"):
         load_run(names_run)

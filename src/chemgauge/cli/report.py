@@ -20,6 +20,9 @@ RUN_DIR = typer.Argument(
 )
 REPORT = typer.Option(None, "--report", help="Report JSON (default: RUN_DIR/report.json).")
 ROWS = typer.Option(None, "--rows", help="Row file (default: RUN_DIR/rows.jsonl).")
+FAMILY = typer.Option(
+    None, "--family", help="Benchmark family, for a report that does not name its own."
+)
 
 
 def _console(err: bool = False) -> Console:
@@ -30,6 +33,7 @@ def report(
     run_dir: Path | None = RUN_DIR,
     report_path: Path | None = REPORT,
     rows_path: Path | None = ROWS,
+    family: str | None = FAMILY,
     html: Path | None = typer.Option(None, "--html", help="Write a self-contained HTML report."),
     max_failures: int = typer.Option(
         24, "--max-failures", help="Failure cases drawn per section in the HTML."
@@ -42,7 +46,7 @@ def report(
     from chemgauge.report.runs import load_run
     from chemgauge.report.verify import verify_run
 
-    run = load_run(run_dir, report_path=report_path, rows_path=rows_path)
+    run = load_run(run_dir, report_path=report_path, rows_path=rows_path, family=family)
     run.require_clean_rows()
     adapter = get_adapter(run.family)
     verification = verify_run(run)
@@ -145,6 +149,7 @@ def verify(
     run_dir: Path | None = RUN_DIR,
     report_path: Path | None = REPORT,
     rows_path: Path | None = ROWS,
+    family: str | None = FAMILY,
     json_out: Path | None = typer.Option(None, "--json", help="Write the verification as JSON."),
     show: int = typer.Option(20, "--show", help="Differences printed (the first ones)."),
     quiet: bool = QUIET,
@@ -153,7 +158,7 @@ def verify(
     from chemgauge.report.runs import load_run
     from chemgauge.report.verify import verify_run
 
-    run = load_run(run_dir, report_path=report_path, rows_path=rows_path)
+    run = load_run(run_dir, report_path=report_path, rows_path=rows_path, family=family)
     result = verify_run(run)
     if json_out is not None:
         atomic_write_json(json_out, result.to_dict())

@@ -159,6 +159,8 @@ class FamilyAdapter(ABC):
     """Everything family-specific that report, compare and verify need (see module doc)."""
 
     family: ClassVar[str]
+    #: Row file names a run folder may use besides ``rows.jsonl``, in order of preference.
+    rows_file_names: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def item_key(self, row: Row) -> str:

@@ -23,7 +23,7 @@ try:
     import matplotlib
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
 except ImportError as exc:  # pragma: no cover - matplotlib is a dependency
     raise MissingDependencyError("HTML reports need matplotlib: pip install matplotlib") from exc
 
@@ -154,6 +154,7 @@ def render_plot(plot: Plot, salt: str) -> str:
                 )
         else:
             _distribution(ax, plot)
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
             ax.set_ylabel("items")
         ax.set_xlabel(plot.xlabel)
         buffer = io.StringIO()

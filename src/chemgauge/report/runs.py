@@ -17,7 +17,7 @@ import orjson
 from chemgauge.errors import InputFileError
 from chemgauge.eval.records import RejectionStats, read_jsonl
 
-__all__ = ["REPORT_NAME", "ROWS_NAME", "Run", "load_run"]
+__all__ = ["REPORT_NAME", "ROWS_NAME", "Run", "family_of", "load_run"]
 
 REPORT_NAME = "report.json"
 ROWS_NAME = "rows.jsonl"
@@ -33,10 +33,7 @@ class Run:
     rows_path: Path
     bad_lines: list[tuple[int, str]] = field(default_factory=list)
 
-    @property
-    def family(self) -> str:
-        """The benchmark family that wrote the report."""
-        return str(self.report["family"])
+    family: str = ""
 
     @property
     def label(self) -> str:
@@ -70,12 +67,25 @@ def _read_report(path: Path) -> dict[str, Any]:
         raise InputFileError(f"report is not valid JSON ({exc})", path=path) from None
     if not isinstance(report, dict):
         raise InputFileError("report is not a JSON object", path=path)
-    family = report.get("family")
-    if not isinstance(family, str) or not family:
-        raise InputFileError(
-            "report has no 'family' field naming the benchmark that wrote it", path=path
-        )
     return report
+
+
+def family_of(report: dict[str, Any], path: Path, override: str | None = None) -> str:
+    """The family that wrote a report: ``family``, else ``benchmark`` (``chemgauge-`` prefix
+    dropped), else the caller's override; the override also wins when given."""
+    if override:
+        return override
+    family = report.get("family")
+    if isinstance(family, str) and family:
+        return family
+    benchmark = report.get("benchmark")
+    if isinstance(benchmark, str) and benchmark:
+        return benchmark.removeprefix("chemgauge-")
+    raise InputFileError(
+        "report has no 'family' or 'benchmark' field naming the benchmark that wrote it "
+        "(pass --family)",
+        path=path,
+    )
 
 
 def load_run(
@@ -83,8 +93,13 @@ def load_run(
     *,
     report_path: str | Path | None = None,
     rows_path: str | Path | None = None,
+    family: str | None = None,
 ) -> Run:
-    """Read a run from a folder and/or explicit report and row paths."""
+    """Read a run from a folder and/or explicit report and row paths.
+
+    Without ``rows_path`` the rows are ``rows.jsonl`` beside the report, or the first file of
+    the family adapter's ``rows_file_names`` that exists there.
+    """
     base = None if run_dir is None else Path(run_dir)
     if base is not None and not base.is_dir():
         hint = "not found" if not base.exists() else "not a folder"
@@ -97,14 +112,19 @@ def load_run(
         report_file = base / REPORT_NAME
     else:
         raise InputFileError("give a run folder or --report")
+    report = _read_report(report_file)
+    name = family_of(report, report_file, family)
     if rows_path is not None:
         rows_file = Path(rows_path)
     else:
-        rows_file = (base if base is not None else report_file.parent) / ROWS_NAME
-    report = _read_report(report_file)
+        from chemgauge.report.families import get_adapter
+
+        folder = base if base is not None else report_file.parent
+        names = dict.fromkeys((ROWS_NAME, *get_adapter(name).rows_file_names))
+        rows_file = next((folder / n for n in names if (folder / n).is_file()), folder / ROWS_NAME)
     stats = RejectionStats(path=str(rows_file), max_diagnostics=1_000_000)
     if not rows_file.is_file():
         raise InputFileError("row file not found", path=rows_file)
     rows = [row for _, row in read_jsonl(rows_file, stats)]
     bad = [(d.line, f"{d.reason}: {d.detail}") for d in stats.diagnostics]
-    return Run(report, rows, report_file, rows_file, bad)
+    return Run(report, rows, report_file, rows_file, bad, name)

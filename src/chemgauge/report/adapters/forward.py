@@ -1,0 +1,316 @@
+"""Report adapter for ``forward``: is the true product in the candidate pool, and at what rank?
+
+Hit metrics are the protocol's end-to-end ones (over valid inputs; a coverage miss is a miss)
+plus coverage and the stereo-ignored top-10 outcome; invalid inputs take part in none. Items
+are keyed by their corpus line, which two runs on the same corpus (same hash) share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from chemgauge.benchmarks.forward.aggregate import (
+    BREAKDOWN_DIMENSIONS,
+    aggregate,
+    breakdowns,
+    by_split,
+)
+from chemgauge.benchmarks.forward.provenance import rows_reproducibility_sha256
+from chemgauge.report.families import (
+    REPORT_FAMILIES,
+    Distribution,
+    FailureCase,
+    FamilyAdapter,
+    InputFile,
+    Rate,
+    RatePlot,
+    Recomputed,
+    Section,
+    Structure,
+    Table,
+)
+from chemgauge.report.formatting import fmt_count, fmt_rate
+from chemgauge.report.runs import Run
+
+__all__ = ["ForwardAdapter"]
+
+Row = Mapping[str, Any]
+_KS = (1, 5, 10)
+# Properties of the reaction itself (not of a system's answer), so compare can bucket by them.
+_ITEM_DIMENSIONS = (
+    "reaction_class",
+    "num_reactants",
+    "accepted_product_arity",
+    "stereochemistry_presence",
+)
+_TABLE_DIMENSIONS = (*_ITEM_DIMENSIONS, "candidate_pool_size", "failure_reason")
+
+
+def _rate(block: Mapping[str, Any], label: str) -> Rate:
+    low, high = block["wilson95"]
+    return Rate(label, block["numerator"], block["denominator"], block["value"], low, high)
+
+
+def _fmt(block: Mapping[str, Any]) -> str:
+    rate = _rate(block, "")
+    return f"{fmt_rate(rate)} ({fmt_count(rate)})"
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _products(row: Row) -> str | None:
+    accepted = row.get("accepted_products_canonical") or []
+    return ".".join(accepted[0]) if accepted else None
+
+
+class ForwardAdapter(FamilyAdapter):
+    """Adapter for reports written by ``chemgauge forward benchmark``."""
+
+    family = "forward"
+
+    def item_key(self, row: Row) -> str:
+        return str(row["source_line"])
+
+    def hit_metrics(self, run: Run) -> tuple[str, ...]:
+        return ("covered", "top1", "top5", "top10", "top10_stereo_ignored")
+
+    def hits(self, row: Row, run: Run) -> Mapping[str, bool | None]:
+        if row["input_status"] != "valid":
+            return dict.fromkeys(self.hit_metrics(run))
+        best = row["best_correct_rank"]
+        out: dict[str, bool | None] = {"covered": row["proposal_status"] == "covered"}
+        for k in _KS:
+            out[f"top{k}"] = best is not None and best < k
+        out["top10_stereo_ignored"] = row["stereochemistry_ignored_outcome"] == "hit"
+        return out
+
+    def breakdowns(self, row: Row) -> Mapping[str, str]:
+        out = {name: BREAKDOWN_DIMENSIONS[name](row) for name in _ITEM_DIMENSIONS}
+        out["split"] = str(row["split"])
+        return out
+
+    def comparison_protocol(self, run: Run) -> dict[str, Any]:
+        config = run.report.get("config") or {}
+        return {
+            "corpus_sha256": (run.report.get("corpus") or {}).get("sha256"),
+            "split_protocol_version": config.get("split_protocol_version"),
+            "train_max_bucket": config.get("train_max_bucket"),
+            "val_max_bucket": config.get("val_max_bucket"),
+        }
+
+    def recompute(self, run: Run) -> Recomputed:
+        return Recomputed(
+            {
+                "overall": aggregate(run.rows),
+                "by_split": by_split(run.rows),
+                "breakdowns": breakdowns(run.rows),
+            },
+            notes=("diagnostics need the corpus and are not recomputed",),
+        )
+
+    def reproducibility(self, run: Run) -> tuple[str | None, str]:
+        # The published excludes name report-level fields too; the row hash strips these.
+        recorded = (run.report.get("provenance") or {}).get("reproducibility_sha256")
+        return recorded, rows_reproducibility_sha256(run.rows)
+
+    def input_files(self, report: Mapping[str, Any]) -> list[InputFile]:
+        out = []
+        corpus = report.get("corpus") or {}
+        if isinstance(corpus.get("sha256"), str):
+            out.append(InputFile("corpus", corpus.get("path"), corpus["sha256"]))
+        config, rules = report.get("config") or {}, report.get("rules") or {}
+        if config.get("templates_file") and rules.get("rules_file_sha256"):
+            out.append(InputFile("templates", config["templates_file"], rules["rules_file_sha256"]))
+        return out
+
+    def headline(self, run: Run) -> list[Rate]:
+        overall = aggregate(run.rows)
+        e2e = overall["end_to_end"]
+        return [
+            *(_rate(e2e[f"top{k}_hit_rate"], f"top-{k} (end to end)") for k in _KS),
+            _rate(overall["proposal_coverage"], "true product in pool"),
+            _rate(overall["valid_input_rate"], "valid inputs"),
+        ]
+
+    def _ranking_section(self, rows: Sequence[Row]) -> Section:
+        overall = aggregate(rows)
+        table_rows = []
+        for name in ("end_to_end", "conditional"):
+            block = overall[name]
+            table_rows.append(
+                (
+                    name.replace("_", " "),
+                    str(block["n"]),
+                    *(_fmt(block[f"top{k}_hit_rate"]) for k in _KS),
+                    _num(block["mrr"]),
+                    _num(block["ndcg_at_10"]),
+                )
+            )
+        hit_at_k = RatePlot(
+            title="Hit rate at k (95% Wilson intervals)",
+            xlabel="k",
+            kind="line",
+            series={
+                name.replace("_", " "): [
+                    (str(k), _rate(overall[name][f"top{k}_hit_rate"], str(k))) for k in _KS
+                ]
+                for name in ("end_to_end", "conditional")
+            },
+        )
+        covered = [r for r in rows if r["proposal_status"] == "covered"]
+        ranks = Distribution(
+            "Rank of the first correct candidate (covered reactions)",
+            "rank (1 = top)",
+            tuple(float(r["best_correct_rank"] + 1) for r in covered),
+        )
+        pooled = [
+            r for r in rows if r["input_status"] == "valid" and r["proposal_status"] != "error"
+        ]
+        pools = Distribution(
+            "Candidate pool size", "candidates", tuple(float(r["candidate_count"]) for r in pooled)
+        )
+        timed = [float(r["elapsed_ms"]) for r in rows if r.get("elapsed_ms") is not None]
+        latency = Distribution(
+            "Prediction latency", "ms per reaction", tuple(timed), integer=False, log_x=True
+        )
+        stereo = overall["stereo"]
+        return Section(
+            title="Ranking",
+            intro=(
+                f"{overall['n_rows']} rows, {overall['n_valid']} valid, {overall['n_covered']} "
+                "with the true product in the pool. End to end counts every valid reaction "
+                "(a miss of the pool is a miss); conditional counts only covered ones. "
+                f"Stereo-ignored top-10: {_fmt(stereo['stereochemistry_ignored_top10_rate'])}; "
+                f"stereo-only hits: {stereo['stereo_only_hits']}."
+            ),
+            tables=(
+                Table(
+                    "Top-k, MRR and nDCG@10",
+                    ("denominator", "n", "top-1", "top-5", "top-10", "MRR", "nDCG@10"),
+                    tuple(table_rows),
+                ),
+            ),
+            plots=(hit_at_k, ranks, pools, latency),
+            anchor="ranking",
+        )
+
+    def _split_section(self, report_rows: Sequence[Row]) -> Section:
+        splits = by_split(report_rows)
+        body = tuple(
+            (
+                split,
+                str(block["n_valid"]),
+                _fmt(block["proposal_coverage"]),
+                *(_fmt(block["end_to_end"][f"top{k}_hit_rate"]) for k in _KS),
+            )
+            for split, block in splits.items()
+        )
+        tables = [
+            Table(
+                "End-to-end top-k per split",
+                ("split", "valid", "in pool", "top-1", "top-5", "top-10"),
+                body,
+            )
+        ]
+        plots = []
+        all_breakdowns = breakdowns(report_rows)
+        for dim in _TABLE_DIMENSIONS:
+            buckets = all_breakdowns.get(dim, {})
+            tables.append(
+                Table(
+                    dim,
+                    ("bucket", "valid", "in pool", "top-1", "top-10"),
+                    tuple(
+                        (
+                            bucket,
+                            str(block["n_valid"]),
+                            _fmt(block["proposal_coverage"]),
+                            _fmt(block["end_to_end"]["top1_hit_rate"]),
+                            _fmt(block["end_to_end"]["top10_hit_rate"]),
+                        )
+                        for bucket, block in buckets.items()
+                    ),
+                )
+            )
+            if dim in _ITEM_DIMENSIONS and 1 < len(buckets) <= 12:
+                plots.append(
+                    RatePlot(
+                        title=f"End-to-end top-1 and top-10 by {dim}",
+                        xlabel=dim,
+                        series={
+                            f"top-{k}": [
+                                (b, _rate(block["end_to_end"][f"top{k}_hit_rate"], b))
+                                for b, block in buckets.items()
+                            ]
+                            for k in (1, 10)
+                        },
+                    )
+                )
+        return Section(
+            title="Splits and breakdowns",
+            intro="Invalid inputs belong to no split; breakdown buckets are sorted by name.",
+            tables=tuple(tables),
+            plots=tuple(plots),
+            anchor="breakdowns",
+        )
+
+    def _failure_section(self, rows: Sequence[Row], max_failures: int) -> Section:
+        wrong = [
+            r
+            for r in rows
+            if r["input_status"] == "valid" and r["top_candidates"] and r["best_correct_rank"] != 0
+        ]
+        errors = sum(r["proposal_status"] == "error" for r in rows)
+        cases = tuple(
+            FailureCase(
+                item=f"line {r['source_line']}",
+                title=str(r["reaction_id"] or f"line {r['source_line']}"),
+                details=(
+                    ("outcome", str(r["failure_reason"])),
+                    ("reactants", ".".join(r["reactants_canonical"])),
+                    ("expected", _products(r) or ""),
+                    ("top-1", r["top_candidates"][0]),
+                    ("pool size", str(r["candidate_count"])),
+                ),
+                structures=(
+                    Structure("expected product", _products(r)),
+                    Structure("best wrong candidate (top-1)", r["top_candidates"][0]),
+                ),
+            )
+            for r in wrong[:max_failures]
+        )
+        return Section(
+            title="Wrong top-1 answers",
+            intro=(
+                "Valid reactions whose top-ranked candidate is not the expected product: the "
+                "expected product beside the best-ranked wrong candidate. Reactions with an "
+                f"empty pool have nothing to draw; prediction errors: {errors}."
+            ),
+            failures=cases,
+            failures_total=len(wrong),
+            anchor="failures",
+        )
+
+    def sections(self, run: Run, *, max_failures: int) -> list[Section]:
+        return [
+            self._ranking_section(run.rows),
+            self._split_section(run.rows),
+            self._failure_section(run.rows, max_failures),
+        ]
+
+    def describe_item(self, row: Row) -> tuple[tuple[str, str], ...]:
+        best = row["best_correct_rank"]
+        return (
+            ("outcome", str(row["failure_reason"])),
+            ("first correct rank", "none" if best is None else str(best + 1)),
+        )
+
+    def item_structures(self, row: Row) -> tuple[Structure, ...]:
+        top = row["top_candidates"][0] if row["top_candidates"] else None
+        return (Structure("expected product", _products(row)), Structure("top-1", top))
+
+
+REPORT_FAMILIES.register("forward", ForwardAdapter)

@@ -1,0 +1,106 @@
+"""The forward adapter on a real run of the forward benchmark over the bundled demo corpus."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import orjson
+import pytest
+
+from chemgauge.benchmarks.forward.runner import BenchmarkConfig, run_benchmark
+from chemgauge.cli.forward import demo_corpus_path
+from chemgauge.errors import ConfigError
+from chemgauge.eval.records import atomic_write_bytes, atomic_write_json
+from chemgauge.report.compare import compare_runs
+from chemgauge.report.families import get_adapter
+from chemgauge.report.html import render_run_html
+from chemgauge.report.runs import Run, load_run
+from chemgauge.report.verify import verify_run
+
+
+@pytest.fixture(scope="module")
+def forward_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("forward") / "run"
+    out.mkdir()
+    result = run_benchmark(
+        BenchmarkConfig(corpus=demo_corpus_path(), output_rows=out / "rows.jsonl")
+    )
+    atomic_write_json(out / "report.json", result.report)
+    return out
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    dst.mkdir()
+    for name in ("report.json", "rows.jsonl"):
+        (dst / name).write_bytes((src / name).read_bytes())
+    return dst
+
+
+def test_real_forward_run_verifies(forward_dir: Path) -> None:
+    run = load_run(forward_dir)
+    assert run.family == "forward"  # from "benchmark": "chemgauge-forward"
+    result = verify_run(run)
+    assert result.ok, [d.describe() for d in result.differences[:5]]
+    assert any(c.name == "input corpus" and c.ok for c in result.checks)
+
+
+def test_edited_forward_aggregate_is_caught(forward_dir: Path, tmp_path: Path) -> None:
+    run_dir = _copy(forward_dir, tmp_path / "edited")
+    report = orjson.loads((run_dir / "report.json").read_bytes())
+    report["by_split"]["test"]["end_to_end"]["top1_hit_rate"]["numerator"] += 1
+    (run_dir / "report.json").write_bytes(orjson.dumps(report))
+    wheres = [d.where for d in verify_run(load_run(run_dir)).differences]
+    assert wheres == ["by_split.test.end_to_end.top1_hit_rate.numerator"]
+
+
+def _demote_top1(run: Run, count: int) -> tuple[Run, list[str]]:
+    """Run B: the first ``count`` top-1 hits of A pushed to rank 3 (still in the top 5)."""
+    rows, demoted = [], []
+    for row in run.rows:
+        if len(demoted) < count and row["best_correct_rank"] == 0:
+            row = {**row, "best_correct_rank": 2}
+            demoted.append(str(row["source_line"]))
+        rows.append(row)
+    return dataclasses.replace(run, rows=rows), demoted
+
+
+def test_compare_hand_checked(forward_dir: Path) -> None:
+    a = load_run(forward_dir)
+    b, demoted = _demote_top1(a, 2)
+    result = compare_runs(a, b)
+    overall = {r["metric"]: r for r in result["overall"]}
+    top1 = overall["top1"]
+    assert (top1["only_a"], top1["only_b"]) == (2, 0)
+    assert top1["mcnemar_p"] == pytest.approx(0.5)  # 2 * (1/2)^2
+    assert top1["n"] == 10  # the six invalid inputs take part in no metric
+    for metric in ("covered", "top5", "top10", "top10_stereo_ignored"):
+        assert (overall[metric]["only_a"], overall[metric]["only_b"]) == (0, 0), metric
+    # Holm over five metrics: 5 * 0.5 capped at 1; the others are 1.0 already.
+    assert [r["holm_p"] for r in result["overall"]] == [1.0] * 5
+    assert result["discordant"]["top1"]["only_a"] == demoted
+    assert set(result["breakdowns"]) >= {"reaction_class", "split"}
+
+
+def test_compare_refuses_other_corpus_or_split_protocol(forward_dir: Path) -> None:
+    a = load_run(forward_dir)
+    for path, value in (
+        (("corpus", "sha256"), "0" * 64),
+        (("config", "split_protocol_version"), 2),
+    ):
+        report = orjson.loads(orjson.dumps(a.report))
+        report[path[0]][path[1]] = value
+        with pytest.raises(ConfigError, match=path[1]):
+            compare_runs(a, dataclasses.replace(a, report=report))
+
+
+def test_forward_html_draws_expected_beside_wrong_top1(forward_dir: Path, tmp_path: Path) -> None:
+    run = load_run(forward_dir)
+    page = render_run_html(run, get_adapter("forward"), verify_run(run))
+    assert page.count('class="plot"') >= 4  # hit@k, ranks, pool sizes, latency (+ breakdowns)
+    failures = page.split('id="failures"', 1)[1].split("</section>", 1)[0]
+    assert "aria-label='expected product'" in failures
+    assert "aria-label='best wrong candidate (top-1)'" in failures
+    out = tmp_path / "forward.html"
+    atomic_write_bytes(out, page.encode())
+    assert render_run_html(run, get_adapter("forward"), verify_run(run)) == page
