@@ -1,0 +1,323 @@
+"""Report adapter for ``retro``: single-step retrosynthesis top-k under named conventions.
+
+Every target is in every denominator (no outputs or a scoring failure is a miss), so each
+(convention, matcher, k) hit is defined on every row. Model outputs and per-target model time
+live in the run's ``predictions.jsonl``; when it sits beside the rows it supplies the top
+prediction to draw and the latency plot, and the report works without it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from chemgauge.benchmarks.retro.metrics import aggregate
+from chemgauge.eval.provenance import reproducibility_sha256
+from chemgauge.report.families import (
+    REPORT_FAMILIES,
+    Distribution,
+    FailureCase,
+    FamilyAdapter,
+    InputFile,
+    Rate,
+    RatePlot,
+    Recomputed,
+    Section,
+    Structure,
+    Table,
+)
+from chemgauge.report.formatting import fmt_count, fmt_rate
+from chemgauge.report.runs import Run
+
+__all__ = ["RetroAdapter", "RetroPredictions"]
+
+Row = Mapping[str, Any]
+PREDICTIONS = "predictions.jsonl"
+
+
+def _config(run: Run) -> Mapping[str, Any]:
+    return run.report.get("config") or {}
+
+
+def _grid(run: Run) -> list[tuple[str, str]]:
+    config = _config(run)
+    return [(c, m) for c in config.get("conventions", ()) for m in config.get("matchers", ())]
+
+
+def _rank(row: Row, convention: str, matcher: str) -> int | None:
+    hits = row.get("hits")
+    if not hits:
+        return None
+    value = hits.get(convention, {}).get(matcher)
+    return None if value is None else int(value)
+
+
+def _block_rate(block: Mapping[str, Any], n: int, label: str) -> Rate:
+    return Rate(label, block["hits"], n, block["rate"], block["low"], block["high"])
+
+
+class RetroPredictions:
+    """Outputs and model seconds per target, read from ``predictions.jsonl`` if present."""
+
+    def __init__(self, path: Path) -> None:
+        self.outputs: dict[str, list[str]] = {}
+        self.model_seconds: dict[str, float] = {}
+        if not path.is_file():
+            return
+        for line in path.read_bytes().splitlines():
+            try:
+                entry = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue  # a journal may end in a cut line; drawings are optional
+            if not isinstance(entry, dict) or "target" not in entry:
+                continue
+            self.outputs[str(entry["target"])] = list(entry.get("outputs") or [])
+            seconds = (entry.get("timing") or {}).get("model_s")
+            if isinstance(seconds, (int, float)):
+                self.model_seconds[str(entry["target"])] = float(seconds)
+
+
+@functools.lru_cache(maxsize=8)
+def _predictions(path: Path, mtime_ns: int) -> RetroPredictions:
+    return RetroPredictions(path)
+
+
+def _load_predictions(run: Run) -> RetroPredictions:
+    path = run.rows_path.parent / PREDICTIONS
+    mtime = path.stat().st_mtime_ns if path.is_file() else 0
+    return _predictions(path, mtime)
+
+
+class RetroAdapter(FamilyAdapter):
+    """Adapter for reports written by ``chemgauge retro``."""
+
+    family = "retro"
+
+    def item_key(self, row: Row) -> str:
+        return str(row["target"])
+
+    def hit_metrics(self, run: Run) -> tuple[str, ...]:
+        ks = _config(run).get("k", ())
+        return tuple(f"top{k}[{c},{m}]" for c, m in _grid(run) for k in ks)
+
+    def hits(self, row: Row, run: Run) -> Mapping[str, bool | None]:
+        out: dict[str, bool | None] = {}
+        for convention, matcher in _grid(run):
+            rank = _rank(row, convention, matcher)
+            for k in _config(run).get("k", ()):
+                out[f"top{k}[{convention},{matcher}]"] = rank is not None and rank < int(k)
+        return out
+
+    def breakdowns(self, row: Row) -> Mapping[str, str]:
+        cls = row.get("reaction_class")
+        n = len(row.get("reactants") or ())
+        return {
+            "reaction_class": "(none)" if cls is None else str(cls),
+            "num_reactants": "4+" if n >= 4 else str(n),
+        }
+
+    def comparison_protocol(self, run: Run) -> dict[str, Any]:
+        data = run.report.get("data") or {}
+        return {
+            "data_sha256": data.get("sha256"),
+            "fold": data.get("fold"),
+            # No limit (None) is a protocol value too, not an unknown one.
+            "limit": data.get("limit") or "none",
+        }
+
+    def _metrics(self, run: Run) -> dict[str, Any]:
+        config = _config(run)
+        return aggregate(
+            run.rows,
+            conventions=config["conventions"],
+            matchers=config["matchers"],
+            ks=config["k"],
+            max_k=config["num_top_results"],
+            round_trip_max_rank=config.get("round_trip_max_rank")
+            if config.get("round_trip")
+            else None,
+        )
+
+    def recompute(self, run: Run) -> Recomputed:
+        return Recomputed({"metrics": self._metrics(run)})
+
+    def reproducibility(self, run: Run) -> tuple[str | None, str]:
+        return run.report.get("reproducibility_sha256"), reproducibility_sha256(run.rows, ())
+
+    def input_files(self, report: Mapping[str, Any]) -> list[InputFile]:
+        data = report.get("data") or {}
+        folder = (report.get("config") or {}).get("data_dir")
+        if not isinstance(data.get("sha256"), str) or not data.get("file"):
+            return []
+        path = str(Path(folder) / data["file"]) if folder else str(data["file"])
+        return [InputFile("data", path, data["sha256"])]
+
+    def headline(self, run: Run) -> list[Rate]:
+        metrics = self._metrics(run)
+        grid = _grid(run)
+        if not grid:
+            return []
+        convention = grid[0][0]
+        out = []
+        for matcher, block in metrics["accuracy"][convention].items():
+            for k, entry in block["top_k"].items():
+                out.append(_block_rate(entry, block["n"], f"top-{k} ({convention}, {matcher})"))
+        return out
+
+    def _accuracy_section(self, run: Run, metrics: Mapping[str, Any]) -> Section:
+        ks = [str(k) for k in _config(run)["k"]]
+        body = []
+        series: dict[str, list[tuple[str, Rate]]] = {}
+        for convention, per_matcher in metrics["accuracy"].items():
+            for matcher, block in per_matcher.items():
+                rates = [_block_rate(block["top_k"][k], block["n"], k) for k in ks]
+                body.append(
+                    (
+                        convention,
+                        matcher,
+                        str(block["n"]),
+                        *(f"{fmt_rate(r)} ({fmt_count(r)})" for r in rates),
+                        "n/a" if block["mrr"] is None else f"{block['mrr']:.3f}",
+                        str(block["misses"]),
+                    )
+                )
+                series[f"{convention}, {matcher}"] = list(zip(ks, rates, strict=True))
+        plots: list[RatePlot | Distribution] = [
+            RatePlot("Top-k accuracy (95% Wilson intervals)", "k", series, kind="line")
+        ]
+        first = _grid(run)[0]
+        ranks = [_rank(r, *first) for r in run.rows]
+        plots.append(
+            Distribution(
+                f"Rank of the first correct answer ({first[0]}, {first[1]})",
+                "rank (1 = top)",
+                tuple(float(r + 1) for r in ranks if r is not None),
+            )
+        )
+        plots.append(
+            Distribution(
+                "Outputs per target (raw, up to num_top_results)",
+                "outputs",
+                tuple(float(r["n_outputs"]) for r in run.rows),
+            )
+        )
+        seconds = _load_predictions(run).model_seconds
+        if seconds:
+            plots.append(
+                Distribution(
+                    "Model time per target (from predictions.jsonl)",
+                    "seconds",
+                    tuple(seconds.values()),
+                    integer=False,
+                    log_x=True,
+                )
+            )
+        outputs = metrics["outputs"]
+        return Section(
+            title="Top-k accuracy",
+            intro=(
+                f"{metrics['targets']} targets; statuses {metrics['status']}. Outputs: "
+                f"{outputs['total']} scored, {outputs['invalid']} invalid, "
+                f"{outputs['duplicates']} duplicates. 'syntheseus' drops invalid and duplicate "
+                "outputs before ranking; 'raw_slots' keeps every output in its slot."
+            ),
+            tables=(
+                Table(
+                    "Accuracy per convention and matcher",
+                    ("convention", "matcher", "n", *(f"top-{k}" for k in ks), "MRR", "misses"),
+                    tuple(body),
+                ),
+            ),
+            plots=tuple(plots),
+            anchor="accuracy",
+        )
+
+    def _class_section(self, run: Run, metrics: Mapping[str, Any]) -> Section | None:
+        by_class = metrics.get("by_class")
+        if not by_class:
+            return None
+        convention, matcher = _grid(run)[0]
+        ks = [str(k) for k in _config(run)["k"]]
+        body = []
+        for cls, blocks in by_class.items():
+            block = blocks[convention][matcher]
+            body.append(
+                (
+                    cls,
+                    str(block["n"]),
+                    *(fmt_rate(_block_rate(block["top_k"][k], block["n"], k)) for k in ks),
+                )
+            )
+        return Section(
+            title="By reaction class",
+            intro=f"Top-k under {convention}, {matcher}.",
+            tables=(
+                Table("Reaction classes", ("class", "n", *(f"top-{k}" for k in ks)), tuple(body)),
+            ),
+            anchor="breakdowns",
+        )
+
+    def _failure_section(self, run: Run, max_failures: int) -> Section:
+        convention, matcher = _grid(run)[0]
+        predictions = _load_predictions(run)
+        wrong = [r for r in run.rows if _rank(r, convention, matcher) != 0]
+        cases = []
+        for row in wrong[:max_failures]:
+            top = self._top_prediction(row, predictions)
+            rank = _rank(row, convention, matcher)
+            cases.append(
+                FailureCase(
+                    item=str(row["target"]),
+                    title=str(row["product"]),
+                    details=(
+                        ("status", str(row["status"])),
+                        ("first correct rank", "none" if rank is None else str(rank + 1)),
+                        ("true reactants", ".".join(row["reactants"])),
+                        ("top prediction", top or "not available"),
+                    ),
+                    structures=(
+                        Structure("product", row["product"]),
+                        Structure("true reactants", ".".join(row["reactants"])),
+                        Structure("top prediction", top),
+                    ),
+                )
+            )
+        note = "" if predictions.outputs else " (predictions.jsonl not found: no predictions drawn)"
+        return Section(
+            title="Targets missed at top-1",
+            intro=(
+                f"Under {convention}, {matcher}: the product, the true reactants and the model's "
+                f"top valid prediction{note}."
+            ),
+            failures=tuple(cases),
+            failures_total=len(wrong),
+            anchor="failures",
+        )
+
+    @staticmethod
+    def _top_prediction(row: Row, predictions: RetroPredictions) -> str | None:
+        outputs = predictions.outputs.get(str(row["target"]), [])
+        invalid = set(row.get("invalid_ranks") or ())
+        return next((o for i, o in enumerate(outputs) if i not in invalid), None)
+
+    def sections(self, run: Run, *, max_failures: int) -> list[Section]:
+        metrics = self._metrics(run)
+        parts = [self._accuracy_section(run, metrics)]
+        by_class = self._class_section(run, metrics)
+        if by_class is not None:
+            parts.append(by_class)
+        parts.append(self._failure_section(run, max_failures))
+        return parts
+
+    def describe_item(self, row: Row) -> tuple[tuple[str, str], ...]:
+        return (("status", str(row["status"])), ("outputs", str(row["n_outputs"])))
+
+    def item_structures(self, row: Row) -> tuple[Structure, ...]:
+        return (Structure("true reactants", ".".join(row["reactants"])),)
+
+
+REPORT_FAMILIES.register("retro", RetroAdapter)
