@@ -32,6 +32,7 @@ __all__ = [
     "Section",
     "Structure",
     "Table",
+    "adapter_classes",
     "get_adapter",
 ]
 
@@ -162,6 +163,11 @@ class FamilyAdapter(ABC):
     #: Row file names a run folder may use besides ``rows.jsonl``, in order of preference.
     rows_file_names: ClassVar[tuple[str, ...]] = ()
 
+    @classmethod
+    def claims_report(cls, report: Mapping[str, Any]) -> bool:
+        """True if a report naming no family has this family's shape (see ``family_of``)."""
+        return False
+
     @abstractmethod
     def item_key(self, row: Row) -> str:
         """The identity of the item a row scores (stable across runs on the same corpus)."""
@@ -221,6 +227,13 @@ class FamilyAdapter(ABC):
 REPORT_FAMILIES: Registry[type[FamilyAdapter]] = Registry(
     "report family", group="chemgauge.report_families"
 )
+
+
+def adapter_classes() -> dict[str, type[FamilyAdapter]]:
+    """Every registered adapter class by family name (built-ins, then plugins)."""
+    from chemgauge.report import adapters  # noqa: F401 - registers the built-ins
+
+    return {name: REPORT_FAMILIES.get(name) for name in REPORT_FAMILIES.names()}
 
 
 def get_adapter(family: str) -> FamilyAdapter:

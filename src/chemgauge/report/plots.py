@@ -107,7 +107,8 @@ def _lines(ax: Axes, plot: RatePlot) -> None:
         ys = [k[1] for k in kept]
         lows = [k[2] for k in kept]
         highs = [k[3] for k in kept]
-        ax.fill_between(xs, lows, highs, color=colour, alpha=0.18, linewidth=0)
+        alpha = 0.18 if len(plot.series) <= 2 else 0.08  # many bands stay readable
+        ax.fill_between(xs, lows, highs, color=colour, alpha=alpha, linewidth=0)
         ax.plot(xs, ys, color=colour, marker=_MARKERS[s % len(_MARKERS)], label=name)
         ax.set_xticks(xs)
         ax.set_xticklabels([k[0] for k in kept])

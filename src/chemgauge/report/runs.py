@@ -71,8 +71,8 @@ def _read_report(path: Path) -> dict[str, Any]:
 
 
 def family_of(report: dict[str, Any], path: Path, override: str | None = None) -> str:
-    """The family that wrote a report: ``family``, else ``benchmark`` (``chemgauge-`` prefix
-    dropped), else the caller's override; the override also wins when given."""
+    """The family that wrote a report: the caller's override, else ``family``, else
+    ``benchmark`` (``chemgauge-`` prefix dropped), else the one adapter claiming its shape."""
     if override:
         return override
     family = report.get("family")
@@ -81,6 +81,11 @@ def family_of(report: dict[str, Any], path: Path, override: str | None = None) -
     benchmark = report.get("benchmark")
     if isinstance(benchmark, str) and benchmark:
         return benchmark.removeprefix("chemgauge-")
+    from chemgauge.report.families import adapter_classes
+
+    claimed = [name for name, cls in adapter_classes().items() if cls.claims_report(report)]
+    if len(claimed) == 1:
+        return claimed[0]
     raise InputFileError(
         "report has no 'family' or 'benchmark' field naming the benchmark that wrote it "
         "(pass --family)",

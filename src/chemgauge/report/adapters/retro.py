@@ -217,10 +217,11 @@ class RetroAdapter(FamilyAdapter):
                 )
             )
         outputs = metrics["outputs"]
+        statuses = ", ".join(f"{name}: {count}" for name, count in metrics["status"].items())
         return Section(
             title="Top-k accuracy",
             intro=(
-                f"{metrics['targets']} targets; statuses {metrics['status']}. Outputs: "
+                f"{metrics['targets']} targets ({statuses}). Outputs: "
                 f"{outputs['total']} scored, {outputs['invalid']} invalid, "
                 f"{outputs['duplicates']} duplicates. 'syntheseus' drops invalid and duplicate "
                 "outputs before ranking; 'raw_slots' keeps every output in its slot."

@@ -1,0 +1,240 @@
+"""Report adapter for ``ocsr``: does an image-to-structure recognizer return the exact graph?
+
+Hit metrics are completed exact graphs under each identity policy, over the planned attempts
+with a finite reference (the report's ``completed_exact_over_planned``); attempts without a
+unique reference take part in none. OCSR reports name no family, so the adapter claims a
+report by its shape; rows are ``scored.jsonl``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from chemgauge.benchmarks.ocsr.manifest import Manifest
+from chemgauge.benchmarks.ocsr.report import aggregate
+from chemgauge.benchmarks.ocsr.runner import TIMING_FIELDS
+from chemgauge.benchmarks.ocsr.scoring import MATCH
+from chemgauge.eval.provenance import reproducibility_sha256
+from chemgauge.report.families import (
+    REPORT_FAMILIES,
+    Distribution,
+    FailureCase,
+    FamilyAdapter,
+    InputFile,
+    Rate,
+    RatePlot,
+    Recomputed,
+    Section,
+    Structure,
+    Table,
+)
+from chemgauge.report.formatting import fmt_count, fmt_rate
+from chemgauge.report.runs import Run
+
+__all__ = ["OcsrAdapter"]
+
+Row = Mapping[str, Any]
+
+
+def _policies(run: Run) -> tuple[str, ...]:
+    return tuple(run.report.get("policies") or ())
+
+
+def _exact(row: Row, policy: str) -> bool:
+    identity = row.get("identity") or {}
+    return row["status"] == "completed" and identity.get(policy) == MATCH
+
+
+def _rate(block: Mapping[str, Any] | None, label: str) -> Rate:
+    if not block or block.get("n", 0) == 0 or block.get("wilson95") is None:
+        return Rate(label, 0, 0, None, None, None)
+    low, high = block["wilson95"]
+    return Rate(label, block["successes"], block["n"], block["rate"], low, high)
+
+
+class OcsrAdapter(FamilyAdapter):
+    """Adapter for reports written by ``chemgauge ocsr run`` / ``ocsr score``."""
+
+    family = "ocsr"
+    rows_file_names = ("scored.jsonl",)
+
+    @classmethod
+    def claims_report(cls, report: Mapping[str, Any]) -> bool:
+        return "finite_reference" in report and "headline_policy" in report
+
+    def item_key(self, row: Row) -> str:
+        return str(row["attempt_id"])
+
+    def hit_metrics(self, run: Run) -> tuple[str, ...]:
+        return tuple(f"exact[{policy}]" for policy in _policies(run))
+
+    def hits(self, row: Row, run: Run) -> Mapping[str, bool | None]:
+        if not row["has_reference"]:
+            return dict.fromkeys(self.hit_metrics(run))
+        return {f"exact[{p}]": _exact(row, p) for p in _policies(run)}
+
+    def breakdowns(self, row: Row) -> Mapping[str, str]:
+        return {"repeat": str(row["repeat"])}
+
+    def comparison_protocol(self, run: Run) -> dict[str, Any]:
+        provenance = run.report.get("provenance") or {}
+        manifest = run.report.get("manifest") or {}
+        return {
+            "manifest_sha256": (provenance.get("input_sha256") or {}).get("manifest"),
+            "manifest_name": manifest.get("name"),
+            "images": manifest.get("images"),
+        }
+
+    def recompute(self, run: Run) -> Recomputed:
+        block = run.report.get("manifest") or {}
+        # The aggregate reads only the manifest's name and case count; both are carried from
+        # the report (the manifest file's path is not recorded), everything else is rows.
+        manifest = Manifest.model_construct(
+            name=block.get("name", ""), cases=[None] * int(block.get("images", 0))
+        )
+        full = aggregate(manifest, run.rows, _policies(run), run.report.get("provenance") or {})
+        full.pop("provenance", None)
+        return Recomputed(
+            full, notes=("manifest name and image count are carried from the report",)
+        )
+
+    def reproducibility(self, run: Run) -> tuple[str | None, str]:
+        return run.report.get("reproducibility_sha256"), reproducibility_sha256(
+            run.rows, TIMING_FIELDS
+        )
+
+    def input_files(self, report: Mapping[str, Any]) -> list[InputFile]:
+        return []  # only the manifest's hash is recorded, not its path
+
+    def headline(self, run: Run) -> list[Rate]:
+        recomputed = self.recompute(run).sections["finite_reference"]["policies"]
+        return [
+            _rate(block["completed_exact_over_planned"], f"exact graph ({policy})")
+            for policy, block in recomputed.items()
+        ]
+
+    def sections(self, run: Run, *, max_failures: int) -> list[Section]:
+        report = self.recompute(run).sections
+        finite = report["finite_reference"]
+        policy_rows = []
+        series: dict[str, list[tuple[str, Rate]]] = {"over planned": [], "over attempted": []}
+        for policy, block in finite["policies"].items():
+            planned = _rate(block["completed_exact_over_planned"], policy)
+            attempted = _rate(block["completed_exact_over_attempted"], policy)
+            series["over planned"].append((policy, planned))
+            series["over attempted"].append((policy, attempted))
+            policy_rows.append(
+                (
+                    policy,
+                    f"{fmt_rate(planned)} ({fmt_count(planned)})",
+                    f"{fmt_rate(attempted)} ({fmt_count(attempted)})",
+                    str(block["provisional_exact"]),
+                    str(block["unsupported"]),
+                    str(block["claim"]),
+                )
+            )
+        statuses = report["all_attempts"]["statuses"]
+        errors = report["localized_errors"]["errors_by_category"]
+        elapsed = tuple(
+            float(r["recognition"]["elapsed_seconds"]) for r in run.rows if r.get("recognition")
+        )
+        overview = Section(
+            title="Exact graphs under each identity policy",
+            intro=(
+                f"{finite['planned']} planned attempts with a finite reference: "
+                f"{finite['attempted']} attempted, {finite['completed']} completed, "
+                f"{finite['provisional']} provisional, {finite['not_run']} not run. Every "
+                "policy has the same denominator."
+            ),
+            tables=(
+                Table(
+                    "Completed exact graphs",
+                    (
+                        "policy",
+                        "over planned",
+                        "over attempted",
+                        "provisional",
+                        "unsupported",
+                        "claim",
+                    ),
+                    tuple(policy_rows),
+                ),
+                Table(
+                    "Attempt statuses (all planned attempts)",
+                    ("status", "attempts"),
+                    tuple((s, str(n)) for s, n in statuses.items()),
+                ),
+                Table(
+                    "Localized graph errors",
+                    ("category", "errors"),
+                    tuple((c, str(n)) for c, n in errors.items() if n),
+                    caption="From the graph diff of each completed or provisional attempt.",
+                ),
+            ),
+            plots=(
+                RatePlot("Exact graph rate per policy (95% Wilson intervals)", "policy", series),
+                Distribution(
+                    "Recognition time per attempt", "seconds", elapsed, integer=False, log_x=True
+                ),
+            ),
+            anchor="policies",
+        )
+        headline = str(run.report.get("headline_policy") or "exact")
+        wrong = [
+            r
+            for r in run.rows
+            if r["has_reference"] and r["status"] != "not_run" and not _exact(r, headline)
+        ]
+        cases = []
+        for row in wrong[:max_failures]:
+            diff = row.get("graph_diff") or {}
+            categories = Counter(str(e["category"]) for e in diff.get("errors") or ())
+            cases.append(
+                FailureCase(
+                    item=str(row["attempt_id"]),
+                    title=str(row["case_id"]),
+                    details=(
+                        ("status", str(row["status"])),
+                        (
+                            "errors",
+                            ", ".join(f"{c} x{n}" for c, n in sorted(categories.items()))
+                            or "none localized",
+                        ),
+                        ("reference", str(row["reference_smiles"])),
+                        ("recognized", str(row["candidate"].get("smiles") or "nothing")),
+                    ),
+                    structures=(
+                        Structure("reference", row["reference_smiles"]),
+                        Structure("recognized", row["candidate"].get("smiles")),
+                    ),
+                )
+            )
+        failures = Section(
+            title=f"Attempts not exact under '{headline}'",
+            intro=(
+                "The reference beside what the recognizer returned, with the localized error "
+                "categories. The input images and highlighted atoms are in the OCSR run's own "
+                "report.html (the manifest path is not recorded in report.json)."
+            ),
+            failures=tuple(cases),
+            failures_total=len(wrong),
+            anchor="failures",
+        )
+        return [overview, failures]
+
+    def describe_item(self, row: Row) -> tuple[tuple[str, str], ...]:
+        return (
+            ("status", str(row["status"])),
+            ("recognized", str(row["candidate"].get("smiles") or "nothing")),
+        )
+
+    def item_structures(self, row: Row) -> tuple[Structure, ...]:
+        return (
+            Structure("reference", row["reference_smiles"]),
+            Structure("recognized", row["candidate"].get("smiles")),
+        )
+
+
+REPORT_FAMILIES.register("ocsr", OcsrAdapter)
