@@ -162,6 +162,7 @@ for _matcher in (
         {
             "max_tautomers": DEFAULT_SETTINGS.max_tautomers,
             "max_transforms": DEFAULT_SETTINGS.max_transforms,
+            "tautomer_work_budget": DEFAULT_SETTINGS.tautomer_work_budget,
         },
     ),
 ):

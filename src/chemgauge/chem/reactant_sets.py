@@ -24,7 +24,13 @@ from rdkit import Chem
 from rdkit.Chem import rdMolDescriptors
 
 from chemgauge.chem.matchers import get_matcher
-from chemgauge.chem.smiles import clear_atom_maps, mol_to_canonical, try_parse_smiles
+from chemgauge.chem.smiles import (
+    MAX_ATOMS,
+    clear_atom_maps,
+    mol_to_canonical,
+    smiles_refusal,
+    try_parse_smiles,
+)
 from chemgauge.chem.stereo import flatten_mol_stereo
 
 __all__ = ["INVARIANT_POLICIES", "ReactantSetComparison", "ReactantSetScorer", "split_components"]
@@ -44,10 +50,10 @@ def _parse(text: str) -> Chem.Mol | None:
     """Parse like :func:`try_parse_smiles`, skipping RDKit's hydrogen-removal pass when the
     text has no explicit hydrogen atom (``[H]``, ``[2H]``, ...), where that pass is a no-op
     (a test checks the keys are identical)."""
-    if _EXPLICIT_H.search(text):
+    if _EXPLICIT_H.search(text) or smiles_refusal(text) is not None:
         return try_parse_smiles(text)
     mol = Chem.MolFromSmiles(text, _KEEP_HS)
-    if mol is None or mol.GetNumAtoms() == 0:
+    if mol is None or not 0 < mol.GetNumAtoms() <= MAX_ATOMS:
         return None
     return mol
 

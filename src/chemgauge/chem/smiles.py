@@ -14,12 +14,15 @@ from chemgauge.errors import SmilesError
 RDLogger.DisableLog("rdApp.*")  # type: ignore[attr-defined]
 
 __all__ = [
+    "MAX_ATOMS",
+    "MAX_SMILES_CHARS",
     "canonical_multiset",
     "canonical_smiles",
     "clear_atom_maps",
     "describe_parse_failure",
     "mol_to_canonical",
     "parse_smiles",
+    "smiles_refusal",
     "strip_atom_maps",
     "try_canonical_multiset",
     "try_canonical_smiles",
@@ -27,12 +30,31 @@ __all__ = [
 ]
 
 
+# Size limits on what is handed to RDKit. Its canonical SMILES writer recurses once per atom
+# of a chain and overflows an 8 MB stack (killing the process) at ~20,000 chain atoms, and
+# every 1,000 atoms cost seconds; a text longer than the character limit is refused unread.
+MAX_ATOMS = 10_000
+MAX_SMILES_CHARS = 200_000
+
+
+def smiles_refusal(smiles: str) -> str | None:
+    """Why a text is refused before RDKit sees it (too long, not encodable), or ``None``."""
+    if len(smiles) > MAX_SMILES_CHARS:
+        return f"SMILES longer than {MAX_SMILES_CHARS} characters ({len(smiles)})"
+    if not smiles.isascii():
+        try:
+            smiles.encode("utf-8")
+        except UnicodeEncodeError:
+            return "SMILES is not valid Unicode text (lone surrogate)"
+    return None
+
+
 def try_parse_smiles(smiles: str) -> Chem.Mol | None:
-    """Parse and sanitize a SMILES string; ``None`` if it is empty or RDKit rejects it."""
-    if not smiles or smiles.isspace():
+    """Parse and sanitize a SMILES; ``None`` if it is empty, too large or RDKit rejects it."""
+    if not smiles or smiles.isspace() or smiles_refusal(smiles) is not None:
         return None
     mol = Chem.MolFromSmiles(smiles)
-    if mol is None or mol.GetNumAtoms() == 0:
+    if mol is None or not 0 < mol.GetNumAtoms() <= MAX_ATOMS:
         return None
     return mol
 
@@ -41,11 +63,16 @@ def describe_parse_failure(smiles: str) -> str:
     """Say why RDKit rejects a SMILES (syntax, valence, ...); used on the failure path only."""
     if not smiles or smiles.isspace():
         return "empty SMILES"
+    refusal = smiles_refusal(smiles)
+    if refusal is not None:
+        return refusal
     raw = Chem.MolFromSmiles(smiles, sanitize=False)
     if raw is None:
         return "SMILES syntax error"
     if raw.GetNumAtoms() == 0:
         return "SMILES has no atoms"
+    if raw.GetNumAtoms() > MAX_ATOMS:
+        return f"molecule has {raw.GetNumAtoms()} atoms, more than the limit of {MAX_ATOMS}"
     try:
         Chem.SanitizeMol(raw)
     except Exception as exc:  # RDKit raises several unrelated exception types here
