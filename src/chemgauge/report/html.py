@@ -21,7 +21,7 @@ from chemgauge.report.families import (
     Structure,
     Table,
 )
-from chemgauge.report.formatting import fmt_count, fmt_p, fmt_pct, fmt_rate, fmt_signed_pct
+from chemgauge.report.formatting import fmt_count, fmt_p, fmt_pct, fmt_rate
 from chemgauge.report.runs import Run
 from chemgauge.report.verify import Verification
 
@@ -57,9 +57,9 @@ nav a:hover, nav a:focus { text-decoration: underline; }
 .card .interval, .card .count { font-size: 0.85rem; color: var(--muted); }
 .table-wrap { overflow-x: auto; margin: 8px 0 16px; }
 table { border-collapse: collapse; font-size: 0.9rem; min-width: 50%; }
-th, td { padding: 5px 10px; border-bottom: 1px solid var(--line); text-align: right;
+th, td { padding: 5px 8px; border-bottom: 1px solid var(--line); text-align: right;
   vertical-align: top; white-space: nowrap; }
-th:first-child, td:first-child { text-align: left; }
+th:first-child, td:first-child, td.key, thead th.key { text-align: left; }
 td.wrap { white-space: normal; overflow-wrap: anywhere; }
 thead th { background: var(--panel); position: sticky; top: 0; }
 caption { caption-side: top; text-align: left; font-weight: 600; padding: 4px 0; }
@@ -172,7 +172,8 @@ def _section(section: Section, index: int) -> str:
     if section.failures_total is not None:
         shown = len(section.failures)
         parts.append(
-            f'<p class="note">{section.failures_total} items; showing {shown}.</p>'
+            f'<p class="note">{section.failures_total} '
+            f"{'item' if section.failures_total == 1 else 'items'}; showing {shown}.</p>"
             if section.failures_total
             else '<p class="note">None.</p>'
         )
@@ -260,11 +261,15 @@ def _rate_from(d: Mapping[str, Any]) -> Rate:
     return Rate(d["label"], d["count"], d["n"], d["estimate"], low, high, d["method"])
 
 
+def _pp(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:+.1f}"
+
+
 def _signif(p: float) -> str:
     return ' class="sig"' if p <= 0.05 else ""
 
 
-def _paired_rows(results: Sequence[Mapping[str, Any]], first: str) -> str:
+def _paired_rows(results: Sequence[Mapping[str, Any]], *firsts: str) -> str:
     rows = []
     for r in results:
         d = r["difference"]
@@ -276,15 +281,26 @@ def _paired_rows(results: Sequence[Mapping[str, Any]], first: str) -> str:
         )
         rate_a, rate_b = _rate_from(r["rate_a"]), _rate_from(r["rate_b"])
         rows.append(
-            f"<tr><td>{_e(r[first])}</td><td>{r['n']}</td><td>{_e(fmt_rate(rate_a))}</td>"
-            f"<td>{_e(fmt_rate(rate_b))}</td><td{sign}>{_e(fmt_signed_pct(d['estimate']))} "
-            f"[{_e(fmt_signed_pct(low))}, {_e(fmt_signed_pct(high))}]</td>"
+            "<tr>"
+            + "".join(f'<td class="key">{_e(r[f])}</td>' for f in firsts)
+            + f"<td>{r['n']}</td><td>{_e(fmt_rate(rate_a))}</td>"
+            f"<td>{_e(fmt_rate(rate_b))}</td><td{sign}>{_e(_pp(d['estimate']))} "
+            f"[{_e(_pp(low))}, {_e(_pp(high))}]</td>"
             f"<td>{r['only_a']}</td><td>{r['only_b']}</td><td>{_e(fmt_p(r['mcnemar_p']))}</td>"
             f"<td{_signif(r['holm_p'])}>{_e(fmt_p(r['holm_p']))}</td></tr>"
         )
-    head = "".join(
+    head = "".join(f'<th scope="col" class="key">{_e(c)}</th>' for c in firsts) + "".join(
         f'<th scope="col">{_e(c)}</th>'
-        for c in (first, "n", "A", "B", "A - B [95% CI]", "only A", "only B", "McNemar p", "Holm p")
+        for c in (
+            "n",
+            "A",
+            "B",
+            "A - B, pp [95% CI]",
+            "only A",
+            "only B",
+            "McNemar p",
+            "Holm p",
+        )
     )
     return (
         f'<div class="table-wrap"><table><thead><tr>{head}</tr></thead>'
@@ -314,7 +330,8 @@ def _discordant_list(
             *((f"B {k}", v) for k, v in adapter.describe_item(rb)),
         )
         cases.append(_failure(FailureCase(key, key, details, structures)))
-    note = f'<p class="note">{total} items; showing {min(total, max_items)}.</p>'
+    noun = "item" if total == 1 else "items"
+    note = f'<p class="note">{total} {noun}; showing {min(total, max_items)}.</p>'
     return note + (f'<div class="failures">{"".join(cases)}</div>' if cases else "")
 
 
@@ -362,11 +379,14 @@ def render_compare_html(
         },
     )
     body += [_plots([plot], "cmp"), "</section>", '<section id="breakdowns"><h2>Breakdowns</h2>']
+    body.append(
+        '<p class="note">Holm adjusts over the buckets of one metric within a dimension. '
+        "Intervals and tests on a handful of pairs say little: read n first.</p>"
+    )
     for dim, per_metric in comparison["breakdowns"].items():
         body.append(f"<h3>{_e(dim)}</h3>")
-        for metric, results in per_metric.items():
-            body.append(f'<p class="note">{_e(metric)}</p>')
-            body.append(_paired_rows(results, "bucket"))
+        flat = [r for results in per_metric.values() for r in results]
+        body.append(_paired_rows(flat, "metric", "bucket"))
     body.append("</section>")
     rows_a = {adapter.item_key(r): r for r in run_a.rows}
     rows_b = {adapter.item_key(r): r for r in run_b.rows}
