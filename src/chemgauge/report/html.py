@@ -63,10 +63,11 @@ th:first-child, td:first-child, td.key, thead th.key { text-align: left; }
 td.wrap { white-space: normal; overflow-wrap: anywhere; }
 thead th { background: var(--panel); position: sticky; top: 0; }
 caption { caption-side: top; text-align: left; font-weight: 600; padding: 4px 0; }
-.plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(420px, 1fr)); gap: 16px; }
+.plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(420px, 100%), 1fr));
+  gap: 16px; }
 figure { margin: 0; }
 svg.plot { width: 100%; height: auto; display: block; }
-.failures { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr));
+.failures { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(520px, 100%), 1fr));
   gap: 16px; }
 .failure { border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px; }
 .failure h4 { margin: 0 0 6px; font-size: 0.95rem; overflow-wrap: anywhere; }
