@@ -87,3 +87,6 @@ def test_syntheseus_model_class_names_are_checked() -> None:
         return
     with pytest.raises(ConfigError, match="Did you mean 'LocalRetro'"):
         build_retro_model("syntheseus:LocalRetr")
+    if importlib.util.find_spec("torch") is None:
+        with pytest.raises(ConfigError, match=r"pip install 'syntheseus\[local-retro\]'"):
+            build_retro_model("syntheseus:LocalRetro", "/nonexistent")

@@ -247,6 +247,21 @@ RETRO_MODELS.register("predictions", _predictions_factory)
 RETRO_MODELS.register("templates", _templates_factory)
 
 
+#: syntheseus 0.9 extras per backward model class (torch and the model's own code).
+_SYNTHESEUS_EXTRAS = {
+    "Chemformer": "chemformer",
+    "Graph2Edits": "graph2edits",
+    "LocalRetro": "local-retro",
+    "MEGAN": "megan",
+    "MHNreact": "mhn-react",
+    "RetroChimera": "retrochimera",
+    "RetroChimeraDeNovo": "retrochimera",
+    "RetroChimeraEdit": "retrochimera",
+    "RetroKNN": "retro-knn",
+    "RootAligned": "root-aligned",
+}
+
+
 class SyntheseusModel(RetroModel):
     """A syntheseus backward model; its outputs arrive already parsed and deduplicated."""
 
@@ -279,9 +294,10 @@ class SyntheseusModel(RetroModel):
             cls = BackwardModelClass[model_class].value
             self._model = cls(model_dir=None if model_dir is None else str(model_dir), **kwargs)
         except ImportError as exc:
+            extra = _SYNTHESEUS_EXTRAS.get(model_class, "all-single-step")
             raise MissingDependencyError(
-                f"syntheseus model {model_class} needs its extras: "
-                f"pip install 'syntheseus[{model_class.lower()}]' ({exc})"
+                f"syntheseus model {model_class} needs its extras (and torch): "
+                f"pip install 'syntheseus[{extra}]' ({exc})"
             ) from exc
 
     def _predict(self, products: list[str], num_results: int) -> list[list[str]]:
