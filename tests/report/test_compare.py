@@ -94,7 +94,7 @@ def test_refuses_other_family_and_truncated_rows(two_runs: tuple[Path, Path]) ->
     rows = two_runs[1] / "rows.jsonl"
     rows.write_bytes(rows.read_bytes()[:-30])
     with pytest.raises(InputFileError, match=r"rows\.jsonl, line 10: unreadable row"):
-        compare_runs(a, load_run(two_runs[1]), force=True)
+        compare_runs(a, load_run(two_runs[1]))  # named as unreadable, not "another corpus"
 
 
 def test_cli_compare_writes_json_and_html(two_runs: tuple[Path, Path], tmp_path: Path) -> None:

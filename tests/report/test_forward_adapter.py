@@ -42,7 +42,7 @@ def test_real_forward_run_verifies(forward_dir: Path) -> None:
     assert run.family == "forward"  # from "benchmark": "chemgauge-forward"
     result = verify_run(run)
     assert result.ok, [d.describe() for d in result.differences[:5]]
-    assert any(c.name == "input corpus" and c.ok for c in result.checks)
+    assert any(c.name == "corpus file hash" and c.ok for c in result.checks)
 
 
 def test_edited_forward_aggregate_is_caught(forward_dir: Path, tmp_path: Path) -> None:

@@ -92,7 +92,7 @@ def test_changed_input_file_is_caught_and_missing_one_is_skipped(names_run: Path
     pairs = names_run / "pairs.jsonl"
     pairs.write_bytes(pairs.read_bytes() + b"\n")
     result = verify_run(load_run(names_run))
-    assert [d.where.split(" (")[0] for d in result.differences] == ["input input"]
+    assert [d.where.split(" (")[0] for d in result.differences] == ["input file hash"]
     pairs.unlink()
     result = verify_run(load_run(names_run))
     assert result.ok

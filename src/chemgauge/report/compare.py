@@ -220,8 +220,9 @@ def compare_runs(
     if resamples < 100:
         raise ConfigError(f"--resamples must be at least 100, got {resamples}")
     adapter = get_adapter(a.family)
-    protocol = _protocol_check(adapter, a, b, force)
+    # Unreadable rows first: a truncated file must not pass for "another corpus".
     rows_a, rows_b = _index(a, adapter), _index(b, adapter)
+    protocol = _protocol_check(adapter, a, b, force)
     shared = [k for k in rows_a if k in rows_b]
     if not shared:
         raise ConfigError(f"the runs share no items ({a.rows_path} vs {b.rows_path})")

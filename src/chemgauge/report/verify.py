@@ -177,13 +177,13 @@ def verify_run(run: Run) -> Verification:
         path = None if item.path is None else resolve_input_path(item.path, run.report_path)
         if path is None:
             result.checks.append(
-                Check(f"input {item.label}", None, f"{item.path}: not present, hash not checked")
+                Check(f"{item.label} file hash", None, f"{item.path}: not present, not checked")
             )
             continue
         actual = sha256_file(path)
         if actual != item.sha256:
             result.differences.append(
-                Difference(f"input {item.label} ({path})", item.sha256, actual)
+                Difference(f"{item.label} file hash ({path})", item.sha256, actual)
             )
-        result.checks.append(Check(f"input {item.label}", actual == item.sha256, str(path)))
+        result.checks.append(Check(f"{item.label} file hash", actual == item.sha256, str(path)))
     return result
