@@ -126,3 +126,13 @@ def test_cli_refusal_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: refusing to compare")
     assert "Traceback" not in proc.stderr
+
+
+def test_rows_of_another_shape_name_the_file(two_runs: tuple[Path, Path]) -> None:
+    rows = two_runs[1] / "rows.jsonl"
+    broken = [orjson.loads(line) for line in rows.read_bytes().splitlines()]
+    for row in broken:
+        del row["emitted"]
+    rows.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in broken))
+    with pytest.raises(InputFileError, match=r"rows\.jsonl: rows do not have the names row shape"):
+        compare_runs(load_run(two_runs[0]), load_run(two_runs[1]), force=True)

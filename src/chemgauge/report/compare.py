@@ -159,6 +159,18 @@ def _index(run: Run, adapter: FamilyAdapter) -> dict[str, Row]:
     return out
 
 
+def _hits(
+    adapter: FamilyAdapter, run: Run, rows: Mapping[str, Row], keys: Sequence[str]
+) -> dict[str, Mapping[str, bool | None]]:
+    try:
+        return {k: adapter.hits(rows[k], run) for k in keys}
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputFileError(
+            f"rows do not have the {run.family} row shape ({type(exc).__name__}: {exc})",
+            path=run.rows_path,
+        ) from None
+
+
 def _protocol_check(adapter: FamilyAdapter, a: Run, b: Run, force: bool) -> dict[str, Any]:
     pa = adapter.comparison_protocol(a)
     pb = adapter.comparison_protocol(b)
@@ -227,8 +239,8 @@ def compare_runs(
     if not shared:
         raise ConfigError(f"the runs share no items ({a.rows_path} vs {b.rows_path})")
     metrics = [m for m in adapter.hit_metrics(a) if m in set(adapter.hit_metrics(b))]
-    hits_a = {k: adapter.hits(rows_a[k], a) for k in shared}
-    hits_b = {k: adapter.hits(rows_b[k], b) for k in shared}
+    hits_a = _hits(adapter, a, rows_a, shared)
+    hits_b = _hits(adapter, b, rows_b, shared)
 
     def pairs_for(metric: str, keys: Sequence[str]) -> list[tuple[str, bool, bool]]:
         out = []
