@@ -149,3 +149,9 @@ def test_cli_verify_exit_status_and_first_differences(names_run: Path) -> None:
     assert bad.exit_code == 1
     assert "metrics.emitted: recorded 3, recomputed 9" in bad.output
     assert orjson.loads(out.read_bytes())["ok"] is False
+
+
+def test_a_report_file_stands_for_its_folder(names_run: Path) -> None:
+    run = load_run(names_run / "report.json")
+    assert run.rows_path == names_run / "rows.jsonl"
+    assert verify_run(run).ok

@@ -16,7 +16,9 @@ from chemgauge.eval.records import atomic_write_json, atomic_write_text
 __all__ = ["compare", "register", "report", "verify"]
 
 RUN_DIR = typer.Argument(
-    None, help="Run folder holding report.json and rows.jsonl.", show_default=False
+    None,
+    help="Run folder holding report.json and rows.jsonl (or the report file itself).",
+    show_default=False,
 )
 REPORT = typer.Option(None, "--report", help="Report JSON (default: RUN_DIR/report.json).")
 ROWS = typer.Option(None, "--rows", help="Row file (default: RUN_DIR/rows.jsonl).")
@@ -108,8 +110,8 @@ def _compare_table(result: dict[str, Any]) -> Table:
 
 
 def compare(
-    run_a: Path = typer.Argument(..., help="Run folder A."),
-    run_b: Path = typer.Argument(..., help="Run folder B."),
+    run_a: Path = typer.Argument(..., help="Run folder A (or its report file)."),
+    run_b: Path = typer.Argument(..., help="Run folder B (or its report file)."),
     force: bool = typer.Option(
         False, "--force", help="Compare shared items even if corpus or split protocol differ."
     ),

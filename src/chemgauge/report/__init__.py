@@ -1,1 +1,25 @@
-"""chemgauge.report."""
+"""Reports people want to look at, honest comparisons between runs, and checks of both.
+
+``load_run`` reads a report and its rows; ``verify_run`` recomputes the report from the rows;
+``compare_runs`` pairs two runs on their shared items; ``render_run_html`` and
+``render_compare_html`` (in :mod:`chemgauge.report.html`) write self-contained pages. What each
+benchmark family means by an item, a hit and a failure lives in its adapter
+(:mod:`chemgauge.report.families`, entry-point group ``chemgauge.report_families``).
+"""
+
+from chemgauge.report.compare import compare_runs, holm_adjust
+from chemgauge.report.families import REPORT_FAMILIES, FamilyAdapter, get_adapter
+from chemgauge.report.runs import Run, load_run
+from chemgauge.report.verify import Verification, verify_run
+
+__all__ = [
+    "REPORT_FAMILIES",
+    "FamilyAdapter",
+    "Run",
+    "Verification",
+    "compare_runs",
+    "get_adapter",
+    "holm_adjust",
+    "load_run",
+    "verify_run",
+]

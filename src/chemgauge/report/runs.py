@@ -100,12 +100,14 @@ def load_run(
     rows_path: str | Path | None = None,
     family: str | None = None,
 ) -> Run:
-    """Read a run from a folder and/or explicit report and row paths.
+    """Read a run from a folder (or a report file) and/or explicit report and row paths.
 
     Without ``rows_path`` the rows are ``rows.jsonl`` beside the report, or the first file of
     the family adapter's ``rows_file_names`` that exists there.
     """
     base = None if run_dir is None else Path(run_dir)
+    if base is not None and base.is_file() and report_path is None:
+        report_path, base = base, None  # a report file given where a folder was expected
     if base is not None and not base.is_dir():
         hint = "not found" if not base.exists() else "not a folder"
         raise InputFileError(
