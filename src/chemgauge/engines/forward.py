@@ -17,6 +17,11 @@ outcome whose every product is identical to an input molecule is a *no-op*), and
 other outcomes by its canonical product multiset. Stereocentres move the way RDKit reaction
 SMARTS specify: kept when the template is silent, inverted or set when it says so.
 
+Speed without changing results: each rule's reaction and slot keys are prepared once per
+rule-set object, and a slot template is matched against the inputs once per call per
+distinct map-free SMARTS (extracted rule sets repeat the same fragment under many
+templates); identical outcome texts are canonicalized once per call.
+
 Ranking (:data:`SCORE_SCHEME`): a candidate's score is the number of distinct templates that
 produced it (independent routes to the same products are consensus); ties are broken by the
 canonical product string, ascending. The ranking never depends on rule order.
@@ -24,6 +29,7 @@ canonical product string, ascending. The ranking never depends on rule order.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections import Counter
 from collections.abc import Sequence
@@ -31,8 +37,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 from rdkit import Chem
+from rdkit.Chem import rdChemReactions
 
 from chemgauge.chem import parse_smiles, try_canonical_smiles
+from chemgauge.engines import rules as rules_module
 from chemgauge.engines.balance import Balance, atom_counts, compute_balance
 from chemgauge.engines.rules import Rule, RuleSet, compile_smirks, load_embedded_rules
 from chemgauge.errors import ConfigError, SmilesError
@@ -186,6 +194,55 @@ class ForwardReport:
         return None
 
 
+_Step = tuple[Rule, rdChemReactions.ChemicalReaction, tuple[str, ...]]
+_CONTENT_HASHES: dict[int, tuple[RuleSet, str]] = {}
+
+
+def _content_sha256(rule_set: RuleSet) -> str:
+    """The rule set's content hash, computed once per rule-set object (it is immutable)."""
+    entry = _CONTENT_HASHES.get(id(rule_set))
+    if entry is not None and entry[0] is rule_set:
+        return entry[1]
+    if len(_CONTENT_HASHES) >= 64:
+        _CONTENT_HASHES.clear()
+    digest = rule_set.content_sha256
+    _CONTENT_HASHES[id(rule_set)] = (rule_set, digest)  # holding the set keeps its id unique
+    return digest
+
+
+_PLANS: dict[int, tuple[RuleSet, list[_Step]]] = {}
+
+
+def _plan(rule_set: RuleSet) -> list[_Step]:
+    """Each rule with its compiled reaction and slot keys, built once per rule-set object."""
+    entry = _PLANS.get(id(rule_set))
+    if entry is not None and entry[0] is rule_set:
+        return entry[1]
+    if len(_PLANS) >= 16:
+        _PLANS.clear()
+    plan = [(rule, compile_smirks(rule.smirks), _slot_keys(rule.smirks)) for rule in rule_set]
+    _PLANS[id(rule_set)] = (rule_set, plan)
+    return plan
+
+
+@functools.lru_cache(maxsize=65536)
+def _slot_keys(smirks: str) -> tuple[str, ...]:
+    """One key per reactant slot: the slot template's SMARTS with atom maps cleared.
+
+    Map numbers never change what a template matches, so slots with equal keys match the
+    same inputs and are matched once per call (extracted rule sets repeat the same reactant
+    fragment under many templates).
+    """
+    rxn = rules_module.compile_smirks(smirks)
+    keys = []
+    for k in range(rxn.GetNumReactantTemplates()):
+        plain = Chem.Mol(rxn.GetReactantTemplate(k))
+        for atom in plain.GetAtoms():
+            atom.SetAtomMapNum(0)
+        keys.append(Chem.MolToSmarts(plain))
+    return tuple(keys)
+
+
 @dataclass(frozen=True, slots=True)
 class _Input:
     mol: Chem.Mol
@@ -272,25 +329,36 @@ class _Run:
         self.counts: Counter[str] = Counter()
         self.issues: list[ApplicationIssue] = []
         self.merged: dict[tuple[str, ...], _Merged] = {}
+        self.matches: dict[str, list[int]] = {}
+        self.canonical: dict[str, str | None] = {}
 
     def issue(self, kind: IssueKind, rule: Rule, message: str) -> None:
         if len(self.issues) < self.config.max_diagnostics:
             self.issues.append(ApplicationIssue(kind, rule.template_id, message))
 
-    def apply(self, rule: Rule) -> None:
-        rxn = compile_smirks(rule.smirks)
-        n_slots = rxn.GetNumReactantTemplates()
+    def slot_matches(self, key: str, rxn: rdChemReactions.ChemicalReaction, k: int) -> list[int]:
+        """Inputs matching slot ``k``; computed once per call per map-free slot SMARTS."""
+        template = rxn.GetReactantTemplate(k)
+        found = [i for i, item in enumerate(self.inputs) if item.mol.HasSubstructMatch(template)]
+        self.matches[key] = found
+        return found
+
+    def apply(
+        self, rule: Rule, rxn: rdChemReactions.ChemicalReaction, keys: tuple[str, ...]
+    ) -> None:
+        n_slots = len(keys)
         if n_slots > len(self.inputs):
             return
         self.counts["attempted"] += 1
-        slots = [
-            [
-                index
-                for index, item in enumerate(self.inputs)
-                if item.mol.HasSubstructMatch(rxn.GetReactantTemplate(k))
-            ]
-            for k in range(n_slots)
-        ]
+        memo = self.matches
+        slots = []
+        for k, key in enumerate(keys):
+            found = memo.get(key)
+            slots.append(self.slot_matches(key, rxn, k) if found is None else found)
+        if not all(slots):  # some slot matches nothing: no assignment can run
+            if any(slots):
+                self.counts["partial"] += 1
+            return
         limit = self.config.max_products_per_application
         matched = False
         for assignment in itertools.product(*slots):
@@ -314,11 +382,19 @@ class _Run:
         elif any(slots):
             self.counts["partial"] += 1
 
+    def canonical_of(self, smiles: str) -> str | None:
+        """Canonical SMILES of a sanitized outcome's text, once per distinct text per call."""
+        try:
+            return self.canonical[smiles]
+        except KeyError:
+            result = self.canonical[smiles] = try_canonical_smiles(smiles)
+            return result
+
     def take(self, rule: Rule, assignment: tuple[int, ...], products: Sequence[Chem.Mol]) -> None:
         components: list[str] = []
         for product in products:
             reason = self._product_problem(product)
-            canonical = None if reason else try_canonical_smiles(Chem.MolToSmiles(product))
+            canonical = None if reason else self.canonical_of(Chem.MolToSmiles(product))
             if canonical is None:
                 self.counts["invalid"] += 1
                 self.issue("invalid", rule, reason or "product SMILES does not re-parse")
@@ -335,7 +411,11 @@ class _Run:
         merged = self.merged.setdefault(key, _Merged())
         merged.template_ids.add(rule.template_id)
         merged.outcome_count += 1
-        if self.config.balance:
+        same_origin = merged.balance_key is not None and merged.balance_key[1:] == (
+            rule.template_id,
+            assignment,
+        )
+        if self.config.balance and not same_origin:  # same rule, inputs, products: same balance
             balance = compute_balance(
                 (self.inputs[i].counts for i in assignment),
                 sum(self.inputs[i].charge for i in assignment),
@@ -379,8 +459,8 @@ def predict_products_detailed(
     config = config or ForwardConfig()
     rule_set = rules if rules is not None else load_embedded_rules()
     run = _Run(_prepare_inputs(reactants), config)
-    for rule in rule_set:
-        run.apply(rule)
+    for rule, rxn, keys in _plan(rule_set):
+        run.apply(rule, rxn, keys)
 
     ordered = sorted(
         run.merged.items(), key=lambda item: (-len(item[1].template_ids), ".".join(item[0]))
@@ -421,7 +501,7 @@ def predict_products_detailed(
         candidates=candidates,
         stats=stats,
         issues=tuple(run.issues),
-        rules_content_sha256=rule_set.content_sha256,
+        rules_content_sha256=_content_sha256(rule_set),
     )
 
 
