@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 import orjson
+import pytest
 from tests.report.conftest import NAMES_B, make_names_run
 
 from chemgauge.report.drawings import structure_svg
@@ -24,10 +25,16 @@ def _render(run_dir: Path) -> str:
     return render_run_html(run, get_adapter(run.family), verify_run(run))
 
 
-def test_same_run_same_bytes(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def run_b(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """Run B and its page, rendered once for the read-only tests."""
+    run_dir = make_names_run(tmp_path_factory.mktemp("html") / "b", NAMES_B)
+    return run_dir, _render(run_dir)
+
+
+def test_same_run_same_bytes(run_b: tuple[Path, str], tmp_path: Path) -> None:
     """In this process and through the CLI in another one (other hash seed): same bytes."""
-    run_dir = make_names_run(tmp_path / "b", NAMES_B)
-    first = _render(run_dir)
+    run_dir, first = run_b
     out = tmp_path / "out.html"
     proc = subprocess.run(
         [sys.executable, "-m", "chemgauge", "report", str(run_dir), "--html", str(out), "-q"],
@@ -41,8 +48,8 @@ def test_same_run_same_bytes(tmp_path: Path) -> None:
     assert not list(tmp_path.glob(".out.html.*"))  # atomic write left no temporary file
 
 
-def test_page_is_self_contained_with_unique_ids(tmp_path: Path) -> None:
-    page = _render(make_names_run(tmp_path / "b", NAMES_B))
+def test_page_is_self_contained_with_unique_ids(run_b: tuple[Path, str]) -> None:
+    page = run_b[1]
     assert "<script" not in page
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", page)
     assert "url(" not in page.replace("url(#", "")  # only in-document references
@@ -52,8 +59,8 @@ def test_page_is_self_contained_with_unique_ids(tmp_path: Path) -> None:
     assert "Date" not in page.split("</style>", 1)[1].split("<footer>")[0].replace("Update", "")
 
 
-def test_failures_draw_input_beside_read_back(tmp_path: Path) -> None:
-    page = _render(make_names_run(tmp_path / "b", NAMES_B))
+def test_failures_draw_input_beside_read_back(run_b: tuple[Path, str]) -> None:
+    page = run_b[1]
     assert "3 items; showing 3." in page  # methanol, acetate, D-alanine
     section = page.split('id="failures"', 1)[1].split("</section>", 1)[0]
     assert section.count("<svg") == 6
