@@ -94,3 +94,12 @@ def test_lazy_keys_give_the_same_answers_as_computing_every_key(policy: str) -> 
     assert list(result.correct[policy]) == correct
     assert list(result.first_seen) == first
     assert any(correct)
+
+
+def test_outputs_listing_the_product_among_their_reactants_are_found() -> None:
+    product = "CNC(C)=O"
+    outputs = ["CC(=O)O.CN", "CC(=O)NC.O", "C1CC.CC(=O)NC", "CNC(C)=O", "CC(=O)N(C)C"]
+    result = ReactantSetScorer(["exact"]).compare(TRUTH, outputs, product)
+    # rank 2 is invalid, rank 4 is an isomer-free different amide with another formula
+    assert result.product_in_outputs == (1, 3)
+    assert ReactantSetScorer(["exact"]).compare(TRUTH, outputs).product_in_outputs == ()

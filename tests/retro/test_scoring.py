@@ -112,3 +112,12 @@ def test_error_rows_count_as_misses_in_every_denominator() -> None:
         "high": wilson_interval(1, 2).high,
     }
     assert m["status"] == {"error": 1, "ok": 1}
+
+
+def test_product_in_its_own_reactants_is_counted_per_row_and_in_aggregate() -> None:
+    rows = [_row(2, ["CNC(C)=O.O", "CN.CC(=O)O"]), _row(3, ["CCO"])]
+    assert rows[0]["product_in_reactants_ranks"] == [0]
+    assert rows[0]["hits"]["syntheseus"]["exact"] == 1  # counted, not silently removed
+    m = aggregate(rows, conventions=("syntheseus",), matchers=("exact",), ks=(1,), max_k=2)
+    assert m["outputs"]["product_in_reactants"] == 1
+    assert m["outputs"]["product_in_reactants_rate"] == 1 / 3

@@ -100,6 +100,8 @@ class ReactantSetComparison:
         correct: per policy, per raw rank, equal to the true reactant multiset.
         unsupported: per policy, raw ranks whose key could not be computed (never correct).
         truth_unsupported: per policy, the truth has no key (so nothing can be correct).
+        product_in_outputs: raw ranks of valid outputs that list the product itself among
+            their reactants (``exact``), when a product was given.
         keys_computed: canonical keys computed for this target (work accounting only).
     """
 
@@ -108,6 +110,7 @@ class ReactantSetComparison:
     correct: dict[str, tuple[bool, ...]]
     unsupported: dict[str, tuple[int, ...]]
     truth_unsupported: dict[str, bool]
+    product_in_outputs: tuple[int, ...]
     keys_computed: int
 
 
@@ -185,8 +188,13 @@ class ReactantSetScorer:
 
     # -- one target -------------------------------------------------------------------------
 
-    def compare(self, truth: Sequence[str], outputs: Sequence[str]) -> ReactantSetComparison:
-        """Judge ranked raw outputs against the true reactants (SMILES, one per component)."""
+    def compare(
+        self, truth: Sequence[str], outputs: Sequence[str], product: str | None = None
+    ) -> ReactantSetComparison:
+        """Judge ranked raw outputs against the true reactants (SMILES, one per component).
+
+        With ``product``, also find outputs whose reactants include the product itself.
+        """
         before = self.keys_computed
         mols: dict[str, Chem.Mol] = {}
         parsed: list[tuple[list[str], list[_Component], _Invariant] | None] = []
@@ -257,11 +265,27 @@ class ReactantSetScorer:
                     flags[rank] = True
             correct[policy] = tuple(flags)
             unsupported[policy] = tuple(bad)
+        product_ranks: list[int] = []
+        product_info = self._component(product, mols) if product else None
+        if product and product_info is not None:
+            product_key = None
+            for rank, item in enumerate(parsed):
+                if item is None:
+                    continue
+                for text, info in zip(item[0], item[1], strict=True):
+                    if info.invariant != product_info.invariant:
+                        continue
+                    if product_key is None:
+                        product_key = self._key(product, product_info, "exact", mols)
+                    if self._key(text, info, "exact", mols) == product_key:
+                        product_ranks.append(rank)
+                        break
         return ReactantSetComparison(
             valid=tuple(item is not None for item in parsed),
             first_seen=tuple(first_seen),
             correct=correct,
             unsupported=unsupported,
             truth_unsupported=truth_unsupported,
+            product_in_outputs=tuple(product_ranks),
             keys_computed=self.keys_computed - before,
         )

@@ -104,6 +104,7 @@ def aggregate(
     total_outputs = sum(row["n_outputs"] for row in scored)
     invalid = sum(len(row["invalid_ranks"]) for row in scored)
     duplicates = sum(len(row["duplicate_ranks"]) for row in scored)
+    self_loops = sum(len(row.get("product_in_reactants_ranks", ())) for row in scored)
     result: dict[str, Any] = {
         "targets": n,
         "status": dict(sorted(status.items())),
@@ -114,6 +115,9 @@ def aggregate(
             "invalid_rate": _rate(invalid, total_outputs),
             "duplicates": duplicates,
             "duplicate_rate": _rate(duplicates, total_outputs),
+            # an output listing the product among its own reactants (counted, still ranked)
+            "product_in_reactants": self_loops,
+            "product_in_reactants_rate": _rate(self_loops, total_outputs),
             "cut_at_num_top_results": sum(
                 max(0, row["n_returned"] - row["n_outputs"]) for row in scored
             ),

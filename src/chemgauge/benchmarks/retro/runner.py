@@ -94,6 +94,7 @@ def _error_row(task: ScoreTask, failure: ItemFailure) -> dict[str, Any]:
         "n_valid_unique": 0,
         "invalid_ranks": [],
         "duplicate_ranks": [],
+        "product_in_reactants_ranks": [],
         "hits": None,
         "unsupported": {},
         "truth_unsupported": [],

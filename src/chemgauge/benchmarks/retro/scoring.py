@@ -107,7 +107,7 @@ def score_target(task: ScoreTask, settings: ScoreSettings) -> dict[str, Any]:
     """The row of one target (no timing fields: rows are byte-reproducible)."""
     outputs = list(task.outputs)
     truth = task.target["reactants"]
-    comparison = _scorer(settings.matchers).compare(truth, outputs)
+    comparison = _scorer(settings.matchers).compare(truth, outputs, task.target["product"])
     hits: dict[str, dict[str, int | None]] = {}
     per_convention = {c: convention_ranks(comparison, c) for c in settings.conventions}
     for convention, ranks in per_convention.items():
@@ -127,6 +127,7 @@ def score_target(task: ScoreTask, settings: ScoreSettings) -> dict[str, Any]:
         "duplicate_ranks": [
             r for r, f in enumerate(comparison.first_seen) if f is not None and f != r
         ],
+        "product_in_reactants_ranks": list(comparison.product_in_outputs),
         "hits": hits,
         "unsupported": {m: list(comparison.unsupported[m]) for m in settings.matchers},
         "truth_unsupported": sorted(
