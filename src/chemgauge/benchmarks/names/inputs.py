@@ -26,7 +26,9 @@ class NamePair:
     name: str | None
 
 
-def _table_rows(path: Path, delimiter: str) -> list[tuple[int, dict[str, str]]]:
+def _table_rows(
+    path: Path, delimiter: str, stats: RejectionStats
+) -> list[tuple[int, dict[str, str]]]:
     lines = list(iter_lines(path))
     if not lines:
         raise InputFileError("file is empty (expected a header with smiles and name)", path=path)
@@ -34,16 +36,28 @@ def _table_rows(path: Path, delimiter: str) -> list[tuple[int, dict[str, str]]]:
         (text.lstrip("\ufeff") if number == 1 else text for number, text in lines),
         delimiter=delimiter,
     )
-    header = [h.strip() for h in (reader.fieldnames or [])]
+    try:
+        header = [h.strip() for h in (reader.fieldnames or [])]
+    except csv.Error as exc:
+        raise InputFileError(f"unreadable header ({exc})", path=path, line=1) from None
     missing = [c for c in ("smiles", "name") if c not in header]
     if missing:
         raise InputFileError(
             f"missing column(s) {', '.join(missing)}; the header has {header}", path=path, line=1
         )
     rows: list[tuple[int, dict[str, str]]] = []
-    numbers = iter(n for n, t in lines[1:] if t.strip())
-    for record in reader:
-        rows.append((next(numbers), {k.strip(): (v or "") for k, v in record.items() if k}))
+    while True:
+        try:
+            record = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            # One bad record (an oversized field, a quote left open): count it and go on.
+            number = reader.line_num
+            stats.reject(number, "malformed_row", lines[number - 1][1][:200], str(exc))
+            continue
+        # The source yields one item per physical line, so line_num is the record's last line.
+        rows.append((reader.line_num, {k.strip(): (v or "") for k, v in record.items() if k}))
     return rows
 
 
@@ -62,7 +76,7 @@ def read_pairs(path: str | Path, stats: RejectionStats) -> list[NamePair]:
     if suffix == ".jsonl":
         raw = list(read_jsonl(source, stats))
     else:
-        raw = list(_table_rows(source, "\t" if suffix == ".tsv" else ","))
+        raw = _table_rows(source, "\t" if suffix == ".tsv" else ",", stats)
     pairs: list[NamePair] = []
     seen: set[str] = set()
     for number, record in raw:

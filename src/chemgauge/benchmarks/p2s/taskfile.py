@@ -117,7 +117,12 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def parse_json_line(text: str) -> dict[str, Any]:
     """Parse one JSONL line as an object; NaN, Infinity and duplicate keys are errors."""
-    obj = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicate_keys)
+    try:
+        obj = json.loads(
+            text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicate_keys
+        )
+    except RecursionError:  # hostile nesting ("[[[[...") exhausts the decoder's stack
+        raise ValueError("JSON nested too deeply") from None
     if not isinstance(obj, dict):
         raise ValueError("line is not a JSON object")
     return obj
