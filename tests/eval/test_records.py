@@ -86,3 +86,13 @@ def test_journal_refuses_another_config(tmp_path: Path) -> None:
     fresh = ResumableJsonlWriter(path, config_sha256="c2", key_field="id", restart=True)
     assert fresh.existing == {}
     fresh.close()
+
+
+def test_atomic_write_uses_normal_permissions(tmp_path: Path) -> None:
+    import os
+
+    target = tmp_path / "shared.html"
+    atomic_write_text(target, "x")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert target.stat().st_mode & 0o777 == 0o666 & ~umask

@@ -129,12 +129,20 @@ def read_jsonl(path: str | Path, stats: RejectionStats) -> Iterator[tuple[int, d
         yield number, obj
 
 
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     """Write to a temporary file in the same folder, fsync, then rename over ``path``."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        # mkstemp creates 0600; give the file the permissions a plain open() would.
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
