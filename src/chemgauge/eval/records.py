@@ -129,10 +129,14 @@ def read_jsonl(path: str | Path, stats: RejectionStats) -> Iterator[tuple[int, d
         yield number, obj
 
 
-def _umask() -> int:
+def _read_umask() -> int:
     current = os.umask(0)
     os.umask(current)
     return current
+
+
+# Read once at import: os.umask is process-wide, so probing it per write would race threads.
+_UMASK = _read_umask()
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
@@ -142,7 +146,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         # mkstemp creates 0600; give the file the permissions a plain open() would.
-        os.fchmod(fd, 0o666 & ~_umask())
+        os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
