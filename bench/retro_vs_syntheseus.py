@@ -10,8 +10,10 @@ random spellings, ~10% invalid, ~10% duplicate spellings). The same outputs are 
   stereo-relaxed mode (``include_predictions=False``, its lean setting), and optionally with
   its default of keeping predictions (``--syntheseus-default``, high memory).
 
-Each run is a fresh subprocess; wall time and the peak resident memory of its whole process
-tree (sampled from /proc every 50 ms) are reported with the load average around it. The
+Each run is a fresh subprocess; wall time, CPU time (user + system, the child and its
+workers) and the peak resident memory of its whole process tree (sampled from /proc every
+50 ms) are reported with the load average around it. On a shared machine wall time depends on
+the load; CPU time measures the work itself. The
 syntheseus-convention top-k curves of both tools are compared for identity.
 
 Usage: python bench/retro_vs_syntheseus.py [--limit N] [--jobs J] [--work DIR]
@@ -25,6 +27,7 @@ import contextlib
 import io
 import json
 import os
+import resource
 import subprocess
 import sys
 import threading
@@ -57,6 +60,8 @@ def _tree_rss_kb(pid: int) -> int:
 
 def _measure(args: list[str]) -> dict[str, Any]:
     load_before = os.getloadavg()
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_before = usage.ru_utime + usage.ru_stime
     start = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, __file__, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
@@ -74,13 +79,19 @@ def _measure(args: list[str]) -> dict[str, Any]:
     sampler.start()
     out, _ = proc.communicate()
     wall = time.perf_counter() - start
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # the child and its waited workers
+    cpu = usage.ru_utime + usage.ru_stime - cpu_before
     done.set()
     sampler.join()
     if proc.returncode != 0:
         raise SystemExit(f"child {args} failed with exit code {proc.returncode}")
     result: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
     result.update(
-        wall_s=wall, peak_rss_mb=peak / 1024, load_before=load_before, load_after=os.getloadavg()
+        wall_s=wall,
+        cpu_s=cpu,
+        peak_rss_mb=peak / 1024,
+        load_before=load_before,
+        load_after=os.getloadavg(),
     )
     return result
 
@@ -208,7 +219,10 @@ def _generate(work: Path, jobs: int, limit: int) -> Path:
 
 def _row(name: str, r: dict[str, Any]) -> str:
     lb, la = r["load_before"][0], r["load_after"][0]
-    return f"| {name} | {r['wall_s']:.1f} | {r['peak_rss_mb']:.0f} | {lb:.1f} -> {la:.1f} |"
+    return (
+        f"| {name} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {r['peak_rss_mb']:.0f} "
+        f"| {lb:.1f} -> {la:.1f} |"
+    )
 
 
 def main() -> None:
@@ -267,16 +281,25 @@ def main() -> None:
         results["syntheseus exact+relaxed stereo"],
     )
     print(f"\n{args.limit} targets x 50 outputs; {cores} cores; chemgauge jobs={jobs}\n")
-    print("| run | wall s | peak RSS MB | load avg (1 min) |\n|---|---|---|---|")
+    print("| run | wall s | CPU s | peak RSS MB | load avg (1 min) |\n|---|---|---|---|---|")
     for name, r in results.items():
         print(_row(name, r))
-    print(f"\nspeed-up, exact: {sy['wall_s'] / cg['wall_s']:.2f}x")
-    print(f"speed-up, with stereo view: {sys_['wall_s'] / cgs['wall_s']:.2f}x")
+    print(
+        f"\nspeed-up, exact: {sy['wall_s'] / cg['wall_s']:.2f}x wall, "
+        f"{sy['cpu_s'] / cg['cpu_s']:.2f}x CPU time"
+    )
+    print(
+        f"speed-up, with stereo view: {sys_['wall_s'] / cgs['wall_s']:.2f}x wall, "
+        f"{sys_['cpu_s'] / cgs['cpu_s']:.2f}x CPU time"
+    )
     one = results["chemgauge exact, 1 core"]
     print(f"speed-up, exact, chemgauge on 1 core: {sy['wall_s'] / one['wall_s']:.2f}x")
     print(
-        f"stereo view overhead: chemgauge +{(cgs['wall_s'] / cg['wall_s'] - 1) * 100:.0f}%, "
-        f"syntheseus +{(sys_['wall_s'] / sy['wall_s'] - 1) * 100:.0f}%"
+        f"stereo view overhead (wall / CPU): chemgauge "
+        f"+{(cgs['wall_s'] / cg['wall_s'] - 1) * 100:.0f}% / "
+        f"+{(cgs['cpu_s'] / cg['cpu_s'] - 1) * 100:.0f}%, syntheseus "
+        f"+{(sys_['wall_s'] / sy['wall_s'] - 1) * 100:.0f}% / "
+        f"+{(sys_['cpu_s'] / sy['cpu_s'] - 1) * 100:.0f}%"
     )
     same = cg["curve"] == sy["curve"] and cgs["stereo_curve"] == sys_["stereo_curve"]
     print(
