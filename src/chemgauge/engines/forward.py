@@ -393,8 +393,8 @@ class _Run:
     def take(self, rule: Rule, assignment: tuple[int, ...], products: Sequence[Chem.Mol]) -> None:
         components: list[str] = []
         for product in products:
-            reason = self._product_problem(product)
-            canonical = None if reason else self.canonical_of(Chem.MolToSmiles(product))
+            reason, text = self._product_problem(product)
+            canonical = None if text is None else self.canonical_of(text)
             if canonical is None:
                 self.counts["invalid"] += 1
                 self.issue("invalid", rule, reason or "product SMILES does not re-parse")
@@ -426,19 +426,26 @@ class _Run:
             if merged.balance_key is None or balance_key < merged.balance_key:
                 merged.balance_key, merged.balance = balance_key, balance
 
-    def _product_problem(self, product: Chem.Mol) -> str | None:
-        """Why a raw product is invalid, or ``None``; sanitizes it in place."""
+    def _product_problem(self, product: Chem.Mol) -> tuple[str | None, str | None]:
+        """(why a raw product is invalid, or ``None``; its SMILES when valid); sanitizes it.
+
+        A radical atom always needs brackets in SMILES, so the atom scan for radicals only
+        runs when the product's SMILES has a bracket atom.
+        """
         if product.GetNumAtoms() == 0:
-            return "empty product"
+            return "empty product", None
         try:
             Chem.SanitizeMol(product)
         except Exception as exc:  # RDKit sanitization raises several exception types
-            return f"sanitization failed: {exc}"
-        if not self.inputs_have_radicals and any(
-            atom.GetNumRadicalElectrons() for atom in product.GetAtoms()
+            return f"sanitization failed: {exc}", None
+        text = str(Chem.MolToSmiles(product))
+        if (
+            not self.inputs_have_radicals
+            and "[" in text
+            and any(atom.GetNumRadicalElectrons() for atom in product.GetAtoms())
         ):
-            return "product has radical electrons (template H count mismatch)"
-        return None
+            return "product has radical electrons (template H count mismatch)", None
+        return None, text
 
 
 def predict_products_detailed(
