@@ -1,0 +1,131 @@
+"""SIGKILL a resumable run at random points, resume it, and compare with an uninterrupted run.
+
+A driver is a child Python process running one family's command; it is killed when its
+journal holds at least ``k`` rows (``k`` drawn from a seeded generator, increasing), plus a
+random few milliseconds, so kills land between and in the middle of row writes.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+_POLL_S = 0.005
+_RUN_TIMEOUT_S = 300.0
+
+# Names coverage: tiny journal blocks and a slowed OPSIN so a run has many kill points.
+NAMES_DRIVER = """
+import sys, time
+import chemgauge.cli.names as names
+from chemgauge.engines.opsin import OpsinRunner
+names._BLOCK = 3
+_real = OpsinRunner.names_to_smiles
+def _slow(self, batch):
+    time.sleep(0.03)
+    return _real(self, batch)
+OpsinRunner.names_to_smiles = _slow
+from chemgauge.cli import app
+app(sys.argv[1:])
+"""
+
+# p2s run: batch size 1 and a slowed model, same reason.
+P2S_DRIVER = """
+import sys, time
+from chemgauge.engines.p2s.models import P2SModel
+_real = P2SModel.predict
+def _slow(self, tasks):
+    time.sleep(0.01)
+    return _real(self, tasks)
+P2SModel.predict = _slow
+from chemgauge.cli import app
+app(sys.argv[1:])
+"""
+
+
+@dataclass
+class KillReport:
+    """What a kill-and-resume campaign did."""
+
+    kills: int = 0
+    runs: int = 0
+    truncated_journals: int = 0
+    kill_points: list[int] = field(default_factory=list)
+
+
+def _rows(path: Path) -> int:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return 0
+    return max(0, data.count(b"\n") - 1)  # minus the header line
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])
+    return env
+
+
+def run_to_end(driver: str, args: list[str]) -> subprocess.CompletedProcess[str]:
+    """One uninterrupted run of a driver."""
+    return subprocess.run(
+        [sys.executable, "-c", driver, *args],
+        capture_output=True,
+        text=True,
+        timeout=_RUN_TIMEOUT_S,
+        env=_env(),
+        check=False,
+    )
+
+
+def kill_and_resume(
+    driver: str, args: list[str], journals: list[Path], total: int, kills: int, seed: int
+) -> KillReport:
+    """Run ``driver`` with ``args``, SIGKILLing it ``kills`` times at random journal sizes,
+    resuming each time, until a run finishes. ``journals`` are the files whose row count
+    marks progress (summed); ``total`` is the number of rows a full run journals.
+    """
+    rng = random.Random(seed)
+    points = sorted(rng.sample(range(1, max(2, total - 1)), min(kills, max(1, total - 2))))
+    report = KillReport()
+    for point in [*points, None]:
+        report.runs += 1
+        proc = subprocess.Popen(
+            [sys.executable, "-c", driver, *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=_env(),
+        )
+        deadline = time.monotonic() + _RUN_TIMEOUT_S
+        killed = False
+        while proc.poll() is None and time.monotonic() < deadline:
+            if point is not None and sum(_rows(j) for j in journals) >= point:
+                time.sleep(rng.uniform(0, 0.02))
+                proc.send_signal(signal.SIGKILL)
+                killed = True
+                break
+            time.sleep(_POLL_S)
+        try:
+            _, err = proc.communicate(timeout=_RUN_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+        if killed and proc.returncode == -signal.SIGKILL:
+            report.kills += 1
+            report.kill_points.append(point or 0)
+            for journal in journals:
+                if journal.exists() and not journal.read_bytes().endswith(b"\n"):
+                    report.truncated_journals += 1
+            continue
+        if proc.returncode != 0:
+            raise AssertionError(f"run {report.runs} exited {proc.returncode}: {err[-2000:]}")
+        if point is None:
+            break
+    return report
