@@ -11,7 +11,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from chemgauge.engines.forward import ForwardConfig, ForwardReport, predict_products_detailed
@@ -162,7 +161,3 @@ def enumerate_candidates(
     finally:
         runner.close()
 
-
-def rule_paths(templates: list[Path] | None) -> tuple[str, ...]:
-    """``--templates`` values as strings, in the order given."""
-    return tuple(str(p) for p in templates or [])
