@@ -160,4 +160,3 @@ def enumerate_candidates(
                 yield result
     finally:
         runner.close()
-
