@@ -18,7 +18,7 @@ from chemgauge.cli.options import CHUNK_SIZE, EXECUTOR, JOBS, QUIET, RAY_ADDRESS
 from chemgauge.cli.progress import progress_bar
 from chemgauge.errors import DataQualityError, InputFileError
 from chemgauge.eval.executors import make_executor
-from chemgauge.eval.records import iter_lines
+from chemgauge.eval.records import OutputFileError, iter_lines
 
 
 def _check_source(source: str) -> None:
@@ -51,17 +51,22 @@ def _output(out: Path | None) -> Iterator[IO[str]]:
     if out is None:
         yield sys.stdout
         return
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    except OSError as exc:
+        raise OutputFileError(out, exc) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, out)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise OutputFileError(out, exc) from None
         raise
 
 

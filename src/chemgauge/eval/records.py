@@ -17,10 +17,11 @@ from typing import IO, Any
 
 import orjson
 
-from chemgauge.errors import ConfigError, DataQualityError, InputFileError
+from chemgauge.errors import ChemgaugeError, ConfigError, DataQualityError, InputFileError
 
 __all__ = [
     "Diagnostic",
+    "OutputFileError",
     "RejectionStats",
     "ResumableJsonlWriter",
     "atomic_write_bytes",
@@ -32,6 +33,15 @@ __all__ = [
 
 MAX_DIAGNOSTICS = 50
 _EXCERPT = 120
+
+
+class OutputFileError(ChemgaugeError):
+    """An output file or folder cannot be written (read-only, full, missing permission)."""
+
+    def __init__(self, path: str | Path, exc: OSError) -> None:
+        reason = exc.strerror or type(exc).__name__
+        super().__init__(f"{path}: cannot write output ({reason}); no partial file was left")
+        self.path = str(path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,8 +152,11 @@ _UMASK = _read_umask()
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     """Write to a temporary file in the same folder, fsync, then rename over ``path``."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise OutputFileError(target, exc) from None
     try:
         # mkstemp creates 0600; give the file the permissions a plain open() would.
         os.fchmod(fd, 0o666 & ~_UMASK)
@@ -152,9 +165,11 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise OutputFileError(target, exc) from None
         raise
     return target
 
@@ -171,6 +186,7 @@ def atomic_write_json(path: str | Path, obj: Any) -> Path:
 
 
 _HEADER_KEY = "chemgauge_rows_journal"
+_SORT = orjson.OPT_SORT_KEYS
 
 
 class ResumableJsonlWriter:
@@ -194,15 +210,20 @@ class ResumableJsonlWriter:
         self.key_field = key_field
         self.existing: dict[str, dict[str, Any]] = {}
         self.truncated_bytes = 0
-        if restart and self.path.exists():
-            self.path.unlink()
-        if self.path.exists():
-            self._recover()
-        else:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            header = {_HEADER_KEY: 1, "config_sha256": config_sha256}
-            atomic_write_bytes(self.path, orjson.dumps(header, option=orjson.OPT_SORT_KEYS) + b"\n")
-        self._handle: IO[bytes] | None = open(self.path, "ab")  # noqa: SIM115 - closed in close()
+        try:
+            if restart and self.path.exists():
+                self.path.unlink()
+            if self.path.exists():
+                self._recover()
+            else:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                header = orjson.dumps(
+                    {_HEADER_KEY: 1, "config_sha256": config_sha256}, option=_SORT
+                )
+                atomic_write_bytes(self.path, header + b"\n")
+            self._handle: IO[bytes] | None = open(self.path, "ab")  # noqa: SIM115 - see close()
+        except OSError as exc:
+            raise OutputFileError(self.path, exc) from None
 
     def _recover(self) -> None:
         data = self.path.read_bytes()
@@ -245,8 +266,11 @@ class ResumableJsonlWriter:
         if self._handle is None:
             raise ValueError("journal is closed")
         key = str(row[self.key_field])
-        self._handle.write(orjson.dumps(row, option=orjson.OPT_SORT_KEYS) + b"\n")
-        self._handle.flush()
+        try:
+            self._handle.write(orjson.dumps(row, option=_SORT) + b"\n")
+            self._handle.flush()
+        except OSError as exc:  # a full disk: rows already written stay usable
+            raise OutputFileError(self.path, exc) from None
         self.existing[key] = dict(row)
 
     def close(self) -> None:
