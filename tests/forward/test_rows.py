@@ -6,6 +6,8 @@ import math
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chemgauge.benchmarks.forward.corpus import BenchReaction, InvalidRecord, reaction_identity
 from chemgauge.benchmarks.forward.rows import (
@@ -213,3 +215,28 @@ def test_consistency_check_rejects_contradictions(change: dict[str, Any]) -> Non
     row.update(change)
     with pytest.raises(RowConsistencyError, match="line 7"):
         check_status_consistency(row)
+
+
+POOL = ["CC=O", "CCO", "C[C@H](N)C(=O)O", "C[C@@H](N)C(=O)O", "CC(=O)O", "C/C=C/C", r"C/C=C\C"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    pool=st.lists(st.sampled_from(POOL), unique=True, max_size=7).flatmap(
+        lambda p: st.permutations(p)
+    ),
+    accepted=st.lists(st.sampled_from(POOL), min_size=1, max_size=3),
+    capped=st.booleans(),
+    padding=st.integers(min_value=0, max_value=12),
+)
+def test_every_scored_row_is_consistent(
+    pool: list[str], accepted: list[str], capped: bool, padding: int
+) -> None:
+    row = scored_row(
+        reaction([[a] for a in accepted]), report([*FILLER[:padding], *pool], capped=capped), 1.0
+    )
+    check_status_consistency(row)
+    best = row["best_correct_rank"]
+    assert (best is None) == (row["proposal_status"] != "covered")
+    if row["stereo_status"] == "stereo_only_hit":
+        assert not row["top10_hit"]
