@@ -214,6 +214,8 @@ def _parse_rule(text: str, source: str, line: int) -> Rule | None:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
         raise _fail(f"invalid JSON ({exc.msg} at column {exc.colno})", source, line, text) from exc
+    except (RecursionError, ValueError) as exc:  # absurd nesting, or an over-long integer
+        raise _fail(f"invalid JSON ({type(exc).__name__})", source, line, text[:200]) from exc
     if not isinstance(obj, dict):
         raise _fail("a rule must be a JSON object", source, line, text)
     unknown = sorted(set(obj) - _ALLOWED_KEYS)
