@@ -123,11 +123,36 @@ def test_two_runs_and_two_worker_counts_are_identical_modulo_timing(
 
 @pytest.mark.external
 def test_ray_executor_gives_the_same_rows(tmp_path: Path, fixture_run: Any) -> None:
+    """serial (fixture_run), local -j2 (above) and a real local Ray cluster agree."""
     pytest.importorskip("ray")
-    ray_run = run(
-        tmp_path, "ray", ExecutorConfig(kind="ray", jobs=2, chunk_size=3, ray_address="local")
+    from typer.testing import CliRunner
+
+    from chemgauge.cli import app
+
+    result = CliRunner().invoke(
+        app,
+        [
+            "forward",
+            "benchmark",
+            "--corpus",
+            str(FIXTURE_CORPUS),
+            "--output-rows",
+            str(tmp_path / "ray.jsonl"),
+            "--executor",
+            "ray",
+            "--ray-address",
+            "local",
+            "--jobs",
+            "2",
+            "--chunk-size",
+            "3",
+            "--quiet",
+        ],
     )
-    assert strip_timing(ray_run.report) == strip_timing(fixture_run.report)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert strip_timing(report) == strip_timing(fixture_run.report)
+    assert report["elapsed_ms"]["executor"] == "ray"
 
 
 def test_engine_receives_the_corpus_text_in_corpus_order(
