@@ -80,3 +80,10 @@ def test_ring_stereo_canonical_form_is_a_fixed_point(spelling: str) -> None:
 
     for variant in Chem.MolToRandomSmilesVect(mol, 5, randomSeed=11):
         assert canonical_smiles(variant) == once
+
+
+def test_whitespace_inside_smiles_is_refused_not_truncated() -> None:
+    assert try_parse_smiles("CC O") is None
+    assert "whitespace" in describe_parse_failure("CC O")
+    assert canonical_smiles(" CCO\t") == "CCO"
+    assert canonical_smiles("C[C@H](O)C(=O)O |o1:1|") == "C[C@H](O)C(=O)O"

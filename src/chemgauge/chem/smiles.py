@@ -46,6 +46,12 @@ def smiles_refusal(smiles: str) -> str | None:
             smiles.encode("utf-8")
         except UnicodeEncodeError:
             return "SMILES is not valid Unicode text (lone surrogate)"
+    if " " in smiles or "\t" in smiles or "\n" in smiles or "\r" in smiles:
+        # RDKit reads text after whitespace as a name and silently drops it ("CC O" -> CC);
+        # only a CXSMILES extension ("... |o1:1|") may follow.
+        parts = smiles.split(maxsplit=1)
+        if len(parts) == 2 and not parts[1].startswith("|"):
+            return "whitespace inside SMILES (the text after it would be silently dropped)"
     return None
 
 
