@@ -85,6 +85,8 @@ class Canonicalizer:
 
         ``executor`` (a :class:`chemgauge.eval.executors.Executor`) overrides ``jobs``.
         """
+        if executor is None and (jobs <= 1 or len(strings) <= chunk_size):
+            return self._many_serial(strings, chunk_size, progress)
         known: dict[str, str | None] = {}
         todo: list[str] = []
         for s in dict.fromkeys(strings):
@@ -135,6 +137,37 @@ class Canonicalizer:
             self._remember(s, k)
         known.update(computed)
         return [known[s] for s in strings]
+
+    def _many_serial(
+        self,
+        strings: Sequence[str],
+        chunk_size: int,
+        progress: Callable[[int], None] | None,
+    ) -> list[str | None]:
+        """The in-process path: one memo lookup per string, no intermediate collections."""
+        cache = self._cache
+        key = self._key
+        limit = self._max_entries
+        out: list[str | None] = []
+        append = out.append
+        misses = 0
+        for index, s in enumerate(strings, start=1):
+            try:
+                append(cache[s])
+            except KeyError:
+                misses += 1
+                result = key(s)
+                if len(cache) >= limit:
+                    cache.clear()
+                cache[s] = result
+                append(result)
+            if progress is not None and index % chunk_size == 0:
+                progress(chunk_size)
+        if progress is not None and len(strings) % chunk_size:
+            progress(len(strings) % chunk_size)
+        self.misses += misses
+        self.hits += len(strings) - misses
+        return out
 
     def cache_size(self) -> int:
         """Number of distinct strings held in the memo."""
