@@ -22,11 +22,15 @@ system-deps:
 	@bash scripts/system-deps.sh
 
 # The forward benchmark on the demo corpus shipped inside the package (every outcome the
-# harness reports, from real engine output); rows and report go to a temporary folder.
+# harness reports, from real engine output), then a check and an HTML page of the run.
+DEMO_OUT ?= demo-out
 demo: setup
 	$(BIN)/chemgauge matchers --known
-	@tmp=$$(mktemp -d) && $(BIN)/chemgauge forward benchmark --executor serial \
-		--output-rows $$tmp/rows.jsonl --output-report $$tmp/report.json && rm -rf $$tmp
+	$(BIN)/chemgauge forward benchmark --executor serial \
+		--output-rows $(DEMO_OUT)/rows.jsonl --output-report $(DEMO_OUT)/report.json
+	$(BIN)/chemgauge verify $(DEMO_OUT)
+	$(BIN)/chemgauge report $(DEMO_OUT) --html $(DEMO_OUT)/report.html
+	@echo "demo: rows, report and $(DEMO_OUT)/report.html are in $(DEMO_OUT)/"
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
