@@ -178,3 +178,15 @@ def test_predictions_model_reports_targets_missing_from_the_file(tmp_path: Path)
                 data_dir=str(clean),
             )
         )
+
+
+@pytest.mark.external
+def test_ray_executor_gives_the_same_rows(tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    serial = run_retro_eval(_config(tmp_path, "serial"), model=_model())
+    on_ray = run_retro_eval(
+        _config(tmp_path, "ray", executor="ray", jobs=2, chunk_size=1), model=_model()
+    )
+    rows_serial = (tmp_path / "serial" / ROWS_JSONL).read_bytes()
+    assert rows_serial == (tmp_path / "ray" / ROWS_JSONL).read_bytes()
+    assert serial.report["reproducibility_sha256"] == on_ray.report["reproducibility_sha256"]
