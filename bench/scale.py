@@ -1,14 +1,18 @@
-"""Scale check for `chemgauge canon`: wall time, throughput and peak RSS at 10/50/100% input.
+"""Scale check: wall time, throughput and peak RSS at 10/50/100% of the input.
 
-Builds a seeded file of N SMILES (random spellings of the NCI 5K set shipped with RDKit, so
-about 1 in 5 strings is new to the memo), then runs the real CLI in a fresh process per size
-and reads the peak resident memory of the largest process from getrusage. Target (issue 9):
-peak RSS at 100% at most 1.2x that at 10%; `--jobs 2` at least 1.7x faster than `--jobs 1`.
+`canon`: a seeded file of N SMILES (random spellings of the NCI 5K set shipped with RDKit;
+every 5th line repeats an earlier string). `forward`: a seeded schema-1 corpus of M reactions
+built from USPTO-50k test reactions, each made distinct by a spectator alkane, run through
+`chemgauge forward benchmark` with the embedded rules. Each size runs the real CLI in a fresh
+process; peak resident memory of the largest process comes from getrusage. Targets
+(issue 9): peak RSS at 100% at most 1.2x that at 10%; `--jobs 2` at least 1.7x faster
+than `--jobs 1`.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import subprocess
@@ -60,43 +64,91 @@ def run_canon(path: Path, jobs: int) -> tuple[float, int]:
     return time.perf_counter() - start, int(probe.stdout.strip().splitlines()[-1])
 
 
+def build_corpus(path: Path, n: int, seed: int) -> None:
+    """Distinct reactions from USPTO-50k test: reactants plus a spectator alkane C_k."""
+    import csv
+
+    from chemgauge.chem import canonicalize_reaction
+
+    source = Path(__file__).resolve().parents[2] / "shared" / "data" / "uspto50k" / "test.csv"
+    with open(source, newline="") as handle:
+        reactions = [canonicalize_reaction(row[2]) for row in list(csv.reader(handle))[1:]]
+    rng = random.Random(seed)
+    order = list(range(len(reactions)))
+    rng.shuffle(order)
+    with open(path, "w") as handle:
+        for i in range(n):
+            reaction = reactions[order[i % len(order)]]
+            spectator = "C" * (1 + i // len(order))
+            record = {
+                "schema_version": 1,
+                "reaction_id": f"synthetic-{i}",
+                "reactants": [*reaction.reactants, spectator],
+                "accepted_products": [list(reaction.products)],
+            }
+            handle.write(json.dumps(record) + "\n")
+
+
+def run_forward(path: Path, jobs: int) -> tuple[float, int]:
+    """Wall seconds and peak RSS (KiB) of one forward benchmark run in a fresh process."""
+    cmd = [sys.executable, "-m", "chemgauge", "forward", "benchmark", "--corpus", str(path)]
+    cmd += ["--output-rows", str(path.with_suffix(".rows")), "--restart", "-q"]
+    cmd += ["--output-report", str(path.with_suffix(".report")), "--jobs", str(jobs)]
+    start = time.perf_counter()
+    probe = subprocess.run(
+        [sys.executable, "-c", _PROBE, *cmd], capture_output=True, text=True, check=True
+    )
+    return time.perf_counter() - start, int(probe.stdout.strip().splitlines()[-1])
+
+
+def scale_table(label: str, lines: list[str], folder: Path, jobs: int, run) -> None:  # type: ignore[no-untyped-def]
+    """Run fractions of ``lines`` and print wall, throughput and peak RSS; then jobs scaling."""
+    print(f"## {label}")
+    print(
+        f"{'fraction':>9}{'items':>10}{'jobs':>6}{'wall s':>9}{'items/s':>10}"
+        f"{'per core':>10}{'peak RSS MiB':>14}"
+    )
+    rss: dict[float, int] = {}
+    wall_at_10 = 0.0
+    for fraction in (0.1, 0.5, 1.0):
+        part = folder / f"{label}-{fraction}.in"
+        count = int(len(lines) * fraction)
+        part.write_text("".join(lines[:count]))
+        wall, peak = run(part, jobs)
+        rss[fraction] = peak
+        rate = count / wall
+        print(
+            f"{fraction:>9.0%}{count:>10}{jobs:>6}{wall:>9.1f}{rate:>10.1f}"
+            f"{rate / jobs:>10.1f}{peak / 1024:>14.0f}"
+        )
+        if fraction == 0.1:
+            wall_at_10 = wall
+    wall1, _ = run(folder / f"{label}-0.1.in", 1)
+    print(f"peak RSS 100% / 10%: {rss[1.0] / rss[0.1]:.2f}x (target <= 1.2x)")
+    print(f"jobs 1 -> {jobs} on the 10% input: {wall1 / wall_at_10:.2f}x (target >= 1.7x)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--n", type=int, default=1_000_000, help="SMILES in the full input")
+    parser.add_argument("--n", type=int, default=1_000_000, help="SMILES in the canon input")
+    parser.add_argument("--reactions", type=int, default=200_000, help="forward corpus size")
     parser.add_argument("--seed", type=int, default=20261130)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--only", choices=("canon", "forward"), default=None)
     args = parser.parse_args()
+    print(f"# bench/scale.py  RDKit {rdkit.__version__}  {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory() as tmp:
-        full = Path(tmp) / "full.smi"
-        build_input(full, args.n, args.seed)
-        lines = full.read_text().splitlines(keepends=True)
-        print(f"# bench/scale.py canon  RDKit {rdkit.__version__}  {os.cpu_count()} cores")
-        print(
-            f"{'fraction':>9}{'lines':>10}{'jobs':>6}{'wall s':>9}{'lines/s':>10}"
-            f"{'per core':>10}{'peak RSS MiB':>14}"
-        )
-        rss: dict[float, int] = {}
-        walls: dict[int, float] = {}
-        for fraction in (0.1, 0.5, 1.0):
-            part = Path(tmp) / f"part{fraction}.smi"
-            count = int(len(lines) * fraction)
-            part.write_text("".join(lines[:count]))
-            wall, peak = run_canon(part, args.jobs)
-            rss[fraction] = peak
-            rate = count / wall
-            print(
-                f"{fraction:>9.0%}{count:>10}{args.jobs:>6}{wall:>9.1f}{rate:>10.0f}"
-                f"{rate / args.jobs:>10.0f}{peak / 1024:>14.0f}"
-            )
-            if fraction == 0.1:
-                walls[args.jobs] = wall
-        part = Path(tmp) / "part0.1.smi"
-        wall1, _ = run_canon(part, 1)
-        print(f"peak RSS 100% / 10%: {rss[1.0] / rss[0.1]:.2f}x (target <= 1.2x)")
-        print(
-            f"jobs 1 -> {args.jobs} on the 10% input: {wall1 / walls[args.jobs]:.2f}x "
-            "(target >= 1.7x)"
-        )
+        folder = Path(tmp)
+        if args.only in (None, "canon"):
+            full = folder / "full.smi"
+            build_input(full, args.n, args.seed)
+            lines = full.read_text().splitlines(keepends=True)
+            scale_table("canon", lines, folder, args.jobs, run_canon)
+        if args.only in (None, "forward"):
+            corpus = folder / "corpus.jsonl"
+            build_corpus(corpus, args.reactions, args.seed)
+            lines = corpus.read_text().splitlines(keepends=True)
+            scale_table("forward", lines, folder, args.jobs, run_forward)
 
 
 if __name__ == "__main__":
