@@ -31,7 +31,7 @@ from chemgauge.chem.smiles import (
     smiles_refusal,
     try_parse_smiles,
 )
-from chemgauge.chem.stereo import flatten_mol_stereo
+from chemgauge.chem.stereo import flat_key_of_mol
 
 __all__ = ["INVARIANT_POLICIES", "ReactantSetComparison", "ReactantSetScorer", "split_components"]
 
@@ -73,14 +73,7 @@ def _flat_key_of(mol: Chem.Mol, text: str) -> str | None:
     """Same steps and result as :func:`chemgauge.chem.stereo.try_flatten_stereo`, on a mol."""
     if ":" in text:
         clear_atom_maps(mol)
-    try:
-        flat = mol_to_canonical(flatten_mol_stereo(mol))
-    except Exception:  # RDKit may raise on exotic stereo; that is "unsupported"
-        return None
-    check = try_parse_smiles(flat)
-    if check is None or mol_to_canonical(check) != flat:
-        return None
-    return flat
+    return flat_key_of_mol(mol)
 
 
 @dataclass

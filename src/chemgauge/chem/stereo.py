@@ -11,7 +11,13 @@ from rdkit import Chem
 from chemgauge.chem.smiles import clear_atom_maps, mol_to_canonical, try_parse_smiles
 from chemgauge.errors import SmilesError
 
-__all__ = ["StereoFlattenError", "flatten_mol_stereo", "flatten_stereo", "try_flatten_stereo"]
+__all__ = [
+    "StereoFlattenError",
+    "flat_key_of_mol",
+    "flatten_mol_stereo",
+    "flatten_stereo",
+    "try_flatten_stereo",
+]
 
 _DIRECTIONAL = (Chem.BondDir.ENDUPRIGHT, Chem.BondDir.ENDDOWNRIGHT)
 
@@ -48,7 +54,11 @@ def try_flatten_stereo(smiles: str) -> str | None:
     mol = try_parse_smiles(smiles)
     if mol is None:
         return None
-    clear_atom_maps(mol)
+    return flat_key_of_mol(clear_atom_maps(mol))
+
+
+def flat_key_of_mol(mol: Chem.Mol) -> str | None:
+    """Flattened canonical SMILES of an unmapped molecule; ``None`` means unsupported."""
     try:
         flat = mol_to_canonical(flatten_mol_stereo(mol))
     except Exception:  # RDKit may raise on exotic stereo; that is "unsupported"

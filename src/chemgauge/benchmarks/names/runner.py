@@ -21,7 +21,14 @@ from chemgauge.eval.executors import Executor, ItemFailure, SerialExecutor
 from chemgauge.eval.provenance import reproducibility_sha256, run_provenance, sha256_file
 from chemgauge.eval.records import RejectionStats
 
-__all__ = ["REPORT_SCHEMA_VERSION", "CoverageConfig", "ReadBack", "build_report", "score_pairs"]
+__all__ = [
+    "REPORT_SCHEMA_VERSION",
+    "CoverageConfig",
+    "ReadBack",
+    "build_report",
+    "confidently_wrong_rows",
+    "score_pairs",
+]
 
 REPORT_SCHEMA_VERSION = 1
 REPRODUCIBILITY_EXCLUDES = ("timing",)
@@ -148,6 +155,23 @@ def _row_result(row: dict[str, Any]) -> RowResult:
     )
 
 
+def confidently_wrong_rows(
+    rows: Sequence[dict[str, Any]], lenses: Sequence[str]
+) -> list[dict[str, Any]]:
+    """Every row wrong under at least one lens, with both structures and the lenses."""
+    return [
+        {
+            "id": r["id"],
+            "smiles": r["smiles"],
+            "name": r["name"],
+            "opsin_smiles": r["opsin_smiles"],
+            "wrong_under": [lens for lens in lenses if r[lens] == RowClass.CONFIDENTLY_WRONG],
+        }
+        for r in rows
+        if any(r[lens] == RowClass.CONFIDENTLY_WRONG for lens in lenses)
+    ]
+
+
 def build_report(
     rows: Sequence[dict[str, Any]],
     *,
@@ -159,17 +183,7 @@ def build_report(
 ) -> dict[str, Any]:
     """Aggregate rows into the report; every number is a pure function of the rows."""
     metrics = aggregate((_row_result(r) for r in rows), pin_pct=config.pin_pct)
-    wrong = [
-        {
-            "id": r["id"],
-            "smiles": r["smiles"],
-            "name": r["name"],
-            "opsin_smiles": r["opsin_smiles"],
-            "wrong_under": [lens for lens in LENSES if r[lens] == RowClass.CONFIDENTLY_WRONG],
-        }
-        for r in rows
-        if any(r[lens] == RowClass.CONFIDENTLY_WRONG for lens in LENSES)
-    ]
+    wrong = confidently_wrong_rows(rows, tuple(LENSES))
     provenance = run_provenance(config.describe(), {"input": input_path}, {"engine": engine})
     return {
         "family": "names",

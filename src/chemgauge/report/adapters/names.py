@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from chemgauge.benchmarks.names.metrics import LENSES, RowClass, RowResult, aggregate
-from chemgauge.benchmarks.names.runner import MAX_WRONG_LISTED
+from chemgauge.benchmarks.names.runner import MAX_WRONG_LISTED, confidently_wrong_rows
 from chemgauge.chem import try_parse_smiles
 from chemgauge.eval.provenance import sha256_json
 from chemgauge.report.families import (
@@ -122,17 +122,7 @@ class NamesAdapter(FamilyAdapter):
 
     def recompute(self, run: Run) -> Recomputed:
         lenses = _lenses(run.rows)
-        wrong = [
-            {
-                "id": r["id"],
-                "smiles": r["smiles"],
-                "name": r["name"],
-                "opsin_smiles": r["opsin_smiles"],
-                "wrong_under": [lens for lens in lenses if r[lens] == RowClass.CONFIDENTLY_WRONG],
-            }
-            for r in run.rows
-            if any(r[lens] == RowClass.CONFIDENTLY_WRONG for lens in lenses)
-        ]
+        wrong = confidently_wrong_rows(run.rows, lenses)
         return Recomputed(
             {
                 "metrics": self._metrics(run),
