@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -18,7 +16,7 @@ from chemgauge.cli.options import CHUNK_SIZE, EXECUTOR, JOBS, QUIET, RAY_ADDRESS
 from chemgauge.cli.progress import progress_bar
 from chemgauge.errors import DataQualityError, InputFileError
 from chemgauge.eval.executors import make_executor
-from chemgauge.eval.records import OutputFileError, iter_lines
+from chemgauge.eval.records import atomic_open, iter_lines
 
 
 def _check_source(source: str) -> None:
@@ -51,23 +49,8 @@ def _output(out: Path | None) -> Iterator[IO[str]]:
     if out is None:
         yield sys.stdout
         return
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    except OSError as exc:
-        raise OutputFileError(out, exc) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, out)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise OutputFileError(out, exc) from None
-        raise
+    with atomic_open(out, text=True) as handle:
+        yield handle
 
 
 def canon(

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
-import tempfile
-from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
 import typer
@@ -30,7 +26,7 @@ from chemgauge.cli.progress import progress_bar
 from chemgauge.engines.forward import ForwardConfig, predict_products_detailed
 from chemgauge.engines.rules import load_rules
 from chemgauge.errors import ConfigError, DataQualityError, InputFileError
-from chemgauge.eval.records import atomic_write_bytes, iter_lines
+from chemgauge.eval.records import atomic_open, atomic_write_bytes, iter_lines
 
 app = typer.Typer(
     help="Template forward predictor (embedded rules) and the forward-prediction benchmark.",
@@ -94,22 +90,6 @@ def _enumerate_items(path: Path) -> tuple[list[EnumerateItem], int]:
     return items, blank
 
 
-@contextlib.contextmanager
-def _atomic_out(path: Path) -> Iterator[IO[bytes]]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 @app.command("enumerate")
 def enumerate_(
     input_path: Path = typer.Option(..., "--input", "-i", help="Reactants file: SMILES [id]."),
@@ -132,7 +112,7 @@ def enumerate_(
     errors = 0
     with (
         progress_bar("forward enumerate", len(items), quiet=quiet, min_total=50) as advance,
-        _atomic_out(out) as sink,
+        atomic_open(out) as sink,
     ):
         for record in enumerate_candidates(items, spec, config, max_results):
             if record["error"] is not None:

@@ -24,6 +24,7 @@ __all__ = [
     "OutputFileError",
     "RejectionStats",
     "ResumableJsonlWriter",
+    "atomic_open",
     "atomic_write_bytes",
     "atomic_write_json",
     "atomic_write_text",
@@ -149,8 +150,13 @@ def _read_umask() -> int:
 _UMASK = _read_umask()
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
-    """Write to a temporary file in the same folder, fsync, then rename over ``path``."""
+@contextlib.contextmanager
+def atomic_open(path: str | Path, *, text: bool = False) -> Iterator[IO[Any]]:
+    """Stream into a temporary file beside ``path``; fsync and rename over it only on success.
+
+    A failure (or Ctrl-C) mid-write removes the temporary file, so ``path`` is either its old
+    content or the complete new one; an unwritable folder is an :class:`OutputFileError`.
+    """
     target = Path(path)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -160,8 +166,11 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     try:
         # mkstemp creates 0600; give the file the permissions a plain open() would.
         os.fchmod(fd, 0o666 & ~_UMASK)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+        handle: IO[Any] = (
+            os.fdopen(fd, "w", encoding="utf-8", newline="\n") if text else os.fdopen(fd, "wb")
+        )
+        with handle:
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)
@@ -171,7 +180,13 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
         if isinstance(exc, OSError):
             raise OutputFileError(target, exc) from None
         raise
-    return target
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write bytes atomically (see :func:`atomic_open`)."""
+    with atomic_open(path) as handle:
+        handle.write(data)
+    return Path(path)
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:

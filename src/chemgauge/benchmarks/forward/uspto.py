@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from rdkit import Chem
 
 from chemgauge.benchmarks.forward.corpus import CORPUS_SCHEMA_VERSION
+from chemgauge.chem import try_canonical_smiles
 from chemgauge.errors import InputFileError
 from chemgauge.eval.records import atomic_write_bytes
 
@@ -30,18 +30,9 @@ USPTO_COLUMN = "reactants>reagents>production"
 
 
 def _unmapped_components(side: str) -> list[str]:
-    out = []
-    for text in side.split("."):
-        if not text:
-            continue
-        mol = Chem.MolFromSmiles(text)
-        if mol is None:
-            out.append(text)
-            continue
-        for atom in mol.GetAtoms():
-            atom.SetAtomMapNum(0)
-        out.append(Chem.MolToSmiles(mol))
-    return out
+    """Each component unmapped and canonical; an unparsable one is kept verbatim so the
+    corpus loader counts it as ``unparseable_smiles`` instead of it vanishing here."""
+    return [try_canonical_smiles(text) or text for text in side.split(".") if text]
 
 
 def uspto_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
