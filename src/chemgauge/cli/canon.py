@@ -14,6 +14,7 @@ from chemgauge.chem import Canonicalizer, describe_parse_failure, get_matcher
 from chemgauge.chem.canonicalizer import canonicalize_stream
 from chemgauge.cli.options import CHUNK_SIZE, EXECUTOR, JOBS, QUIET, RAY_ADDRESS, executor_config
 from chemgauge.cli.progress import progress_bar
+from chemgauge.cli.summary import count_rate_cell, print_summary, summary_table
 from chemgauge.errors import DataQualityError, InputFileError
 from chemgauge.eval.executors import make_executor
 from chemgauge.eval.records import atomic_open, iter_lines
@@ -77,6 +78,7 @@ def canon(
     total = _count_lines(source)
     lines = 0
     invalid = 0
+    blank = 0
     runner = make_executor(config)
     pending: list[tuple[int, str, list[str]]] = []
 
@@ -106,6 +108,8 @@ def canon(
                         raise DataQualityError(reason, path=source, line=number, value=tokens[0])
                     if not quiet:
                         typer.echo(f"{source}:{number}: {reason}: {tokens[0]!r}", err=True)
+                if not tokens:
+                    blank += 1
                 rest = f"\t{tokens[1]}" if len(tokens) > 1 else ""
                 sink.write(f"{key or ''}{rest}\n" if text.strip() else "\n")
                 if index - lines == len(pending) - 1:
@@ -115,4 +119,19 @@ def canon(
     finally:
         runner.close()
     if not quiet:
-        typer.echo(f"{lines} lines, {invalid} invalid (policy {matcher.name})", err=True)
+        smiles = lines - blank
+        print_summary(
+            summary_table(
+                f"canon ({matcher.name}): {lines} lines, {invalid} invalid",
+                ("policy", "SMILES", "valid [95% CI]", "invalid", "blank lines"),
+                [
+                    (
+                        matcher.name,
+                        str(smiles),
+                        count_rate_cell(smiles - invalid, smiles),
+                        str(invalid),
+                        str(blank),
+                    )
+                ],
+            )
+        )

@@ -9,7 +9,6 @@ from typing import Any
 
 import orjson
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from chemgauge.benchmarks.forward.batch import (
@@ -23,6 +22,12 @@ from chemgauge.benchmarks.forward.runner import DEFAULT_CHUNK, BenchmarkConfig, 
 from chemgauge.benchmarks.forward.uspto import write_uspto_corpus
 from chemgauge.cli.options import CHUNK_SIZE, EXECUTOR, JOBS, QUIET, RAY_ADDRESS, executor_config
 from chemgauge.cli.progress import progress_bar
+from chemgauge.cli.summary import (
+    count_rate_cell,
+    print_summary,
+    rate_cell,
+    summary_table,
+)
 from chemgauge.engines.forward import ForwardConfig, predict_products_detailed
 from chemgauge.engines.rules import load_rules
 from chemgauge.errors import ConfigError, DataQualityError, InputFileError
@@ -41,9 +46,9 @@ MAX_RESULTS = typer.Option(None, "--max-results", "-n", help="Keep at most N can
 
 def _pct(block: dict[str, Any] | None) -> str:
     if not block or block.get("value") is None:
-        return "-"
+        return "n/a"
     low, high = block["wilson95"]
-    return f"{block['value'] * 100:5.1f}% [{low * 100:.1f}-{high * 100:.1f}]"
+    return rate_cell(block["value"], low, high)
 
 
 @app.command("predict")
@@ -110,6 +115,7 @@ def enumerate_(
     spec = RulesSpec.of(rules, paths, True)
     items, _ = _enumerate_items(input_path)
     errors = 0
+    pooled = 0
     with (
         progress_bar("forward enumerate", len(items), quiet=quiet, min_total=50) as advance,
         atomic_open(out) as sink,
@@ -121,10 +127,20 @@ def enumerate_(
                     raise DataQualityError(record["error"], path=input_path, line=record["line"])
                 if not quiet:
                     typer.echo(f"{input_path}:{record['line']}: {record['error']}", err=True)
+            if record["candidates"]:
+                pooled += 1
             sink.write(orjson.dumps(record) + b"\n")
             advance(1)
     if not quiet:
-        typer.echo(f"{len(items)} reactions, {errors} with errors -> {out}", err=True)
+        n = len(items)
+        print_summary(
+            summary_table(
+                f"forward enumerate: {n} reactions, {errors} with errors",
+                ("reactions", "with candidates [95% CI]", "with errors [95% CI]"),
+                [(str(n), count_rate_cell(pooled, n), count_rate_cell(errors, n))],
+            ),
+            notes=(f"candidates -> {out}",),
+        )
 
 
 @app.command("extract-templates")
@@ -169,45 +185,46 @@ def corpus_from_uspto(
 
 
 def _summary_table(report: dict[str, Any]) -> Table:
-    table = Table(title=f"forward benchmark ({report['provenance']['template_source']} rules)")
-    for column in ("group", "rows", "valid", "coverage", "top-1 (e2e)", "top-10 (e2e)", "MRR"):
-        table.add_column(column, justify="right" if column != "group" else "left")
     groups = [("overall", report["overall"])]
     groups += [(f"split {k}", v) for k, v in report["by_split"].items()]
-    for name, block in groups:
-        e2e = block["end_to_end"]
-        mrr = e2e["mrr"]
-        table.add_row(
-            name,
-            str(block["n_rows"]),
-            str(block["n_valid"]),
-            _pct(block["proposal_coverage"]),
-            _pct(e2e["top1_hit_rate"]),
-            _pct(e2e["top10_hit_rate"]),
-            "-" if mrr is None else f"{mrr:.3f}",
-        )
-    return table
+    return summary_table(
+        f"forward benchmark ({report['provenance']['template_source']} rules)",
+        ("group", "rows", "valid", "coverage", "top-1 (e2e)", "top-10 (e2e)", "MRR"),
+        [
+            (
+                name,
+                str(block["n_rows"]),
+                str(block["n_valid"]),
+                _pct(block["proposal_coverage"]),
+                _pct(block["end_to_end"]["top1_hit_rate"]),
+                _pct(block["end_to_end"]["top10_hit_rate"]),
+                "n/a"
+                if block["end_to_end"]["mrr"] is None
+                else f"{block['end_to_end']['mrr']:.3f}",
+            )
+            for name, block in groups
+        ],
+        caption="95% Wilson intervals; e2e = over valid rows, a coverage miss counting 0",
+    )
 
 
 def _print_summary(report: dict[str, Any], rows_path: Path) -> None:
-    console = Console(stderr=True, width=None if sys.stderr.isatty() else 120)
-    console.print(_summary_table(report))
-    overall = report["overall"]
-    cond = overall["conditional"]
+    cond = report["overall"]["conditional"]
     stereo = report["breakdowns"]["stereo_status"]
-    console.print(
-        f"conditional on coverage ({cond['n']} rows): top-1 {_pct(cond['top1_hit_rate'])}, "
-        f"top-10 {_pct(cond['top10_hit_rate'])}; stereo: "
-        + ", ".join(f"{k} {v['n_rows']}" for k, v in stereo.items())
-    )
     reasons = report["breakdowns"]["failure_reason"]
-    console.print("failure_reason: " + ", ".join(f"{k} {v['n_rows']}" for k, v in reasons.items()))
     stats = report["corpus"]["stats"]
     counters = ", ".join(f"{k} {v}" for k, v in stats.items() if k not in ("lines_read",) and v)
-    console.print(f"corpus: {counters}")
-    console.print(
-        f"rows -> {rows_path}; reproducibility_sha256 "
-        f"{report['provenance']['reproducibility_sha256'][:16]}..."
+    print_summary(
+        _summary_table(report),
+        notes=(
+            f"conditional on coverage ({cond['n']} rows): top-1 {_pct(cond['top1_hit_rate'])}, "
+            f"top-10 {_pct(cond['top10_hit_rate'])}; stereo: "
+            + ", ".join(f"{k} {v['n_rows']}" for k, v in stereo.items()),
+            "failure_reason: " + ", ".join(f"{k} {v['n_rows']}" for k, v in reasons.items()),
+            f"corpus: {counters}",
+            f"rows -> {rows_path}; reproducibility_sha256 "
+            f"{report['provenance']['reproducibility_sha256'][:16]}...",
+        ),
     )
 
 

@@ -6,16 +6,16 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import orjson
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from chemgauge.benchmarks.names.inputs import NamePair, read_pairs, read_smiles_file
 from chemgauge.benchmarks.names.runner import CoverageConfig, ReadBack, build_report, score_pairs
 from chemgauge.cli.options import QUIET
 from chemgauge.cli.progress import progress_bar
+from chemgauge.cli.summary import print_summary, rate_cell, summary_table
 from chemgauge.errors import ConfigError
 from chemgauge.eval.executors import ExecutorConfig, make_executor
 from chemgauge.eval.provenance import sha256_file, sha256_json
@@ -34,30 +34,27 @@ _TIMING_ONLY = frozenset({"timeout_s", "jvms", "java", "mode"})
 app = typer.Typer(help="Name round-trip coverage with the real OPSIN.", no_args_is_help=True)
 
 
-def _print_summary(report: dict[str, object]) -> None:
+_COLUMNS = ("coverage", "of_emitted_rt", "abs_rt_valid", "confidently_wrong", "unparseable")
+
+
+def _print_summary(report: dict[str, Any]) -> None:
     metrics = report["metrics"]
-    assert isinstance(metrics, dict)
-    table = Table(title=f"name round trip: {metrics['total']} structures")
-    table.add_column("lens")
-    for column in ("coverage", "of_emitted_rt", "abs_rt_valid", "confidently_wrong", "unparseable"):
-        table.add_column(column, justify="right")
+    rows = []
     for lens, values in metrics["lenses"].items():
         cells = []
-        for column in (
-            "coverage",
-            "of_emitted_rt",
-            "abs_rt_valid",
-            "confidently_wrong",
-            "unparseable",
-        ):
+        for column in _COLUMNS:
             rate = values[column]
-            if rate["rate"] is None:
-                cells.append("n/a")
-            else:
-                low, high = rate["ci95"]
-                cells.append(f"{100 * rate['rate']:.2f}% [{100 * low:.1f}, {100 * high:.1f}]")
-        table.add_row(lens, *cells)
-    Console(stderr=True).print(table)
+            low, high = rate["ci95"] if rate["rate"] is not None else (None, None)
+            cells.append(rate_cell(rate["rate"], low, high))
+        rows.append((lens, *cells))
+    print_summary(
+        summary_table(
+            f"name round trip: {metrics['total']} structures",
+            ("lens", *_COLUMNS),
+            rows,
+            caption="95% Wilson intervals; every rate but of_emitted_rt is over all structures",
+        )
+    )
 
 
 @app.command("coverage")

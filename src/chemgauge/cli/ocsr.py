@@ -9,6 +9,7 @@ from typing import Any
 import typer
 
 from chemgauge.cli.progress import progress_bar
+from chemgauge.cli.summary import print_summary, rate_cell, summary_table
 from chemgauge.errors import ConfigError, InputFileError
 
 app = typer.Typer(
@@ -106,25 +107,46 @@ def _score_and_report(
     return write_report(output, manifest, scored, POLICIES, provenance, html=html)
 
 
+def _rate(block: dict[str, Any] | None) -> str:
+    if not block or block.get("rate") is None:
+        return "n/a"
+    low, high = block["wilson95"]
+    return f"{rate_cell(block['rate'], low, high)} ({block['successes']}/{block['n']})"
+
+
 def _print_summary(report: dict[str, Any]) -> None:
     finite = report["finite_reference"]
-    typer.echo(
-        f"finite-reference attempts: {finite['planned']} planned, {finite['attempted']} "
-        f"attempted; statuses {finite['statuses']}"
-    )
-    for policy, value in finite["policies"].items():
-        typer.echo(
-            f"  {policy:15s} completed exact {value['completed_exact']:5d}   "
-            f"provisional exact {value['provisional_exact']:3d}   "
-            f"unsupported {value['unsupported']}"
-        )
+    statuses = ", ".join(f"{k} {v}" for k, v in finite["statuses"].items() if v)
     commonest = report["localized_errors"]["commonest"]
-    if commonest:
-        typer.echo(
-            "  commonest localized errors: "
-            + ", ".join(f"{c['category']} ({c['attempts']})" for c in commonest[:5])
-        )
-    typer.echo(f"reproducibility_sha256 {report['reproducibility_sha256']}")
+    errors = ", ".join(f"{c['category']} ({c['attempts']})" for c in commonest[:5])
+    row_hash = report["reproducibility_sha256"]
+    print_summary(
+        summary_table(
+            f"ocsr: {finite['planned']} planned attempts with a finite reference, "
+            f"{finite['attempted']} attempted",
+            (
+                "policy",
+                "exact / planned [95% CI]",
+                "exact / attempted",
+                "provisional",
+                "unsupported",
+            ),
+            [
+                (
+                    policy,
+                    _rate(value["completed_exact_over_planned"]),
+                    _rate(value["completed_exact_over_attempted"]),
+                    str(value["provisional_exact"]),
+                    str(value["unsupported"]),
+                )
+                for policy, value in finite["policies"].items()
+            ],
+        ),
+        notes=(
+            f"statuses: {statuses or 'none'}; commonest localized errors: {errors or 'none'}",
+            f"reproducibility_sha256 {row_hash}",
+        ),
+    )
 
 
 @app.command("run")

@@ -9,6 +9,7 @@ import typer
 from chemgauge.benchmarks.retro import RetroEvalConfig, run_retro_eval
 from chemgauge.benchmarks.retro.data import find_fold_file, load_targets
 from chemgauge.cli.progress import progress_bar
+from chemgauge.cli.summary import print_summary, rate_cell, summary_table
 from chemgauge.engines.retro_models import build_retro_model, retro_model_names
 from chemgauge.errors import ConfigError
 
@@ -98,29 +99,41 @@ def eval_(
         return
     report = run.report
     lines = report["data"]["lines"]
-    typer.echo(
-        f"{data_file.path.name}: {report['data']['targets']} targets, "
-        f"{lines['rejected']} lines rejected; model {report['model']['name']}",
-        err=True,
-    )
     metrics = report["metrics"]
+    # Compact: the smallest and largest k, and 5 and 10 between them; report.json has all.
+    ks = [str(k) for k in config.k if k in (config.k[0], config.k[-1], 5, 10)]
+    rows = []
     for convention, per_matcher in metrics["accuracy"].items():
         for matcher, block in per_matcher.items():
-            tops = "  ".join(
-                f"top-{k} {v['rate'] * 100:.1f}%"
-                for k, v in block["top_k"].items()
-                if v["rate"] is not None
-            )
+            tops = [block["top_k"][k] for k in ks]
             mrr = block["mrr"]
-            typer.echo(
-                f"{convention:>10} {matcher:<15} {tops}  MRR {mrr:.4f}" if mrr is not None else ""
+            rows.append(
+                (
+                    convention,
+                    matcher,
+                    str(block["n"]),
+                    *(rate_cell(t["rate"], t["low"], t["high"]) for t in tops),
+                    "n/a" if mrr is None else f"{mrr:.4f}",
+                )
             )
     outputs = metrics["outputs"]
-    if outputs["invalid_rate"] is not None:
-        typer.echo(
-            f"outputs: {outputs['total']} raw, invalid {outputs['invalid_rate'] * 100:.1f}%, "
-            f"duplicates {outputs['duplicate_rate'] * 100:.1f}%; results in {run.results_dir}",
-        )
+    invalid = "n/a" if outputs["invalid_rate"] is None else f"{outputs['invalid_rate'] * 100:.1f}%"
+    duplicates = (
+        "n/a" if outputs["duplicate_rate"] is None else f"{outputs['duplicate_rate'] * 100:.1f}%"
+    )
+    print_summary(
+        summary_table(
+            f"retro eval: {data_file.path.name}, {report['data']['targets']} targets "
+            f"({lines['rejected']} lines rejected), model {report['model']['name']}",
+            ("convention", "matcher", "n", *(f"top-{k} [95% CI]" for k in ks), "MRR"),
+            rows,
+            labels=2,
+        ),
+        notes=(
+            f"outputs: {outputs['total']} raw, invalid {invalid}, duplicates {duplicates}; "
+            f"results in {run.results_dir}",
+        ),
+    )
 
 
 @app.command("models")
