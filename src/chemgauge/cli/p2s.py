@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -15,14 +16,18 @@ from chemgauge.benchmarks.p2s.claim import (
     prediction_paths,
 )
 from chemgauge.benchmarks.p2s.prompts import renderer
+from chemgauge.benchmarks.p2s.report import write_run_report
 from chemgauge.benchmarks.p2s.run import RunConfig, run_model, total_tasks
 from chemgauge.benchmarks.p2s.scoring import score_files
 from chemgauge.benchmarks.p2s.spec import CONDITIONS
 from chemgauge.benchmarks.p2s.taskfile import load_dataset
 from chemgauge.benchmarks.p2s.validate import check_view
+from chemgauge.cli.options import QUIET
 from chemgauge.cli.progress import progress_bar
+from chemgauge.cli.summary import count_rate_cell, print_summary, rate_cell, summary_table
 from chemgauge.engines.p2s.models import ModelOptions, P2SModel, get_model
 from chemgauge.engines.p2s.properties import PropertyProvider, ProviderOptions, get_provider
+from chemgauge.errors import ConfigError
 from chemgauge.eval.records import atomic_write_json
 
 app = typer.Typer(
@@ -51,16 +56,123 @@ def tasks(
 
 @app.command("score")
 def score(
-    prop: str = typer.Option(..., "--property", help="Property directory, e.g. dipole."),
-    condition: str = typer.Option(..., "--condition", help="correct, shuffled or counterfactual."),
-    predictions: Path = typer.Option(..., "--predictions", help="Prediction JSONL file."),
+    prop: str | None = typer.Option(None, "--property", help="Property directory, e.g. dipole."),
+    condition: str | None = typer.Option(
+        None, "--condition", help="correct, shuffled or counterfactual."
+    ),
+    predictions: Path | None = typer.Option(None, "--predictions", help="Prediction JSONL file."),
+    run: Path | None = typer.Option(
+        None,
+        "--run",
+        help="Instead: score every <property>/<condition>.jsonl of a run folder into its "
+        "rows.jsonl and report.json (for chemgauge report, verify and compare).",
+    ),
     data: Path = typer.Option(Path("data"), "--data", help="Benchmark data folder."),
     strict: bool = typer.Option(False, "--strict", help="Unattributable lines are errors."),
-    as_json: bool = typer.Option(False, "--json", help="Print the counts as JSON."),
+    as_json: bool = typer.Option(False, "--json", help="Print the counts (or report) as JSON."),
+    quiet: bool = QUIET,
 ) -> None:
-    """Score one prediction file against one property and view."""
+    """Score one prediction file against one property and view, or a whole run folder."""
+    if run is not None:
+        if prop or condition or predictions:
+            raise ConfigError("give either --run or --property, --condition and --predictions")
+        written = write_run_report(data, run, strict=strict)
+        if as_json:
+            typer.echo(json.dumps(written.report, sort_keys=True))
+        elif not quiet:
+            typer.echo(f"wrote {written.rows_path} and {written.report_path}")
+        if not quiet and not as_json:
+            _print_run_summary(written.report, str(run))
+        return
+    if prop is None or condition is None or predictions is None:
+        raise ConfigError("give --property, --condition and --predictions (or --run FOLDER)")
     result = score_files(data, prop, condition, predictions, strict=strict)
     typer.echo(json.dumps(result.to_dict(), sort_keys=True) if as_json else result.summary())
+    if not quiet and not as_json:
+        print_summary(
+            summary_table(
+                f"p2s score: {predictions}",
+                ("view", "accuracy [95% CI]", "missing", "invalid", "out of range"),
+                [
+                    (
+                        f"{result.directory}/{result.condition}",
+                        count_rate_cell(result.hits, result.tasks),
+                        str(result.count("missing")),
+                        str(result.count("invalid")),
+                        str(result.count("out_of_range")),
+                    )
+                ],
+            )
+        )
+
+
+def _print_run_summary(report: dict[str, Any], label: str) -> None:
+    """Accuracy per property and view, then the use claim where all three views were run."""
+    properties = report["metrics"]["properties"]
+    accuracy = []
+    claims = []
+    for directory, block in properties.items():
+        for cond, view in block["views"].items():
+            interval = view["accuracy"]
+            statuses = view["statuses"]
+            accuracy.append(
+                (
+                    directory,
+                    cond,
+                    f"{rate_cell(interval['estimate'], interval['low'], interval['high'])} "
+                    f"({view['hits']}/{view['tasks']})",
+                    "n/a" if view["chance"] is None else f"{100 * view['chance']:.1f}%",
+                    str(statuses["missing"]),
+                    str(statuses["invalid"]),
+                    str(statuses["out_of_range"]),
+                )
+            )
+        claim = block["claim"]
+        if claim is not None:
+            drop = claim["shuffle_drop"]
+            flip = claim["counterfactual_flip"]
+            claims.append(
+                (
+                    directory,
+                    _difference_cell(drop["difference"]),
+                    f"{drop['mcnemar']['p_value']:.3g}",
+                    _difference_cell(flip["difference"]),
+                    f"{flip['mcnemar']['p_value']:.3g}",
+                    "YES" if claim["use_claim"] else "no",
+                )
+            )
+    tables = [
+        summary_table(
+            f"p2s {label}: accuracy",
+            (
+                "property",
+                "view",
+                "accuracy [95% CI]",
+                "chance",
+                "missing",
+                "invalid",
+                "out of range",
+            ),
+            accuracy,
+            labels=2,
+        )
+    ]
+    if claims:
+        tables.append(
+            summary_table(
+                "use claim (paired bootstrap 95% CI, exact McNemar p)",
+                ("property", "shuffle drop", "p", "donor picks, cf - own", "p", "use claim"),
+                claims,
+            )
+        )
+    print_summary(*tables)
+
+
+def _difference_cell(block: dict[str, Any]) -> str:
+    def pp(value: float | None) -> str:
+        return "n/a" if value is None else f"{100 * value:+.1f}"
+
+    return f"{pp(block['estimate'])} pp [{pp(block['low'])}, {pp(block['high'])}]"
 
 
 @app.command("claim")
@@ -119,15 +231,23 @@ def build(
     with progress_bar("p2s build", None, quiet=quiet) as advance:
         result = build_benchmark(sources, out, calculator, config, strict=strict, progress=advance)
     if not quiet:
-        skipped = dict(sorted(result.skipped.items()))
-        typer.echo(
-            f"{result.records} records from {result.sources['accepted']} sources "
-            f"({result.sources['rejected']} rejected); skipped {skipped}"
-        )
-        for directory, counts in result.counts.items():
-            typer.echo(f"{directory}: " + ", ".join(f"{c} {n}" for c, n in counts.items()))
+        skipped = ", ".join(f"{k} {v}" for k, v in sorted(result.skipped.items()) if v)
         per = result.provider_seconds / max(1, result.provider_molecules)
-        typer.echo(f"{result.provider_molecules} molecules computed, {per * 1000:.1f} ms each")
+        print_summary(
+            summary_table(
+                f"p2s build: {result.records} records from {result.sources['accepted']} sources "
+                f"({result.sources['rejected']} rejected)",
+                ("property", *CONDITIONS),
+                [
+                    (directory, *(str(counts.get(c, 0)) for c in CONDITIONS))
+                    for directory, counts in result.counts.items()
+                ],
+            ),
+            notes=(
+                f"skipped: {skipped or 'none'}; {result.provider_molecules} molecules computed, "
+                f"{per * 1000:.1f} ms each; written to {out}",
+            ),
+        )
 
 
 @app.command("run")
@@ -179,10 +299,5 @@ def run(
     with progress_bar(f"p2s run ({model})", total, quiet=quiet, min_total=1) as advance:
         manifest = run_model(data, out, model_for, config, progress=advance)
     if not quiet:
-        for directory, views in manifest["results"].items():
-            for cond, row in views.items():
-                acc = "n/a" if row["accuracy"] is None else f"{row['accuracy']:.4f}"
-                typer.echo(
-                    f"{directory}/{cond}: {row['hits']}/{row['tasks']} = {acc} "
-                    f"(invalid {row['invalid']}, out of range {row['out_of_range']})"
-                )
+        typer.echo(f"wrote {manifest['folder']}: predictions, rows.jsonl and report.json")
+        _print_run_summary(manifest["report"], model)

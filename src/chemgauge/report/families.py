@@ -109,11 +109,16 @@ Plot = RatePlot | Distribution
 
 @dataclass(frozen=True, slots=True)
 class Structure:
-    """One structure to draw, with a caption; ``smiles`` None or unparsable draws a placeholder."""
+    """One structure to draw, with a caption; ``smiles`` None or unparsable draws a placeholder.
+
+    ``mark`` is space-separated roles that frame the drawing (``true``, ``chosen``); the
+    caption must say the same in words, since a frame's colour alone is not accessible.
+    """
 
     label: str
     smiles: str | None
     note: str = ""
+    mark: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,11 +146,16 @@ class Section:
 
 @dataclass(frozen=True, slots=True)
 class InputFile:
-    """An input a report recorded: where it was and the SHA-256 it had."""
+    """An input a report recorded: where it was and the SHA-256 it had.
+
+    ``beside_report``: the path is relative to the report's folder only (a run's own files),
+    never to the current directory, where a same-named file may be something else.
+    """
 
     label: str
     path: str | None
     sha256: str
+    beside_report: bool = False
 
 
 @dataclass(frozen=True)
@@ -243,10 +253,15 @@ def get_adapter(family: str) -> FamilyAdapter:
     return REPORT_FAMILIES.get(family)()
 
 
-def resolve_input_path(recorded: str, report_path: Path) -> Path | None:
-    """An input path as recorded, else relative to the report's folder; None if neither exists."""
+def resolve_input_path(
+    recorded: str, report_path: Path, *, beside_report: bool = False
+) -> Path | None:
+    """An input path as recorded, else relative to the report's folder; None if neither exists.
+
+    With ``beside_report`` a relative path is looked up beside the report only.
+    """
     candidate = Path(recorded)
-    if candidate.is_file():
+    if candidate.is_file() and not (beside_report and not candidate.is_absolute()):
         return candidate
     if not candidate.is_absolute():
         beside = report_path.parent / candidate

@@ -75,6 +75,10 @@ svg.plot { width: 100%; height: auto; display: block; }
 .mols figure { flex: 1 1 200px; max-width: 260px; }
 svg.mol { width: 100%; height: auto; display: block; border: 1px solid var(--line);
   border-radius: 4px; }
+.mols figure.mark-chosen svg.mol { border: 3px dashed var(--bad); }
+.mols figure.mark-true svg.mol { border: 3px solid var(--ok); }
+.mols figure.mark-true.mark-chosen svg.mol { outline: 3px dashed var(--accent);
+  outline-offset: 2px; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 10px; margin: 6px 0 0;
   font-size: 0.85rem; }
 dt { color: var(--muted); }
@@ -148,8 +152,10 @@ def _structures(structures: Sequence[Structure]) -> str:
     figures = []
     for s in structures:
         note = f"<br>{_e(s.note)}" if s.note else ""
+        marks = " ".join(f"mark-{m}" for m in s.mark.split())
+        cls = f' class="{_e(marks)}"' if marks else ""
         figures.append(
-            f"<figure>{structure_svg(s.smiles, s.label)}<figcaption>{_e(s.label)}{note}"
+            f"<figure{cls}>{structure_svg(s.smiles, s.label)}<figcaption>{_e(s.label)}{note}"
             "</figcaption></figure>"
         )
     return f'<div class="mols">{"".join(figures)}</div>'
@@ -323,8 +329,8 @@ def _discordant_list(
         sa, sb = adapter.item_structures(ra), adapter.item_structures(rb)
         structures = (
             *sa[:1],
-            *(Structure(f"A: {s.label}", s.smiles, s.note) for s in sa[1:]),
-            *(Structure(f"B: {s.label}", s.smiles, s.note) for s in sb[1:]),
+            *(Structure(f"A: {s.label}", s.smiles, s.note, s.mark) for s in sa[1:]),
+            *(Structure(f"B: {s.label}", s.smiles, s.note, s.mark) for s in sb[1:]),
         )
         details = (
             *((f"A {k}", v) for k, v in adapter.describe_item(ra)),

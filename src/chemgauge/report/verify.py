@@ -174,7 +174,11 @@ def verify_run(run: Run) -> Verification:
     )
 
     for item in adapter.input_files(run.report):
-        path = None if item.path is None else resolve_input_path(item.path, run.report_path)
+        path = (
+            None
+            if item.path is None
+            else resolve_input_path(item.path, run.report_path, beside_report=item.beside_report)
+        )
         if path is None:
             result.checks.append(
                 Check(f"{item.label} file hash", None, f"{item.path}: not present, not checked")

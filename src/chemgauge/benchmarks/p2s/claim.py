@@ -15,6 +15,7 @@ Missing, invalid and out-of-range answers are wrong in every view, as in the sco
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,13 @@ from chemgauge.benchmarks.p2s.taskfile import load_directory
 from chemgauge.eval.provenance import sha256_file, sha256_json
 from chemgauge.eval.stats import mcnemar_exact, paired_bootstrap_difference, wilson_interval
 
-__all__ = ["ClaimConfig", "claim_report", "format_claim", "prediction_paths"]
+__all__ = [
+    "ClaimConfig",
+    "claim_report",
+    "claim_statistics",
+    "format_claim",
+    "prediction_paths",
+]
 
 CLAIM_SCHEME_VERSION = 1
 
@@ -65,6 +72,44 @@ def _paired(
     return {**diff.to_dict(), "compares": salt}, test.to_dict()
 
 
+def claim_statistics(
+    correct: Sequence[bool],
+    shuffled: Sequence[bool],
+    flips: Sequence[bool],
+    base_picks: Sequence[bool],
+    config: ClaimConfig,
+) -> dict[str, Any]:
+    """The claim's numbers from paired outcomes alone (so run reports recompute them from rows).
+
+    ``correct[i]`` and ``shuffled[i]`` are one record's hits under its own and a shuffled
+    property; ``flips[j]`` says counterfactual ``j`` picked its donor and ``base_picks[j]``
+    whether its base record, given its own property, picked that same donor.
+    """
+    drop, drop_test = _paired(list(correct), list(shuffled), config, "correct - shuffled accuracy")
+    drop_holds = (drop["estimate"] or 0) > 0 and drop_test["p_value"] < config.alpha
+    flip_diff, flip_test = _paired(
+        list(flips), list(base_picks), config, "picks donor: counterfactual - correct"
+    )
+    flip_holds = (flip_diff["estimate"] or 0) > 0 and flip_test["p_value"] < config.alpha
+    return {
+        "accuracy": {
+            "correct": _rate(sum(correct), len(correct), config.confidence),
+            "shuffled": _rate(sum(shuffled), len(shuffled), config.confidence),
+        },
+        "shuffle_drop": {"difference": drop, "mcnemar": drop_test, "holds": drop_holds},
+        "counterfactual_flip": {
+            "flip_rate": _rate(sum(flips), len(flips), config.confidence),
+            "donor_pick_rate_under_correct": _rate(
+                sum(base_picks), len(base_picks), config.confidence
+            ),
+            "difference": flip_diff,
+            "mcnemar": flip_test,
+            "holds": flip_holds,
+        },
+        "use_claim": drop_holds and flip_holds,
+    }
+
+
 def claim_report(
     data_dir: str | Path,
     directory: str,
@@ -79,29 +124,23 @@ def claim_report(
     scores: dict[str, ScoreResult] = {
         c: score_view(views[c], read_predictions(predictions[c])) for c in views
     }
-    correct, shuffled, counterfactual = (
-        scores["correct"],
-        scores["shuffled"],
-        scores["counterfactual"],
-    )
-    by_id = {o.record_id: o for o in correct.outcomes}
-    shuffled_by_id = {o.record_id: o for o in shuffled.outcomes}
-    ids = [o.record_id for o in correct.outcomes]
-    a = [by_id[r].correct for r in ids]
-    b = [shuffled_by_id[r].correct for r in ids]
-    drop, drop_test = _paired(a, b, cfg, "correct - shuffled accuracy")
-    drop_holds = (drop["estimate"] or 0) > 0 and drop_test["p_value"] < cfg.alpha
-
+    by_id = {o.record_id: o for o in scores["correct"].outcomes}
+    shuffled_by_id = {o.record_id: o for o in scores["shuffled"].outcomes}
+    ids = list(by_id)
     labels = views["counterfactual"].labels
     flips, base_picks = [], []
-    for outcome in counterfactual.outcomes:
+    for outcome in scores["counterfactual"].outcomes:
         label = labels[outcome.record_id]
-        donor = label.label
-        flips.append(outcome.correct)
         base = by_id[label.base_record_id or ""]
-        base_picks.append(base.status in ("hit", "miss") and base.selected == donor)
-    flip_diff, flip_test = _paired(flips, base_picks, cfg, "picks donor: counterfactual - correct")
-    flip_holds = (flip_diff["estimate"] or 0) > 0 and flip_test["p_value"] < cfg.alpha
+        flips.append(outcome.correct)
+        base_picks.append(base.status in ("hit", "miss") and base.selected == label.label)
+    statistics = claim_statistics(
+        [by_id[r].correct for r in ids],
+        [shuffled_by_id[r].correct for r in ids],
+        flips,
+        base_picks,
+        cfg,
+    )
 
     tasks = views["correct"].tasks
     chance = sum(1 / len(t.candidates) for t in tasks) / len(tasks) if tasks else None
@@ -121,21 +160,7 @@ def claim_report(
         },
         "chance": chance,
         "views": {c: s.to_dict() for c, s in scores.items()},
-        "accuracy": {
-            "correct": _rate(correct.hits, correct.tasks, cfg.confidence),
-            "shuffled": _rate(shuffled.hits, shuffled.tasks, cfg.confidence),
-        },
-        "shuffle_drop": {"difference": drop, "mcnemar": drop_test, "holds": drop_holds},
-        "counterfactual_flip": {
-            "flip_rate": _rate(sum(flips), len(flips), cfg.confidence),
-            "donor_pick_rate_under_correct": _rate(
-                sum(base_picks), len(base_picks), cfg.confidence
-            ),
-            "difference": flip_diff,
-            "mcnemar": flip_test,
-            "holds": flip_holds,
-        },
-        "use_claim": drop_holds and flip_holds,
+        **statistics,
         "input_sha256": inputs,
     }
     report["report_sha256"] = sha256_json(report)

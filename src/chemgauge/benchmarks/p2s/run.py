@@ -4,7 +4,8 @@ Layout: ``<out>/<model>/<property>/<condition>.jsonl`` (final, task-file order, 
 atomically) beside ``<condition>.journal.jsonl`` (append-only rows keyed by record id and tied
 to the run's config hash, so an interrupted run resumes where it stopped). With
 ``omit_properties`` the model sees every task with ``properties`` emptied (the structure-only
-comparison) and the folder is ``<model>@no_property``.
+comparison) and the folder is ``<model>@no_property``. At the end the whole folder is scored
+into ``rows.jsonl`` and ``report.json`` (see :mod:`chemgauge.benchmarks.p2s.report`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from chemgauge.benchmarks.p2s.report import write_run_report
 from chemgauge.benchmarks.p2s.scoring import read_predictions, score_view
 from chemgauge.benchmarks.p2s.spec import CONDITIONS
 from chemgauge.benchmarks.p2s.taskfile import ViewData, load_dataset
@@ -104,7 +106,12 @@ def run_model(
     *,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
-    """Run a model (built per directory by ``model_for``) and write predictions and a manifest."""
+    """Run a model (built per directory by ``model_for``); write predictions and a manifest.
+
+    Then score the whole run folder into ``rows.jsonl`` and ``report.json`` (see
+    :mod:`chemgauge.benchmarks.p2s.report`). Returns the manifest plus ``folder`` and
+    ``report``.
+    """
     dataset = load_dataset(data_dir)
     directories: Sequence[str] = config.directories or tuple(dataset)
     missing = [d for d in directories if d not in dataset]
@@ -138,7 +145,8 @@ def run_model(
         "results": results,
     }
     atomic_write_json(folder / "run_manifest.json", manifest)
-    return manifest
+    written = write_run_report(data_dir, folder, model=described)
+    return {**manifest, "folder": str(folder), "report": written.report}
 
 
 def total_tasks(data_dir: str | Path, directories: Sequence[str], conditions: Sequence[str]) -> int:
