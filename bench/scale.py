@@ -6,7 +6,10 @@ built from USPTO-50k test reactions, each made distinct by a spectator alkane, r
 `chemgauge forward benchmark` with the embedded rules. Each size runs the real CLI in a fresh
 process; peak resident memory of the largest process comes from getrusage. Targets
 (issue 9): peak RSS at 100% at most 1.2x that at 10%; `--jobs 2` at least 1.7x faster
-than `--jobs 1`.
+than `--jobs 1` (per family: bench/jobs_scaling.py).
+
+    .venv/bin/python bench/scale.py                      # 1,000,000 SMILES + 200,000 reactions
+    .venv/bin/python bench/scale.py --only forward --no-jobs-scaling   # the forward part only
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ import rdkit
 from rdkit import Chem, RDLogger
 
 RDLogger.DisableLog("rdApp.*")  # type: ignore[attr-defined]
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("CHEMGAUGE_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 _PROBE = (
     "import resource, subprocess, sys; "
@@ -70,7 +76,7 @@ def build_corpus(path: Path, n: int, seed: int) -> None:
 
     from chemgauge.chem import canonicalize_reaction
 
-    source = Path(__file__).resolve().parents[2] / "shared" / "data" / "uspto50k" / "test.csv"
+    source = DATA / "uspto50k" / "test.csv"
     with open(source, newline="") as handle:
         reactions = [canonicalize_reaction(row[2]) for row in list(csv.reader(handle))[1:]]
     rng = random.Random(seed)
@@ -101,12 +107,20 @@ def run_forward(path: Path, jobs: int) -> tuple[float, int]:
     return time.perf_counter() - start, int(probe.stdout.strip().splitlines()[-1])
 
 
-def scale_table(label: str, lines: list[str], folder: Path, jobs: int, run) -> None:  # type: ignore[no-untyped-def]
-    """Run fractions of ``lines`` and print wall, throughput and peak RSS; then jobs scaling."""
-    print(f"## {label}")
+def scale_table(  # type: ignore[no-untyped-def]
+    label: str, lines: list[str], folder: Path, jobs: int, run, *, jobs_scaling: bool = True
+) -> None:
+    """Run fractions of ``lines`` and print wall, throughput and peak RSS; then jobs scaling.
+
+    Each fraction's input is written, run and deleted with its outputs, so disk use stays
+    bounded. The 1-minute load average after each run is printed beside it: on a shared
+    machine throughput depends on it, peak RSS does not.
+    """
+    print(f"## {label}", flush=True)
     print(
         f"{'fraction':>9}{'items':>10}{'jobs':>6}{'wall s':>9}{'items/s':>10}"
-        f"{'per core':>10}{'peak RSS MiB':>14}"
+        f"{'per core':>10}{'peak RSS MiB':>14}{'load 1m':>9}",
+        flush=True,
     )
     rss: dict[float, int] = {}
     wall_at_10 = 0.0
@@ -115,17 +129,27 @@ def scale_table(label: str, lines: list[str], folder: Path, jobs: int, run) -> N
         count = int(len(lines) * fraction)
         part.write_text("".join(lines[:count]))
         wall, peak = run(part, jobs)
+        load = os.getloadavg()[0]
         rss[fraction] = peak
         rate = count / wall
         print(
             f"{fraction:>9.0%}{count:>10}{jobs:>6}{wall:>9.1f}{rate:>10.1f}"
-            f"{rate / jobs:>10.1f}{peak / 1024:>14.0f}"
+            f"{rate / jobs:>10.1f}{peak / 1024:>14.0f}{load:>9.2f}",
+            flush=True,
         )
+        keep_input = fraction == 0.1 and jobs_scaling  # rerun below with --jobs 1
+        for leftover in folder.glob(f"{part.stem}.*"):
+            if leftover != part or not keep_input:
+                leftover.unlink()
         if fraction == 0.1:
             wall_at_10 = wall
-    wall1, _ = run(folder / f"{label}-0.1.in", 1)
-    print(f"peak RSS 100% / 10%: {rss[1.0] / rss[0.1]:.2f}x (target <= 1.2x)")
-    print(f"jobs 1 -> {jobs} on the 10% input: {wall1 / wall_at_10:.2f}x (target >= 1.7x)")
+    print(f"peak RSS 100% / 10%: {rss[1.0] / rss[0.1]:.2f}x (target <= 1.2x)", flush=True)
+    if jobs_scaling:
+        wall1, _ = run(folder / f"{label}-0.1.in", 1)
+        print(
+            f"jobs 1 -> {jobs} on the 10% input: {wall1 / wall_at_10:.2f}x (target >= 1.7x), "
+            f"load {os.getloadavg()[0]:.2f}"
+        )
 
 
 def main() -> None:
@@ -135,6 +159,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=20261130)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--only", choices=("canon", "forward"), default=None)
+    parser.add_argument(
+        "--no-jobs-scaling",
+        action="store_true",
+        help="skip the --jobs 1 rerun of the 10%% input (bench/jobs_scaling.py covers it)",
+    )
     args = parser.parse_args()
     print(f"# bench/scale.py  RDKit {rdkit.__version__}  {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory() as tmp:
@@ -143,12 +172,21 @@ def main() -> None:
             full = folder / "full.smi"
             build_input(full, args.n, args.seed)
             lines = full.read_text().splitlines(keepends=True)
-            scale_table("canon", lines, folder, args.jobs, run_canon)
+            scale_table(
+                "canon", lines, folder, args.jobs, run_canon, jobs_scaling=not args.no_jobs_scaling
+            )
         if args.only in (None, "forward"):
             corpus = folder / "corpus.jsonl"
             build_corpus(corpus, args.reactions, args.seed)
             lines = corpus.read_text().splitlines(keepends=True)
-            scale_table("forward", lines, folder, args.jobs, run_forward)
+            scale_table(
+                "forward",
+                lines,
+                folder,
+                args.jobs,
+                run_forward,
+                jobs_scaling=not args.no_jobs_scaling,
+            )
 
 
 if __name__ == "__main__":

@@ -96,3 +96,21 @@ def test_atomic_write_uses_normal_permissions(tmp_path: Path) -> None:
     umask = os.umask(0)
     os.umask(umask)
     assert target.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_a_streaming_journal_keeps_keys_not_rows(tmp_path: Path) -> None:
+    from chemgauge.eval.records import iter_journal
+
+    path = tmp_path / "rows.journal"
+    with ResumableJsonlWriter(path, config_sha256="c1", key_field="id", keep_rows=False) as j:
+        j.write({"id": 1, "v": "a"})
+        j.write({"id": 2, "v": "b"})
+        assert j.existing == {} and j.keys == set()
+    with open(path, "ab") as handle:
+        handle.write(b'{"id": 3, "v"')  # a crash mid-write
+    reopened = ResumableJsonlWriter(path, config_sha256="c1", key_field="id", keep_rows=False)
+    assert reopened.truncated_bytes > 0 and reopened.existing == {}
+    assert reopened.done("1") and reopened.done("2") and not reopened.done("3")
+    reopened.write({"id": 3, "v": "c"})
+    reopened.close()
+    assert [row["v"] for row in iter_journal(path)] == ["a", "b", "c"]

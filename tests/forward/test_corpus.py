@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,15 +12,17 @@ import pytest
 from chemgauge.benchmarks.forward.corpus import (
     CORPUS_COUNTERS,
     BenchReaction,
+    CorpusStream,
     InvalidRecord,
     group_key_of,
     load_corpus,
+    open_corpus,
     reaction_identity,
 )
 from chemgauge.errors import DataQualityError, InputFileError
 from chemgauge.eval.splits import assign_split
 
-from .conftest import corpus_line
+from .conftest import FIXTURE_CORPUS, corpus_line
 
 
 def test_every_counter_is_reported_even_when_zero(write_corpus: Any) -> None:
@@ -228,3 +231,42 @@ def test_warnings_are_bounded_but_counts_exact(write_corpus: Any) -> None:
     corpus = load_corpus(write_corpus(["{bad"] * 120))
     assert corpus.stats.counts["malformed_json"] == 120
     assert len(corpus.stats.warnings) == 50
+
+
+def test_the_stream_yields_as_it_reads_and_rejects_conflicts_in_hindsight() -> None:
+    """Entries come out before later lines are read; a first occurrence whose duplicate
+    disagrees on the group key is yielded as a reaction, then overridden."""
+    lines = [
+        corpus_line("a", ["CCO"], [["CC=O"]], group_key="P1"),
+        corpus_line("b", ["CCN"], [["CC=N"]]),
+        corpus_line("c", ["OCC"], [["O=CC"]], group_key="P2"),
+    ]
+    read: list[int] = []
+
+    def records() -> Iterator[tuple[int, str]]:
+        for number, text in enumerate(lines, start=1):
+            read.append(number)
+            yield number, text
+
+    stream = CorpusStream(records(), path="mem", sha256="0" * 64)
+    entries = iter(stream)
+    first = next(entries)
+    assert isinstance(first, BenchReaction) and read == [1]
+    rest = list(entries)
+    assert [(type(e).__name__, e.source_line) for e in rest] == [
+        ("BenchReaction", 2),
+        ("InvalidRecord", 3),
+    ]
+    assert stream.exhausted and stream.entries == 3
+    assert set(stream.overrides) == {1}
+    assert stream.overrides[1].reason == "conflicting_group_key"
+    assert stream.stats.records_accepted == 1  # line 1 no longer counts
+
+
+def test_load_corpus_equals_the_stream_with_its_overrides() -> None:
+    corpus = load_corpus(FIXTURE_CORPUS)
+    with open_corpus(FIXTURE_CORPUS) as stream:
+        streamed = [stream.overrides.get(e.source_line, e) for e in list(stream)]
+    assert streamed == corpus.entries
+    assert stream.stats.to_dict() == corpus.stats.to_dict()
+    assert stream.sha256 == corpus.sha256

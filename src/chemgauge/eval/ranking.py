@@ -11,6 +11,7 @@ __all__ = [
     "Distribution",
     "best_rank",
     "distribution",
+    "distribution_of_sorted",
     "hit_ranks",
     "ndcg_at_k",
     "nearest_rank_percentile",
@@ -87,15 +88,20 @@ class Distribution:
 
 def distribution(values: Iterable[float]) -> Distribution:
     """Summarize values; an empty input yields ``None`` for every statistic, never zeros."""
-    data = sorted(float(v) for v in values)
+    return distribution_of_sorted(sorted(float(v) for v in values))
+
+
+def distribution_of_sorted(data: Sequence[float]) -> Distribution:
+    """:func:`distribution` of values already sorted ascending (a list or a compact
+    ``array('d')``, so callers summarizing many values need not build a list of floats)."""
     if not data:
         return Distribution(0, None, None, None, None, None, None)
     return Distribution(
         n=len(data),
-        min=data[0],
+        min=float(data[0]),
         p50=nearest_rank_percentile(data, 50),
         p90=nearest_rank_percentile(data, 90),
         p95=nearest_rank_percentile(data, 95),
-        max=data[-1],
+        max=float(data[-1]),
         mean=math.fsum(data) / len(data),
     )

@@ -28,6 +28,7 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_json",
     "atomic_write_text",
+    "iter_journal",
     "iter_lines",
     "read_jsonl",
 ]
@@ -204,12 +205,58 @@ _HEADER_KEY = "chemgauge_rows_journal"
 _SORT = orjson.OPT_SORT_KEYS
 
 
+def _read_header(line: bytes, path: Path) -> dict[str, Any]:
+    try:
+        header = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        header = None
+    if not isinstance(header, dict) or _HEADER_KEY not in header:
+        raise ConfigError(f"{path}: not a chemgauge resume journal; delete it or move it")
+    return header
+
+
+def _last_newline_end(handle: IO[bytes], size: int, block: int = 1 << 16) -> int:
+    """Offset just past the file's last newline (0 if it has none), reading backwards."""
+    end = size
+    while end > 0:
+        start = max(0, end - block)
+        handle.seek(start)
+        found = handle.read(end - start).rfind(b"\n")
+        if found >= 0:
+            return start + found + 1
+        end = start
+    return 0
+
+
+def iter_journal(path: str | Path) -> Iterator[dict[str, Any]]:
+    """Stream the rows of a closed journal in file order (the header is checked, not yielded)."""
+    path = Path(path)
+    with open(path, "rb") as handle:
+        header = handle.readline()
+        if not header:
+            raise ConfigError(f"{path}: resume journal has no header; delete it to restart")
+        _read_header(header, path)
+        for number, line in enumerate(handle, start=2):
+            try:
+                yield orjson.loads(line)
+            except orjson.JSONDecodeError:
+                raise ConfigError(
+                    f"{path}, line {number}: corrupt journal line; delete the file to restart"
+                ) from None
+
+
 class ResumableJsonlWriter:
     """Append-only JSONL journal of rows keyed by item identity, tied to one config hash.
 
     On open, a truncated last line (a crash mid-write) is cut off, and the keys of finished
     rows are collected so a restarted run skips them. A journal written under a different
     config hash is never mixed in: that is an error unless ``restart`` is set.
+
+    ``keep_rows`` (the default) also keeps every row in :attr:`existing` (recovered and
+    written), for callers that assemble their output from it. A streaming caller passes
+    ``keep_rows=False``: then only the recovered keys are kept (:attr:`keys`), rows written
+    now are not remembered (the caller writes each item once), and the rows are read back
+    with :func:`iter_journal`, so memory does not grow with the run.
     """
 
     def __init__(
@@ -219,11 +266,14 @@ class ResumableJsonlWriter:
         config_sha256: str,
         key_field: str,
         restart: bool = False,
+        keep_rows: bool = True,
     ) -> None:
         self.path = Path(path)
         self.config_sha256 = config_sha256
         self.key_field = key_field
+        self.keep_rows = keep_rows
         self.existing: dict[str, dict[str, Any]] = {}
+        self.keys: set[str] = set()
         self.truncated_bytes = 0
         try:
             if restart and self.path.exists():
@@ -241,40 +291,33 @@ class ResumableJsonlWriter:
             raise OutputFileError(self.path, exc) from None
 
     def _recover(self) -> None:
-        data = self.path.read_bytes()
-        cut = data.rfind(b"\n") + 1
-        if cut < len(data):
-            self.truncated_bytes = len(data) - cut
-            with open(self.path, "r+b") as handle:
+        """Cut a torn last line, check the header, collect finished keys (streaming)."""
+        with open(self.path, "r+b") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            cut = _last_newline_end(handle, size)
+            if cut < size:
+                self.truncated_bytes = size - cut
                 handle.truncate(cut)
-            data = data[:cut]
-        lines = data.splitlines()
-        if not lines:
+        if cut == 0:
             raise ConfigError(f"{self.path}: resume journal has no header; delete it to restart")
-        try:
-            header = orjson.loads(lines[0])
-        except orjson.JSONDecodeError:
-            header = None
-        if not isinstance(header, dict) or _HEADER_KEY not in header:
-            raise ConfigError(f"{self.path}: not a chemgauge resume journal; delete it or move it")
+        with open(self.path, "rb") as handle:
+            header = _read_header(handle.readline(), self.path)
         if header.get("config_sha256") != self.config_sha256:
             raise ConfigError(
                 f"{self.path}: rows were produced under another configuration "
                 f"(config_sha256 {header.get('config_sha256')} != {self.config_sha256}); "
                 "use another output folder or pass --restart"
             )
-        for number, line in enumerate(lines[1:], start=2):
-            try:
-                row = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                raise ConfigError(
-                    f"{self.path}, line {number}: corrupt journal line; delete the file to restart"
-                ) from None
-            self.existing[str(row[self.key_field])] = row
+        for row in iter_journal(self.path):
+            key = str(row[self.key_field])
+            self.keys.add(key)
+            if self.keep_rows:
+                self.existing[key] = row
 
     def done(self, key: str) -> bool:
-        """True iff a row for this item key is already in the journal."""
-        return key in self.existing
+        """True iff a row for this item key is already in the journal (with ``keep_rows``
+        off: was in it when the journal was opened)."""
+        return key in self.keys
 
     def write(self, row: Mapping[str, Any]) -> None:
         """Append one row and flush it, so a crash loses at most the row being written."""
@@ -286,7 +329,9 @@ class ResumableJsonlWriter:
             self._handle.flush()
         except OSError as exc:  # a full disk: rows already written stay usable
             raise OutputFileError(self.path, exc) from None
-        self.existing[key] = dict(row)
+        if self.keep_rows:
+            self.keys.add(key)
+            self.existing[key] = dict(row)
 
     def close(self) -> None:
         """Flush, fsync and close the journal."""

@@ -4,19 +4,27 @@ Denominators are named and never mixed: ``valid_input_rate`` over all rows,
 ``proposal_coverage`` and every ``end_to_end`` metric over valid rows (a coverage miss
 counts 0, never excluded), every ``conditional`` metric over covered rows only. Each rate
 carries its numerator, denominator and a 95% Wilson interval.
+
+Every aggregate is computed from a :class:`RowFacts` table (a few numbers and bucket codes a
+row), so the runner folds rows in while streaming them and never holds them.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from chemgauge.eval.ranking import distribution, reciprocal_rank
+import numpy as np
+from numpy.typing import NDArray
+
+from chemgauge.eval.ranking import distribution_of_sorted
 from chemgauge.eval.stats import wilson_interval
 
 __all__ = [
     "BREAKDOWN_DIMENSIONS",
+    "RowFacts",
     "aggregate",
     "arity_bucket",
     "breakdowns",
@@ -38,66 +46,6 @@ def rate(successes: int, n: int) -> dict[str, Any]:
         "numerator": successes,
         "denominator": n,
         "wilson95": [interval.low, interval.high],
-    }
-
-
-def _mean(values: Sequence[float]) -> float | None:
-    return math.fsum(values) / len(values) if values else None
-
-
-def _ranking_block(rows: Sequence[Row], *, conditional: bool) -> dict[str, Any]:
-    n = len(rows)
-    best = [r["best_correct_rank"] for r in rows]
-    block: dict[str, Any] = {"n": n}
-    for k in (1, 5, 10):
-        block[f"top{k}_hit_rate"] = rate(sum(b is not None and b < k for b in best), n)
-    block["mrr"] = _mean([reciprocal_rank(b) for b in best])
-    block["ndcg_at_10"] = _mean([float(r["ndcg_at_10"]) for r in rows])
-    if conditional:
-        ranks = [float(b) for b in best if b is not None]
-        spread = distribution(ranks)
-        block["mean_best_correct_rank"] = spread.mean
-        block["median_best_correct_rank"] = spread.p50
-    return block
-
-
-def aggregate(rows: Sequence[Row]) -> dict[str, Any]:
-    """Every metric of the protocol over one group of rows."""
-    valid = [r for r in rows if r["input_status"] == "valid"]
-    covered = [r for r in valid if r["proposal_status"] == "covered"]
-    pooled = [r for r in valid if r["proposal_status"] != "error"]
-    n_raw = sum(r["raw_outcomes"] for r in valid)
-    invalid = sum(r["invalid_candidate_count"] for r in valid)
-    no_op = sum(r["no_op_candidate_count"] for r in valid)
-    stereo_hit = sum(r["stereochemistry_ignored_outcome"] == "hit" for r in valid)
-    timed = [float(r["elapsed_ms"]) for r in valid if r["elapsed_ms"] is not None]
-    return {
-        "n_rows": len(rows),
-        "n_valid": len(valid),
-        "n_covered": len(covered),
-        "valid_input_rate": rate(len(valid), len(rows)),
-        "proposal_coverage": rate(len(covered), len(valid)),
-        "conditional": _ranking_block(covered, conditional=True),
-        "end_to_end": _ranking_block(valid, conditional=False),
-        "stereo": {
-            "stereochemistry_aware_top10_rate": rate(
-                sum(r["stereochemistry_aware_hit"] for r in valid), len(valid)
-            ),
-            "stereochemistry_ignored_top10_rate": rate(stereo_hit, len(valid)),
-            "stereo_only_hits": sum(r["stereo_status"] == "stereo_only_hit" for r in valid),
-            "unsupported": sum(r["stereo_status"] == "unsupported" for r in valid),
-        },
-        "n_raw_outcomes": n_raw,
-        "invalid_outcomes_rejected": invalid,
-        "no_op_outcomes_rejected": no_op,
-        "invalid_product_rate": invalid / n_raw if n_raw else None,
-        "no_op_rate": no_op / n_raw if n_raw else None,
-        "prediction_errors": sum(r["proposal_status"] == "error" for r in valid),
-        "capped_unknown": sum(r["proposal_status"] == "capped_unknown" for r in valid),
-        "candidate_count_distribution": distribution(
-            r["candidate_count"] for r in pooled
-        ).to_dict(),
-        "latency_ms": distribution(timed).to_dict(),
     }
 
 
@@ -160,23 +108,201 @@ BREAKDOWN_DIMENSIONS: dict[str, Callable[[Row], str]] = {
 }
 
 
-def _group(rows: Iterable[Row], key: Callable[[Row], str]) -> dict[str, list[Row]]:
-    groups: dict[str, list[Row]] = {}
-    for row in rows:
-        groups.setdefault(key(row), []).append(row)
-    return groups
+class _Codes:
+    """One dimension's labels, interned: a one-byte code per row (four once past 256 labels)."""
+
+    __slots__ = ("codes", "labels")
+
+    def __init__(self) -> None:
+        self.labels: dict[str, int] = {}
+        self.codes = array("B")
+
+    def add(self, label: str) -> None:
+        code = self.labels.setdefault(label, len(self.labels))
+        if code > 255 and self.codes.typecode == "B":
+            self.codes = array("I", self.codes)
+        self.codes.append(code)
+
+    def view(self) -> NDArray[np.integer[Any]]:
+        dtype = np.uint8 if self.codes.typecode == "B" else np.uint32
+        return np.frombuffer(self.codes, dtype=dtype)
 
 
-def by_split(rows: Sequence[Row]) -> dict[str, Any]:
+# Per-row flag bits: the boolean facts the metrics count.
+_VALID, _COVERED, _ERROR, _CAPPED, _AWARE_HIT, _IGNORED_HIT, _STEREO_ONLY, _UNSUPPORTED = (
+    1 << bit for bit in range(8)
+)
+_PROPOSAL_FLAGS = {"covered": _COVERED, "error": _ERROR, "capped_unknown": _CAPPED}
+_STEREO_FLAGS = {"stereo_only_hit": _STEREO_ONLY, "unsupported": _UNSUPPORTED}
+Mask = NDArray[np.bool_]
+
+
+def _count(mask: Mask) -> int:
+    return int(np.count_nonzero(mask))
+
+
+def _mean(values: NDArray[np.float64], n: int) -> float | None:
+    """``fsum(values) / n`` (``values`` may leave out exact zeros: fsum is exactly rounded)."""
+    return math.fsum(values) / n if n else None
+
+
+def _spread(values: NDArray[Any]) -> dict[str, Any]:
+    ordered = array("d", np.sort(values.astype(np.float64)).tobytes())
+    return distribution_of_sorted(ordered).to_dict()
+
+
+class RowFacts:
+    """The numbers every aggregate needs, about 50 bytes a row, never the rows themselves.
+
+    The runner folds each row in as it streams past (:meth:`add`), so memory grows by a few
+    bytes a row rather than by the row; the row-list functions below build the same table,
+    so there is one implementation of every metric. Sums are exact (integers, or ``fsum``,
+    which is order-independent), so results equal a computation over the held rows.
+    """
+
+    def __init__(self, *, dimensions: bool = True) -> None:
+        self._flags = array("B")
+        self._best = array("i")  # best_correct_rank, -1 for none
+        self._ndcg = array("d")
+        self._raw = array("i")
+        self._invalid = array("i")
+        self._no_op = array("i")
+        self._candidates = array("i")
+        self._elapsed = array("d")  # NaN for none
+        self._split = _Codes()
+        self._dims = {name: _Codes() for name in BREAKDOWN_DIMENSIONS} if dimensions else {}
+
+    @classmethod
+    def of(cls, rows: Iterable[Row], *, dimensions: bool = True) -> RowFacts:
+        """The table of a sequence of rows."""
+        facts = cls(dimensions=dimensions)
+        for row in rows:
+            facts.add(row)
+        return facts
+
+    def __len__(self) -> int:
+        return len(self._flags)
+
+    def add(self, row: Row) -> None:
+        """Fold one row in."""
+        flags = _VALID if row["input_status"] == "valid" else 0
+        flags |= _PROPOSAL_FLAGS.get(row["proposal_status"], 0)
+        flags |= _STEREO_FLAGS.get(row["stereo_status"], 0)
+        if row["stereochemistry_aware_hit"]:
+            flags |= _AWARE_HIT
+        if row["stereochemistry_ignored_outcome"] == "hit":
+            flags |= _IGNORED_HIT
+        self._flags.append(flags)
+        best = row["best_correct_rank"]
+        self._best.append(-1 if best is None else best)
+        self._ndcg.append(float(row["ndcg_at_10"]))
+        self._raw.append(row["raw_outcomes"])
+        self._invalid.append(row["invalid_candidate_count"])
+        self._no_op.append(row["no_op_candidate_count"])
+        self._candidates.append(row["candidate_count"])
+        elapsed = row["elapsed_ms"]
+        self._elapsed.append(math.nan if elapsed is None else float(elapsed))
+        self._split.add(str(row["split"]))
+        for name, codes in self._dims.items():
+            codes.add(BREAKDOWN_DIMENSIONS[name](row))
+
+    def _has(self, bit: int) -> Mask:
+        flags: NDArray[np.uint8] = np.frombuffer(self._flags, dtype=np.uint8)
+        mask: Mask = (flags & bit) != 0
+        return mask
+
+    def _column(self, column: array[Any]) -> NDArray[Any]:
+        return np.frombuffer(column, dtype=np.int32 if column.typecode == "i" else np.float64)
+
+    def _ranking_block(self, rows: Mask, *, conditional: bool) -> dict[str, Any]:
+        n = _count(rows)
+        best = self._column(self._best)[rows]
+        hit = best >= 0
+        block: dict[str, Any] = {"n": n}
+        for k in (1, 5, 10):
+            block[f"top{k}_hit_rate"] = rate(_count(hit & (best < k)), n)
+        block["mrr"] = _mean(1.0 / (best[hit] + 1.0), n)  # a miss adds an exact 0.0
+        block["ndcg_at_10"] = _mean(self._column(self._ndcg)[rows], n)
+        if conditional:
+            spread = _spread(best[hit])
+            block["mean_best_correct_rank"] = spread["mean"]
+            block["median_best_correct_rank"] = spread["p50"]
+        return block
+
+    def aggregate(self, rows: Mask | None = None) -> dict[str, Any]:
+        """Every metric of the protocol over the rows ``rows`` selects (default: all)."""
+        if rows is None:
+            rows = np.ones(len(self), dtype=np.bool_)
+        valid = rows & self._has(_VALID)
+        covered = valid & self._has(_COVERED)
+        pooled = valid & ~self._has(_ERROR)
+        n_rows, n_valid, n_covered = _count(rows), _count(valid), _count(covered)
+        n_raw = int(self._column(self._raw)[valid].sum(dtype=np.int64))
+        invalid = int(self._column(self._invalid)[valid].sum(dtype=np.int64))
+        no_op = int(self._column(self._no_op)[valid].sum(dtype=np.int64))
+        elapsed = self._column(self._elapsed)[valid]
+        return {
+            "n_rows": n_rows,
+            "n_valid": n_valid,
+            "n_covered": n_covered,
+            "valid_input_rate": rate(n_valid, n_rows),
+            "proposal_coverage": rate(n_covered, n_valid),
+            "conditional": self._ranking_block(covered, conditional=True),
+            "end_to_end": self._ranking_block(valid, conditional=False),
+            "stereo": {
+                "stereochemistry_aware_top10_rate": rate(
+                    _count(valid & self._has(_AWARE_HIT)), n_valid
+                ),
+                "stereochemistry_ignored_top10_rate": rate(
+                    _count(valid & self._has(_IGNORED_HIT)), n_valid
+                ),
+                "stereo_only_hits": _count(valid & self._has(_STEREO_ONLY)),
+                "unsupported": _count(valid & self._has(_UNSUPPORTED)),
+            },
+            "n_raw_outcomes": n_raw,
+            "invalid_outcomes_rejected": invalid,
+            "no_op_outcomes_rejected": no_op,
+            "invalid_product_rate": invalid / n_raw if n_raw else None,
+            "no_op_rate": no_op / n_raw if n_raw else None,
+            "prediction_errors": _count(valid & self._has(_ERROR)),
+            "capped_unknown": _count(valid & self._has(_CAPPED)),
+            "candidate_count_distribution": _spread(self._column(self._candidates)[pooled]),
+            "latency_ms": _spread(elapsed[~np.isnan(elapsed)]),
+        }
+
+    def by_split(self) -> dict[str, Any]:
+        """One aggregate per split; ``unknown`` (invalid) rows are in none of them."""
+        codes = self._split.view()
+        out = {}
+        for split in SPLITS:
+            code = self._split.labels.get(split)
+            mask = codes == code if code is not None else np.zeros(len(self), dtype=np.bool_)
+            out[split] = self.aggregate(mask)
+        return out
+
+    def breakdowns(self) -> dict[str, dict[str, Any]]:
+        """One aggregate per bucket of every breakdown dimension (buckets sorted by name)."""
+        if not self._dims:
+            raise ValueError("this table was built without breakdown dimensions")
+        out: dict[str, dict[str, Any]] = {}
+        for name, codes in self._dims.items():
+            view = codes.view()
+            out[name] = {
+                label: self.aggregate(view == codes.labels[label]) for label in sorted(codes.labels)
+            }
+        return out
+
+
+def aggregate(rows: Iterable[Row]) -> dict[str, Any]:
+    """Every metric of the protocol over one group of rows."""
+    return RowFacts.of(rows, dimensions=False).aggregate()
+
+
+def by_split(rows: Iterable[Row]) -> dict[str, Any]:
     """One aggregate per split; ``unknown`` (invalid) rows are in none of them."""
-    groups = _group(rows, lambda r: str(r["split"]))
-    return {split: aggregate(groups.get(split, [])) for split in SPLITS}
+    return RowFacts.of(rows, dimensions=False).by_split()
 
 
-def breakdowns(rows: Sequence[Row]) -> dict[str, dict[str, Any]]:
+def breakdowns(rows: Iterable[Row]) -> dict[str, dict[str, Any]]:
     """One aggregate per bucket of every breakdown dimension (buckets sorted by name)."""
-    out: dict[str, dict[str, Any]] = {}
-    for name, key in BREAKDOWN_DIMENSIONS.items():
-        groups = _group(rows, key)
-        out[name] = {bucket: aggregate(groups[bucket]) for bucket in sorted(groups)}
-    return out
+    return RowFacts.of(rows).breakdowns()

@@ -17,6 +17,10 @@ Two keys, never used for each other's purpose:
   canonical reactants alone, so two outcomes of the same reactants share a split.
 
 The split is always computed here (:func:`~chemgauge.eval.splits.assign_split`), never read.
+
+:class:`CorpusStream` reads a corpus line by line holding only compact dedup state (the
+benchmark runner uses it, so memory does not grow with the corpus); :func:`load_corpus` and
+:func:`build_corpus` materialize the same entries for callers that want them all.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import orjson
 
 from chemgauge.chem import Canonicalizer, describe_parse_failure
 from chemgauge.errors import DataQualityError
+from chemgauge.eval.keystore import FirstSeenStore
 from chemgauge.eval.provenance import sha256_file, sha256_json
 from chemgauge.eval.records import iter_lines
 from chemgauge.eval.splits import assign_split
@@ -41,12 +46,14 @@ __all__ = [
     "BenchReaction",
     "Corpus",
     "CorpusLoadStats",
+    "CorpusStream",
     "CorpusWarning",
     "InvalidRecord",
     "build_corpus",
     "group_key_of",
     "has_stereo_marks",
     "load_corpus",
+    "open_corpus",
     "reaction_identity",
 ]
 
@@ -67,6 +74,8 @@ CORPUS_COUNTERS = (
 # Every counter except duplicate merging is a data-quality problem --strict refuses.
 STRICT_COUNTERS = frozenset(CORPUS_COUNTERS) - {"duplicate_records_merged"}
 _EXCERPT = 160
+# Canonical-SMILES memo bound: shared reagents hit it; a generation is cleared when full.
+_MEMO_ENTRIES = 50_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,11 +291,173 @@ def _components(smiles: str, canon: Canonicalizer, reaction_id: str) -> list[str
     return key.split(".")
 
 
-@dataclass
-class _Pending:
-    reaction: BenchReaction
-    explicit_group_key: str | None
-    conflict_lines: list[tuple[int, str, str | None]] = field(default_factory=list)
+class CorpusStream:
+    """A corpus read line by line: entries come out in source-line order as they are read.
+
+    Only compact state is held: the dedup keys live in disk-backed stores
+    (:class:`~chemgauge.eval.keystore.FirstSeenStore`), so memory does not grow with the
+    corpus. One rule needs hindsight: when a later duplicate disagrees on an explicit group
+    key, the *first* occurrence (already yielded as a reaction) is rejected too. Those lines
+    are collected in :attr:`overrides` (line -> the :class:`InvalidRecord` that replaces it);
+    a consumer applies them once the stream is exhausted, when :attr:`stats` is final too.
+    Iterate once; :meth:`close` (or exhausting the stream) releases the stores.
+    """
+
+    def __init__(
+        self, records: Iterable[tuple[int, str]], *, path: str, sha256: str, strict: bool = False
+    ) -> None:
+        self.path = path
+        self.sha256 = sha256
+        self.strict = strict
+        self.stats = CorpusLoadStats()
+        self.overrides: dict[int, InvalidRecord] = {}
+        self.entries = 0
+        self.exhausted = False
+        self._records = records
+        self._started = False
+        self._by_identity = FirstSeenStore()
+        self._by_reaction_id = FirstSeenStore()
+
+    def close(self) -> None:
+        """Release the dedup stores (stats and overrides stay readable)."""
+        self._by_identity.close()
+        self._by_reaction_id.close()
+
+    def __enter__(self) -> CorpusStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __iter__(self) -> Iterator[BenchReaction | InvalidRecord]:
+        if self._started:
+            raise RuntimeError("a corpus stream can be iterated once")
+        self._started = True
+        try:
+            for entry in self._read():
+                self.entries += 1
+                yield entry
+            # A first occurrence rejected in hindsight was counted when it was accepted.
+            self.stats.records_accepted -= len(self.overrides)
+            self.exhausted = True
+        finally:
+            self.close()
+
+    def _reject(
+        self, line: int, exc: _Reject, text: str, reaction_class: str | None = None
+    ) -> InvalidRecord | None:
+        if self.strict:
+            raise DataQualityError(exc.message, path=self.path, line=line, value=text[:_EXCERPT])
+        self.stats.count(exc.code, line, exc.reaction_id, exc.message)
+        if exc.reaction_id is None:
+            return None
+        return InvalidRecord(line, exc.reaction_id, exc.code, exc.message, reaction_class)
+
+    def _read(self) -> Iterator[BenchReaction | InvalidRecord]:
+        stats = self.stats
+        canon = Canonicalizer("exact", max_entries=_MEMO_ENTRIES)
+        conflict_detail = "duplicates of this reaction supply different explicit group_key values"
+        for line, text in self._records:
+            stats.lines_read += 1
+            if not text.strip():
+                stats.blank_lines += 1
+                continue
+            try:
+                obj = orjson.loads(text)
+            except orjson.JSONDecodeError as err:
+                bad_json = _Reject("malformed_json", f"invalid JSON ({err})")
+                invalid = self._reject(line, bad_json, text)
+                if invalid is not None:
+                    yield invalid
+                continue
+            try:
+                parsed = _parse_record(obj)
+            except _Reject as exc:
+                cls = obj.get("reaction_class") if isinstance(obj, dict) else None
+                invalid = self._reject(line, exc, text, cls if isinstance(cls, str) else None)
+                if invalid is not None:
+                    yield invalid
+                continue
+            rid = parsed.reaction_id
+            try:
+                reactants = tuple(
+                    sorted(c for s in parsed.reactants for c in _components(s, canon, rid))
+                )
+                multisets = {
+                    tuple(sorted(c for s in entry for c in _components(s, canon, rid)))
+                    for entry in parsed.accepted
+                }
+            except _Reject as exc:
+                invalid = self._reject(line, exc, text, parsed.reaction_class)
+                if invalid is not None:
+                    yield invalid
+                continue
+            accepted = tuple(sorted(multisets))  # outer-list dedup; inner multiplicity kept
+            identity = reaction_identity(reactants, accepted)
+            # An unseen id is bound to this identity now: every branch below that does not
+            # reject the line binds it too (the first identity an id names is the one kept).
+            seen = self._by_reaction_id.first(rid, (identity,))
+            if seen is not None and seen[0] != identity:
+                conflict = _Reject(
+                    "conflicting_reaction_ids",
+                    f"reaction_id {rid!r} was already used for another reaction",
+                    rid,
+                )
+                invalid = self._reject(line, conflict, text, parsed.reaction_class)
+                if invalid is not None:
+                    yield invalid
+                continue
+            first = self._by_identity.first(
+                bytes.fromhex(identity),
+                (line, parsed.group_key or None, rid, parsed.reaction_class),
+            )
+            if first is not None:
+                first_line, first_key, first_rid, first_class = first
+                if parsed.group_key and first_key and parsed.group_key != first_key:
+                    if self.strict:
+                        raise DataQualityError(
+                            f"conflicting group_key for one reaction: {first_key!r} (line "
+                            f"{first_line}) vs {parsed.group_key!r}",
+                            path=self.path,
+                            line=line,
+                            value=text[:_EXCERPT],
+                        )
+                    stats.count(
+                        "conflicting_group_keys",
+                        line,
+                        rid,
+                        f"group_key {parsed.group_key!r} conflicts with {first_key!r} from line "
+                        f"{first_line} for the same reaction",
+                    )
+                    # The whole reaction is rejected: this line now, its first line in hindsight.
+                    self.overrides[first_line] = InvalidRecord(
+                        first_line, first_rid, "conflicting_group_key", conflict_detail, first_class
+                    )
+                    yield InvalidRecord(
+                        line, rid, "conflicting_group_key", conflict_detail, parsed.reaction_class
+                    )
+                else:
+                    stats.count(
+                        "duplicate_records_merged",
+                        line,
+                        rid,
+                        f"same reaction as line {first_line}; first kept",
+                    )
+                continue
+            group_key = group_key_of(parsed.group_key, reactants)
+            stats.records_accepted += 1
+            yield BenchReaction(
+                source_line=line,
+                reaction_id=rid,
+                reactants_original=parsed.reactants,
+                reactants_canonical=reactants,
+                accepted_products_canonical=accepted,
+                reaction_class=parsed.reaction_class,
+                group_key=group_key,
+                split=assign_split(group_key),
+                identity=identity,
+                mapped_reaction=parsed.mapped_reaction,
+            )
 
 
 def build_corpus(
@@ -296,132 +467,18 @@ def build_corpus(
     sha256: str,
     strict: bool = False,
 ) -> Corpus:
-    """Build a corpus from ``(line number, text)`` pairs (see the module docstring)."""
-    stats = CorpusLoadStats()
-    canon = Canonicalizer("exact", max_entries=200_000)
-    entries: dict[int, BenchReaction | InvalidRecord] = {}
-    by_identity: dict[str, _Pending] = {}
-    by_reaction_id: dict[str, str] = {}
+    """Build a whole corpus in memory from ``(line number, text)`` pairs (see the module
+    docstring); :class:`CorpusStream` is the same reading without holding the entries."""
+    stream = CorpusStream(records, path=path, sha256=sha256, strict=strict)
+    entries = list(stream)
+    ordered = [stream.overrides.get(e.source_line, e) for e in entries]
+    return Corpus(path=path, sha256=sha256, entries=ordered, stats=stream.stats)
 
-    def reject(line: int, exc: _Reject, text: str, reaction_class: str | None = None) -> None:
-        if strict:
-            raise DataQualityError(exc.message, path=path, line=line, value=text[:_EXCERPT])
-        stats.count(exc.code, line, exc.reaction_id, exc.message)
-        if exc.reaction_id is not None:
-            entries[line] = InvalidRecord(
-                line, exc.reaction_id, exc.code, exc.message, reaction_class
-            )
 
-    for line, text in records:
-        stats.lines_read += 1
-        if not text.strip():
-            stats.blank_lines += 1
-            continue
-        try:
-            obj = orjson.loads(text)
-        except orjson.JSONDecodeError as err:
-            reject(line, _Reject("malformed_json", f"invalid JSON ({err})"), text)
-            continue
-        try:
-            parsed = _parse_record(obj)
-        except _Reject as exc:
-            cls = obj.get("reaction_class") if isinstance(obj, dict) else None
-            reject(line, exc, text, cls if isinstance(cls, str) else None)
-            continue
-        try:
-            reactants = tuple(
-                sorted(
-                    c for s in parsed.reactants for c in _components(s, canon, parsed.reaction_id)
-                )
-            )
-            multisets = {
-                tuple(sorted(c for s in entry for c in _components(s, canon, parsed.reaction_id)))
-                for entry in parsed.accepted
-            }
-        except _Reject as exc:
-            reject(line, exc, text, parsed.reaction_class)
-            continue
-        accepted = tuple(sorted(multisets))  # outer-list dedup; inner multiplicity kept
-        identity = reaction_identity(reactants, accepted)
-        seen_identity = by_reaction_id.get(parsed.reaction_id)
-        if seen_identity is not None and seen_identity != identity:
-            reject(
-                line,
-                _Reject(
-                    "conflicting_reaction_ids",
-                    f"reaction_id {parsed.reaction_id!r} was already used for another reaction",
-                    parsed.reaction_id,
-                ),
-                text,
-                parsed.reaction_class,
-            )
-            continue
-        pending = by_identity.get(identity)
-        if pending is not None:
-            first_key = pending.explicit_group_key
-            if parsed.group_key and first_key and parsed.group_key != first_key:
-                pending.conflict_lines.append((line, parsed.reaction_id, parsed.reaction_class))
-                if strict:
-                    raise DataQualityError(
-                        f"conflicting group_key for one reaction: {first_key!r} (line "
-                        f"{pending.reaction.source_line}) vs {parsed.group_key!r}",
-                        path=path,
-                        line=line,
-                        value=text[:_EXCERPT],
-                    )
-                stats.count(
-                    "conflicting_group_keys",
-                    line,
-                    parsed.reaction_id,
-                    f"group_key {parsed.group_key!r} conflicts with {first_key!r} from line "
-                    f"{pending.reaction.source_line} for the same reaction",
-                )
-            else:
-                stats.count(
-                    "duplicate_records_merged",
-                    line,
-                    parsed.reaction_id,
-                    f"same reaction as line {pending.reaction.source_line}; first kept",
-                )
-            by_reaction_id.setdefault(parsed.reaction_id, identity)
-            continue
-        group_key = group_key_of(parsed.group_key, reactants)
-        reaction = BenchReaction(
-            source_line=line,
-            reaction_id=parsed.reaction_id,
-            reactants_original=parsed.reactants,
-            reactants_canonical=reactants,
-            accepted_products_canonical=accepted,
-            reaction_class=parsed.reaction_class,
-            group_key=group_key,
-            split=assign_split(group_key),
-            identity=identity,
-            mapped_reaction=parsed.mapped_reaction,
-        )
-        by_identity[identity] = _Pending(reaction, parsed.group_key or None)
-        by_reaction_id[parsed.reaction_id] = identity
-        entries[line] = reaction
-
-    # A reaction whose duplicates disagree on an explicit group key is rejected whole.
-    for pending in by_identity.values():
-        if not pending.conflict_lines:
-            continue
-        first = pending.reaction
-        detail = "duplicates of this reaction supply different explicit group_key values"
-        entries[first.source_line] = InvalidRecord(
-            first.source_line,
-            first.reaction_id,
-            "conflicting_group_key",
-            detail,
-            first.reaction_class,
-        )
-        for line, reaction_id, reaction_class in pending.conflict_lines:
-            entries[line] = InvalidRecord(
-                line, reaction_id, "conflicting_group_key", detail, reaction_class
-            )
-    ordered = [entries[line] for line in sorted(entries)]
-    stats.records_accepted = sum(isinstance(e, BenchReaction) for e in ordered)
-    return Corpus(path=path, sha256=sha256, entries=ordered, stats=stats)
+def open_corpus(path: str | Path, *, strict: bool = False) -> CorpusStream:
+    """Stream a schema-1 JSONL corpus file (hashed first); a missing file is an error naming it."""
+    digest = sha256_file(path)
+    return CorpusStream(iter_lines(path), path=str(path), sha256=digest, strict=strict)
 
 
 def load_corpus(path: str | Path, *, strict: bool = False) -> Corpus:

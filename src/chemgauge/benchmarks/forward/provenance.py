@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import platform
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from importlib import metadata
 from typing import Any
 
@@ -92,6 +92,6 @@ def base_provenance(fields: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def rows_reproducibility_sha256(rows: Sequence[Mapping[str, Any]]) -> str:
+def rows_reproducibility_sha256(rows: Iterable[Mapping[str, Any]]) -> str:
     """SHA-256 over rows in source-line order, minus the excluded timing and binary fields."""
     return reproducibility_sha256(rows, ROW_HASH_EXCLUDES)

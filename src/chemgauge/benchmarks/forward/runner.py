@@ -1,30 +1,35 @@
 """The forward benchmark run: corpus -> predictions (on any executor) -> rows -> report.
 
-Rows are journaled as they finish (keyed by source line, tied to the run's configuration,
-corpus and rule content), so an interrupted run resumes where it stopped; the final rows
-file and report are written atomically at the end and the journal is removed. Rows come
-back from the executor in input order, so output is byte-identical whatever the executor
-or worker count, except ``elapsed_ms``/``latency_ms``.
+Everything streams, so peak memory tracks the chunk size, not the corpus: the corpus is read
+line by line, reactions go to the executor as they are read, and every row (invalid inputs
+included) is journaled as it finishes, in source-line order (executors return results in
+input order). The journal is keyed by source line and tied to the run's configuration, corpus
+and rule content, so an interrupted run resumes where it stopped. At the end the journal is
+read twice: once for the reproducibility hash and the compact per-row numbers the aggregates
+need (:class:`~chemgauge.benchmarks.forward.aggregate.RowFacts`), once to write the final
+rows file atomically with that hash in every row; then the journal is removed. Output is
+byte-identical whatever the executor or worker count, except ``elapsed_ms``/``latency_ms``.
 """
 
 from __future__ import annotations
 
 import time
-from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections import Counter, deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from chemgauge.benchmarks.forward.aggregate import aggregate, breakdowns, by_split
+from chemgauge.benchmarks.forward.aggregate import RowFacts
 from chemgauge.benchmarks.forward.batch import RulesSpec, remember_rules, rules_for
 from chemgauge.benchmarks.forward.corpus import (
     CORPUS_SCHEMA_VERSION,
     BenchReaction,
-    Corpus,
-    load_corpus,
+    CorpusStream,
+    InvalidRecord,
+    open_corpus,
 )
 from chemgauge.benchmarks.forward.provenance import (
     base_provenance,
@@ -43,7 +48,7 @@ from chemgauge.engines.rules import EMBEDDED_RULES_VERSION, RULES_CONTENT_HASH_S
 from chemgauge.errors import ConfigError, DataQualityError
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
 from chemgauge.eval.provenance import sha256_json
-from chemgauge.eval.records import ResumableJsonlWriter, atomic_write_bytes
+from chemgauge.eval.records import ResumableJsonlWriter, atomic_open, iter_journal
 from chemgauge.eval.splits import SPLIT_PROTOCOL_VERSION, TRAIN_MAX_BUCKET, VAL_MAX_BUCKET
 
 __all__ = [
@@ -142,21 +147,19 @@ def _check_output(path: Path) -> None:
         raise ConfigError(f"--output-rows {path} is a directory; give a file path")
 
 
-def _strict_row_check(row: dict[str, Any], corpus: Corpus) -> None:
+def _strict_row_check(row: dict[str, Any], path: str) -> None:
     status = row["proposal_status"]
     if status in ("error", "capped_unknown"):
         detail = row["prediction_error"] or "the candidate pool was capped before absence"
         raise DataQualityError(
             f"--strict: proposal_status {status} ({detail})",
-            path=corpus.path,
+            path=path,
             line=row["source_line"],
             value=row["reaction_id"],
         )
 
 
-def _provenance(
-    config: BenchmarkConfig, corpus: Corpus, loaded: LoadedRules, config_sha256: str
-) -> dict[str, Any]:
+def _provenance(loaded: LoadedRules, corpus_sha256: str, config_sha256: str) -> dict[str, Any]:
     return base_provenance(
         {
             "template_source": loaded.template_source,
@@ -171,40 +174,161 @@ def _provenance(
             "score_scheme": SCORE_SCHEME,
             "row_schema_version": ROW_SCHEMA_VERSION,
             "config_sha256": config_sha256,
-            "corpus_sha256": corpus.sha256,
+            "corpus_sha256": corpus_sha256,
         }
     )
 
 
-def _diagnostics(
-    rows: Sequence[dict[str, Any]], overall: dict[str, Any], corpus: Corpus
-) -> dict[str, Any]:
+class _OutOfOrder(Exception):
+    """The journal is not in source-line order (it was resumed from an older layout)."""
+
+
+def _journal_in_order(path: Path) -> Iterator[dict[str, Any]]:
+    """Journal rows in file order, which is source-line order for every run this runner
+    writes; raises :class:`_OutOfOrder` at the first row that breaks it."""
+    last = -1
+    for row in iter_journal(path):
+        line = row["source_line"]
+        if line <= last:
+            raise _OutOfOrder
+        last = line
+        yield row
+
+
+def _journal_by_line(path: Path) -> Iterator[dict[str, Any]]:
+    """Journal rows in source-line order whatever the file order (the last row of a line
+    wins, as when resuming); holds one offset per row, only on this rare path."""
+    offsets: dict[int, int] = {}
+    with open(path, "rb") as handle:
+        handle.readline()
+        offset = handle.tell()
+        for raw in handle:
+            offsets[orjson.loads(raw)["source_line"]] = offset
+            offset += len(raw)
+        for line in sorted(offsets):
+            handle.seek(offsets[line])
+            yield orjson.loads(handle.readline())
+
+
+@dataclass
+class _Totals:
+    """Report-wide row sums, folded in as rows stream past (the rows are never held)."""
+
+    rows: int = 0
+    engine_ms: float = 0.0
+    application_errors: int = 0
+    application_warnings: int = 0
+    graph_rules_skipped: int = 0
+    templates_attempted: int = 0
+    templates_matched: int = 0
+    invalid_reasons: Counter[str] = field(default_factory=Counter)
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.rows += 1
+        self.engine_ms += float(row["elapsed_ms"] or 0.0)
+        self.application_errors += row["application_error_count"]
+        self.application_warnings += row["application_warning_count"]
+        self.graph_rules_skipped += row["graph_rules_skipped"]
+        self.templates_attempted += row["templates_attempted"]
+        self.templates_matched += row["templates_matched"]
+        if row["input_status"] == "invalid":
+            self.invalid_reasons[row["input_invalid_reason"]] += 1
+
+
+def _diagnostics(totals: _Totals, overall: dict[str, Any], corpus: CorpusStream) -> dict[str, Any]:
     """Report-wide totals, each transcribed from an already computed source."""
     return {
         # corpus_stats counters (exact; the warnings list itself is bounded)
         "warning_counts_by_code": {k: v for k, v in corpus.stats.counters().items() if v},
         # row-wise sums of the identically named row fields
-        "template_application_errors": sum(r["application_error_count"] for r in rows),
-        "template_application_warnings": sum(r["application_warning_count"] for r in rows),
-        "graph_rules_skipped": sum(r["graph_rules_skipped"] for r in rows),
-        "templates_attempted": sum(r["templates_attempted"] for r in rows),
-        "templates_matched": sum(r["templates_matched"] for r in rows),
+        "template_application_errors": totals.application_errors,
+        "template_application_warnings": totals.application_warnings,
+        "graph_rules_skipped": totals.graph_rules_skipped,
+        "templates_attempted": totals.templates_attempted,
+        "templates_matched": totals.templates_matched,
         # overall aggregate (the numerators of invalid_product_rate / no_op_rate)
         "invalid_outcomes_rejected": overall["invalid_outcomes_rejected"],
         "no_op_outcomes_rejected": overall["no_op_outcomes_rejected"],
         "raw_outcomes": overall["n_raw_outcomes"],
         "prediction_errors": overall["prediction_errors"],
         "capped_unknown": overall["capped_unknown"],
-        "input_invalid_by_reason": dict(
-            sorted(
-                Counter(
-                    r["input_invalid_reason"] for r in rows if r["input_status"] == "invalid"
-                ).items()
-            )
-        ),
+        "input_invalid_by_reason": dict(sorted(totals.invalid_reasons.items())),
         # the whole rule set loads or the run stops: no partial parse rejections exist
         "template_parse_rejections_by_reason": {},
     }
+
+
+@dataclass
+class _Predicted:
+    """What the prediction phase leaves for the final pass."""
+
+    resumed: int
+    wall_s: float
+    executor: ExecutorConfig
+
+
+def _predict_into_journal(
+    corpus: CorpusStream,
+    journal: ResumableJsonlWriter,
+    chunk: PredictChunk,
+    executor: ExecutorConfig,
+    strict: bool,
+    progress: Callable[[int], None] | None,
+) -> _Predicted:
+    """Stream the corpus through the executor; journal every row in source-line order.
+
+    Valid reactions go to the executor; an invalid record waits in ``in_flight`` behind the
+    reactions before it, so it is journaled exactly where it belongs. ``in_flight`` holds at
+    most the executor's window of chunks: memory tracks the chunk size, not the corpus.
+    """
+    resumed = 0
+    in_flight: deque[BenchReaction | InvalidRecord] = deque()
+
+    def feed() -> Iterator[BenchReaction]:
+        nonlocal resumed
+        for entry in corpus:
+            if journal.done(str(entry.source_line)):
+                if isinstance(entry, BenchReaction):
+                    resumed += 1
+                    if progress is not None:
+                        progress(1)
+                continue
+            in_flight.append(entry)
+            if isinstance(entry, BenchReaction):
+                yield entry
+
+    def flush_invalid() -> None:
+        while in_flight and isinstance(head := in_flight[0], InvalidRecord):
+            in_flight.popleft()
+            journal.write(invalid_row(head))
+
+    runner = make_executor(executor)
+    start = time.perf_counter()
+    pending = feed()
+    try:
+        for result in runner.map(chunk, pending):
+            flush_invalid()
+            reaction = in_flight.popleft()
+            if not isinstance(reaction, BenchReaction):  # the executor broke input order
+                raise RuntimeError("executor results are out of step with the corpus")
+            if isinstance(result, ItemFailure):
+                row = error_row(reaction, f"{result.reason}: {result.detail}", None)
+            else:
+                row = result
+            if strict:
+                _strict_row_check(row, corpus.path)
+            journal.write(row)
+            if progress is not None:
+                progress(1)
+        if next(pending, None) is not None:
+            raise RuntimeError("the executor stopped before the end of the corpus")
+        flush_invalid()
+    finally:
+        runner.close()
+        journal.close()
+    if in_flight or not corpus.exhausted:
+        raise RuntimeError("the corpus was not read to the end; no rows were written")
+    return _Predicted(resumed, time.perf_counter() - start, runner.config)
 
 
 def run_benchmark(
@@ -212,15 +336,33 @@ def run_benchmark(
     executor: ExecutorConfig | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> BenchmarkResult:
-    """Run the benchmark, write the rows file, return the report (the caller writes it)."""
+    """Run the benchmark, write the rows file, return the report (the caller writes it).
+
+    Three streaming passes, none holding rows: predict (corpus -> executor -> journal, in
+    source-line order), summarize (journal -> reproducibility hash, :class:`RowFacts` and
+    report totals) and write (journal -> rows file with the hash in every row's provenance).
+    """
     started = time.perf_counter()
     _check_output(config.output_rows)
-    corpus = load_corpus(config.corpus, strict=config.strict)
+    corpus = open_corpus(config.corpus, strict=config.strict)
+    try:
+        return _run(config, corpus, executor, progress, started)
+    finally:
+        corpus.close()
+
+
+def _run(
+    config: BenchmarkConfig,
+    corpus: CorpusStream,
+    executor: ExecutorConfig | None,
+    progress: Callable[[int], None] | None,
+    started: float,
+) -> BenchmarkResult:
     loaded = load_rules_for_source(
         config.template_source, config.templates, config.template_manifest, corpus.sha256
     )
     config_sha256 = sha256_json(config.deterministic_config())
-    provenance = _provenance(config, corpus, loaded, config_sha256)
+    provenance = _provenance(loaded, corpus.sha256, config_sha256)
     if config.strict and (
         provenance["source_tree_sha256"] is None or provenance["dependency_lock_sha256"] is None
     ):
@@ -237,55 +379,60 @@ def run_benchmark(
             "chemgauge_version": provenance["chemgauge_version"],
         }
     )
+    journal_path = _journal_path(config.output_rows)
     journal = ResumableJsonlWriter(
-        _journal_path(config.output_rows),
+        journal_path,
         config_sha256=journal_key,
         key_field="source_line",
         restart=config.restart,
+        keep_rows=False,
     )
-    resumed = len(journal.existing)
-    reactions = corpus.reactions
-    todo = [r for r in reactions if not journal.done(str(r.source_line))]
-    if progress is not None and resumed:
-        progress(len(reactions) - len(todo))
-    runner = make_executor(executor or ExecutorConfig(kind="serial", jobs=1))
-    engine_start = time.perf_counter()
+    predicted = _predict_into_journal(
+        corpus,
+        journal,
+        PredictChunk(spec, config.max_results),
+        executor or ExecutorConfig(kind="serial", jobs=1),
+        config.strict,
+        progress,
+    )
+
+    def final_rows(read: Callable[[Path], Iterator[dict[str, Any]]]) -> Iterator[dict[str, Any]]:
+        for row in read(journal_path):
+            record = corpus.overrides.get(row["source_line"])
+            if record is not None:  # rejected in hindsight (a duplicate's conflicting key)
+                row = invalid_row(record)
+            elif config.strict and row["input_status"] == "valid":
+                _strict_row_check(row, corpus.path)
+            row["provenance"] = provenance
+            yield row
+
+    facts, totals = RowFacts(), _Totals()
+
+    def summarized(rows: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        for row in rows:
+            facts.add(row)
+            totals.add(row)
+            yield row
+
+    read: Callable[[Path], Iterator[dict[str, Any]]] = _journal_in_order
     try:
-        results = runner.map(PredictChunk(spec, config.max_results), todo)
-        for reaction, result in zip(todo, results, strict=True):
-            if isinstance(result, ItemFailure):
-                row = error_row(reaction, f"{result.reason}: {result.detail}", None)
-            else:
-                row = result
-            if config.strict:
-                _strict_row_check(row, corpus)
-            journal.write(row)
-            if progress is not None:
-                progress(1)
-    finally:
-        runner.close()
-        journal.close()
-    predict_wall = time.perf_counter() - engine_start
+        digest = rows_reproducibility_sha256(summarized(final_rows(read)))
+    except _OutOfOrder:
+        read, facts, totals = _journal_by_line, RowFacts(), _Totals()
+        digest = rows_reproducibility_sha256(summarized(final_rows(read)))
+    if totals.rows != corpus.entries:
+        raise RuntimeError(
+            f"the journal holds {totals.rows} rows for {corpus.entries} corpus entries"
+        )
+    provenance["reproducibility_sha256"] = digest
+    with atomic_open(config.output_rows) as sink:
+        for row in final_rows(read):
+            sink.write(orjson.dumps(row, option=orjson.OPT_SORT_KEYS) + b"\n")
+    journal_path.unlink(missing_ok=True)
 
-    rows: list[dict[str, Any]] = []
-    for entry in corpus.entries:
-        if isinstance(entry, BenchReaction):
-            row = dict(journal.existing[str(entry.source_line)])
-            if config.strict:
-                _strict_row_check(row, corpus)
-        else:
-            row = invalid_row(entry)
-        row["provenance"] = provenance
-        rows.append(row)
-    provenance["reproducibility_sha256"] = rows_reproducibility_sha256(rows)
-    lines = [orjson.dumps(row, option=orjson.OPT_SORT_KEYS) + b"\n" for row in rows]
-    atomic_write_bytes(config.output_rows, b"".join(lines))
-    _journal_path(config.output_rows).unlink(missing_ok=True)
-
-    overall = aggregate(rows)
-    engine_ms = sum(float(r["elapsed_ms"] or 0.0) for r in rows)
+    overall = facts.aggregate()
     total_ms = (time.perf_counter() - started) * 1000
-    executor_config = runner.config
+    executor_config = predicted.executor
     report: dict[str, Any] = {
         "report_schema_version": REPORT_SCHEMA_VERSION,
         "benchmark": "chemgauge-forward",
@@ -312,17 +459,17 @@ def run_benchmark(
         "environment": {"dependency_versions": dependency_versions()},
         "provenance": provenance,
         "overall": overall,
-        "by_split": by_split(rows),
-        "breakdowns": breakdowns(rows),
-        "diagnostics": _diagnostics(rows, overall, corpus),
+        "by_split": facts.by_split(),
+        "breakdowns": facts.breakdowns(),
+        "diagnostics": _diagnostics(totals, overall, corpus),
         # Timing and execution facts: excluded from every determinism guarantee.
         "elapsed_ms": {
             "total": round(total_ms, 3),
-            "prediction_phase": round(predict_wall * 1000, 3),
-            "engine_calls_sum": round(engine_ms, 3),
-            "resumed_rows": resumed,
+            "prediction_phase": round(predicted.wall_s * 1000, 3),
+            "engine_calls_sum": round(totals.engine_ms, 3),
+            "resumed_rows": predicted.resumed,
             "executor": executor_config.kind,
             "jobs": executor_config.workers(),
         },
     }
-    return BenchmarkResult(report, config.output_rows, len(rows), resumed)
+    return BenchmarkResult(report, config.output_rows, totals.rows, predicted.resumed)
