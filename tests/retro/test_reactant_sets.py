@@ -103,3 +103,108 @@ def test_outputs_listing_the_product_among_their_reactants_are_found() -> None:
     # rank 2 is invalid, rank 4 is an isomer-free different amide with another formula
     assert result.product_in_outputs == (1, 3)
     assert ReactantSetScorer(["exact"]).compare(TRUTH, outputs).product_in_outputs == ()
+
+
+# Structures chosen to exercise every sanitization step the validity screen runs or skips:
+# aromatic systems that do and do not kekulize, non-ring aromatic atoms, aromatic bonds on
+# aliphatic atoms, valence errors, charges, radicals, dummies, isotopes, explicit hydrogens,
+# metals (organometallic clean-up), hypervalent main-group atoms and atom maps.
+TRICKY_SMILES = [
+    "c1ccccc1",
+    "C1=CC=CC=C1",
+    "c1cc[nH]c1",
+    "n1cccc1",
+    "[nH]1cccc1",
+    "O=c1cc[nH]cc1",
+    "[O-][n+]1ccccc1",
+    "c1ccc2[se]ccc2c1",
+    "c1ccc2c(c1)oc1ccccc12",
+    "c1cccc1",
+    "c1ccccc1c",
+    "C:C",
+    "c1ccncc1C:C",
+    "c1cc[cH-]c1",
+    "c1cc[c-]c1",
+    "[s+]1ccccc1",
+    "c1ccsc1",
+    "o1cccc1",
+    "C1=CC2=CC=CC=CC2=C1",
+    "c1cc2ccc3cccc4ccc(c1)c2c34",
+    "Cn1cnc2c1c(=O)n(C)c(=O)n2C",
+    "O=[N+]([O-])c1ccccc1",
+    "CN(C)(C)C",
+    "C[N+](C)(C)C",
+    "FC(F)(F)(F)c1ccccc1",
+    "[Si](C)(C)(C)(C)C",
+    "CS(=O)(=O)C",
+    "OS(=O)(=O)(=O)O",
+    "F[P-](F)(F)(F)(F)F",
+    "P(c1ccccc1)(c1ccccc1)c1ccccc1",
+    "FCl(F)F",
+    "[Na+].[Cl-]",
+    "[Fe]",
+    "C[Mg]Br",
+    "[Li]CCCC",
+    "Cl[Pt](Cl)([NH3])[NH3]",
+    "O=[Mn](=O)(=O)[O-]",
+    "Cl[Co](Cl)(Cl)(Cl)(Cl)(Cl)Cl",
+    "[CH2]",
+    "[O]",
+    "N(=O)=O",
+    "*c1ccccc1",
+    "c1cc*cc1",
+    "[13CH4]",
+    "[2H]C([2H])([2H])I",
+    "[H][H]",
+    "[H]OC",
+    "[CH3:1][OH:2]",
+    "c1cc[n:3]cc1",
+    "C[C@H](N)C(=O)O",
+    "C/C=C/C",
+    "C1CC1",
+    "c%10ccccc%10",
+    "B1=CC=CC=C1",
+    "b1ccccc1",
+    "[NH4+]",
+    "[O-]c1ccccc1",
+    "C1CC",
+    "C((C)",
+    "c1ccccc1)",
+    "[Xx]",
+    "C=1CC1",
+    "Clc1ccccc1Br",
+    "[te]1cccc1",
+    "C1=CC=C[C]1",
+    "c1ccc2ccccc2c1",
+    "N1C=CC=C1",
+    "c1nc[nH]n1",
+    "c1nnc[nH]1",
+    "c1ncnn1",
+]
+
+
+@pytest.mark.parametrize("smiles", TRICKY_SMILES)
+def test_validity_screen_accepts_exactly_what_a_full_parse_accepts(smiles: str) -> None:
+    from rdkit.Chem import rdMolDescriptors
+
+    from chemgauge.chem.reactant_sets import screen_component
+    from chemgauge.chem.smiles import try_parse_smiles
+
+    full = try_parse_smiles(smiles)
+    screened = screen_component(smiles)
+    assert (screened is None) == (full is None), smiles
+    if full is not None:
+        assert screened == f"{rdMolDescriptors.CalcMolFormula(full)}/{full.GetNumBonds()}"
+
+
+def test_canonical_truth_gives_the_same_answers() -> None:
+    truth = ("CC(=O)O", "C[C@H](N)C(=O)O")
+    outputs = ["N[C@@H](C)C(O)=O.OC(C)=O", "CC(N)C(=O)O.CC(=O)O", "C1CC", "CC(=O)O"]
+    plain = ReactantSetScorer(["exact", "stereo_ignored"]).compare(truth, outputs, "CC(N)C=O")
+    promised = ReactantSetScorer(["exact", "stereo_ignored"]).compare(
+        truth, outputs, "CC(N)C=O", canonical_truth=True
+    )
+    assert promised.correct == plain.correct
+    assert promised.first_seen == plain.first_seen
+    assert promised.correct["exact"] == (True, False, False, False)
+    assert promised.correct["stereo_ignored"] == (True, True, False, False)

@@ -105,7 +105,7 @@ def test_lazy_keys_match_computing_every_key_on_real_outputs(generated: dict[str
 
     skipped = 0
     for target, outputs in list(zip(generated["targets"], generated["outputs"], strict=True))[:40]:
-        result = scorer.compare(target.reactants, outputs)
+        result = scorer.compare(target.reactants, outputs, canonical_truth=True)
         skipped += 2 * len(outputs) - result.keys_computed
         for policy in ("exact", "stereo_ignored"):
             truth = set_key(".".join(target.reactants), policy)
@@ -158,3 +158,26 @@ def test_templates_baseline_on_real_reactions(tmp_path: Path) -> None:
     top10 = run.report["metrics"]["accuracy"]["syntheseus"]["exact"]["top_k"]["10"]["hits"]
     assert 0 < top10 < 25
     assert "by_class" in run.report["metrics"]
+
+
+def test_validity_screen_agrees_with_a_full_parse_on_real_outputs(
+    generated: dict[str, Any],
+) -> None:
+    from rdkit.Chem import rdMolDescriptors
+
+    from chemgauge.chem.reactant_sets import screen_component
+    from chemgauge.chem.smiles import try_parse_smiles
+
+    components = {c for outputs in generated["outputs"] for o in outputs for c in o.split(".")}
+    components.discard("")
+    invalid = 0
+    for text in sorted(components):
+        full = try_parse_smiles(text)
+        expected = (
+            None
+            if full is None
+            else f"{rdMolDescriptors.CalcMolFormula(full)}/{full.GetNumBonds()}"
+        )
+        assert screen_component(text) == expected, text
+        invalid += full is None
+    assert len(components) > 5000 and invalid > 100  # real outputs, corruptions included

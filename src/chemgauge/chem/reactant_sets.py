@@ -12,6 +12,15 @@ an output whose invariant multiset differs from the truth's cannot be correct, a
 invariant multiset no other output shares cannot be a duplicate, so neither needs a key. The
 answers are identical to computing every key (a test checks this on real data); other
 policies compute every key.
+
+Validity itself is decided by a screen cheaper than a full parse: RDKit's parse without
+sanitization, then only the sanitization steps that can reject a structure (clean-up,
+organometallic clean-up, valence, kekulization), with ring membership from RDKit's fast ring
+finder instead of the SSSR that kekulization would otherwise compute. The steps it skips
+(SSSR symmetrization, radicals, aromaticity, conjugation, hybridization, chirality clean-up,
+hydrogen adjustment, stereo perception) cannot reject a molecule, so the screen accepts
+exactly what a full parse accepts; a screen rejection is confirmed by a full parse anyway, and
+keys always come from a full parse. About 1.7x cheaper per component than a full parse.
 """
 
 from __future__ import annotations
@@ -33,7 +42,13 @@ from chemgauge.chem.smiles import (
 )
 from chemgauge.chem.stereo import flat_key_of_mol
 
-__all__ = ["INVARIANT_POLICIES", "ReactantSetComparison", "ReactantSetScorer", "split_components"]
+__all__ = [
+    "INVARIANT_POLICIES",
+    "ReactantSetComparison",
+    "ReactantSetScorer",
+    "screen_component",
+    "split_components",
+]
 
 #: Policies whose equal keys imply equal formula and bond count (the invariant is safe).
 INVARIANT_POLICIES = frozenset({"exact", "stereo_ignored"})
@@ -56,6 +71,50 @@ def _parse(text: str) -> Chem.Mol | None:
     if mol is None or not 0 < mol.GetNumAtoms() <= MAX_ATOMS:
         return None
     return mol
+
+
+_SCREEN = Chem.SmilesParserParams()
+setattr(_SCREEN, "removeHs", False)  # noqa: B010
+setattr(_SCREEN, "sanitize", False)  # noqa: B010
+_SCREEN_OPS = (
+    Chem.SanitizeFlags.SANITIZE_CLEANUP
+    | Chem.SanitizeFlags.SANITIZE_CLEANUP_ORGANOMETALLICS
+    | Chem.SanitizeFlags.SANITIZE_PROPERTIES
+)
+_SCREEN_OPS_AROMATIC = _SCREEN_OPS | Chem.SanitizeFlags.SANITIZE_KEKULIZE
+# An aromatic atom or bond can only be written as a lowercase organic-subset symbol, a
+# bracket atom starting lowercase, or ':'; without one, kekulization has nothing to do.
+# Over-matching ('[Co]', atom maps) only costs the kekulization.
+_MAY_BE_AROMATIC = re.compile(r"[bcnops:]|\[\d*[a-z]")
+
+
+def _invariant_of(mol: Chem.Mol) -> str:
+    """Molecular formula and bond count: equal for any two spellings of one structure."""
+    return f"{rdMolDescriptors.CalcMolFormula(mol)}/{mol.GetNumBonds()}"
+
+
+def screen_component(text: str) -> str | None:
+    """The invariant of a component RDKit accepts, or ``None`` if a full parse rejects it.
+
+    Texts with explicit hydrogen atoms or refused before parsing take the full path, so the
+    invariant is always that of the molecule :func:`try_parse_smiles` would build.
+    """
+    if _EXPLICIT_H.search(text) or smiles_refusal(text) is not None:
+        mol = try_parse_smiles(text)
+        return None if mol is None else _invariant_of(mol)
+    mol = Chem.MolFromSmiles(text, _SCREEN)
+    if mol is not None and 0 < mol.GetNumAtoms() <= MAX_ATOMS:
+        if _MAY_BE_AROMATIC.search(text):
+            Chem.FastFindRings(mol)
+            ops = _SCREEN_OPS_AROMATIC
+        else:
+            ops = _SCREEN_OPS
+        flags = Chem.SanitizeMol(mol, ops, catchErrors=True)
+        if flags == Chem.SanitizeFlags.SANITIZE_NONE:
+            return _invariant_of(mol)
+    # rejected by the screen: confirm with the full parse (rare, and never wrongly invalid)
+    full = _parse(text)
+    return None if full is None else _invariant_of(full)
 
 
 def split_components(smiles: str) -> list[str]:
@@ -122,20 +181,14 @@ class ReactantSetScorer:
 
     # -- components -------------------------------------------------------------------------
 
-    def _component(self, text: str, mols: dict[str, Chem.Mol]) -> _Component | None:
+    def _component(self, text: str) -> _Component | None:
         try:
             return self._memo[text]
         except KeyError:
             pass
         self.parsed += 1
-        mol = _parse(text)
-        info: _Component | None
-        if mol is None:
-            info = None
-        else:
-            formula = rdMolDescriptors.CalcMolFormula(mol)
-            info = _Component(f"{formula}/{mol.GetNumBonds()}")
-            mols[text] = mol
+        invariant = screen_component(text)
+        info = None if invariant is None else _Component(invariant)
         if len(self._memo) >= self._max_entries:
             self._memo.clear()
         self._memo[text] = info
@@ -155,7 +208,7 @@ class ReactantSetScorer:
                 mol = _parse(text)
                 if mol is not None:
                     mols[text] = mol
-            if mol is None:  # cannot happen for a component that parsed once
+            if mol is None:  # screened valid but the full parse fails: never correct
                 key: str | None = None
             else:
                 key = _exact_key_of(mol, text) if policy == "exact" else _flat_key_of(mol, text)
@@ -182,11 +235,19 @@ class ReactantSetScorer:
     # -- one target -------------------------------------------------------------------------
 
     def compare(
-        self, truth: Sequence[str], outputs: Sequence[str], product: str | None = None
+        self,
+        truth: Sequence[str],
+        outputs: Sequence[str],
+        product: str | None = None,
+        *,
+        canonical_truth: bool = False,
     ) -> ReactantSetComparison:
         """Judge ranked raw outputs against the true reactants (SMILES, one per component).
 
-        With ``product``, also find outputs whose reactants include the product itself.
+        With ``product``, also find outputs whose reactants include the product itself. With
+        ``canonical_truth``, the caller promises the truth components and the product are
+        already chemgauge canonical SMILES (a fixed point of canonicalization, as the data
+        loaders write them), so their ``exact`` keys are their own texts.
         """
         before = self.keys_computed
         mols: dict[str, Chem.Mol] = {}
@@ -195,7 +256,7 @@ class ReactantSetScorer:
             comps = split_components(output)
             infos: list[_Component] = []
             for text in comps:
-                info = self._component(text, mols) if text else None
+                info = self._component(text) if text else None
                 if info is None:
                     break
                 infos.append(info)
@@ -205,7 +266,11 @@ class ReactantSetScorer:
                 parsed.append((comps, infos, tuple(sorted(i.invariant for i in infos))))
 
         truth_comps = list(truth)
-        truth_infos = [self._component(t, mols) if t else None for t in truth_comps]
+        truth_infos = [self._component(t) if t else None for t in truth_comps]
+        if canonical_truth:
+            for text, known in zip(truth_comps, truth_infos, strict=True):
+                if known is not None:
+                    known.keys.setdefault("exact", text)
         truth_ok = bool(truth_comps) and all(i is not None for i in truth_infos)
         truth_invariant: _Invariant | None = None
         if truth_ok:
@@ -259,7 +324,9 @@ class ReactantSetScorer:
             correct[policy] = tuple(flags)
             unsupported[policy] = tuple(bad)
         product_ranks: list[int] = []
-        product_info = self._component(product, mols) if product else None
+        product_info = self._component(product) if product else None
+        if canonical_truth and product and product_info is not None:
+            product_info.keys.setdefault("exact", product)
         if product and product_info is not None:
             product_key = None
             for rank, item in enumerate(parsed):

@@ -107,7 +107,10 @@ def score_target(task: ScoreTask, settings: ScoreSettings) -> dict[str, Any]:
     """The row of one target (no timing fields: rows are byte-reproducible)."""
     outputs = list(task.outputs)
     truth = task.target["reactants"]
-    comparison = _scorer(settings.matchers).compare(truth, outputs, task.target["product"])
+    # targets come from the data loaders, which write canonical SMILES
+    comparison = _scorer(settings.matchers).compare(
+        truth, outputs, task.target["product"], canonical_truth=True
+    )
     hits: dict[str, dict[str, int | None]] = {}
     per_convention = {c: convention_ranks(comparison, c) for c in settings.conventions}
     for convention, ranks in per_convention.items():
