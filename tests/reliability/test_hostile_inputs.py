@@ -1,6 +1,8 @@
 """Every landed reader against hostile files: load with counted rejections, or a chemgauge
 error naming the file. Anything else (a raw ValueError, RecursionError, csv.Error,
-UnicodeError, a lost line) fails.
+UnicodeError, a lost line) fails. Readers: foundation, names, p2s, forward (rule files,
+corpus, template manifest), retro (SMI/CSV/JSONL data, predictions model) and OCSR
+(manifest, image-set import).
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.reliability.family_readers import all_readers
 from tests.reliability.hostile import DIRECTORY, hostile_contents, materialize, mutate, try_reader
 from tests.reliability.readers import Reader, landed_readers
 
-READERS = {f"{r.family}:{r.name}": r for r in landed_readers()}
+READERS = {f"{r.family}:{r.name}": r for r in all_readers()}
 VARIANTS = sorted(hostile_contents(b"x\n"))
 
 # Known bugs in files this suite does not own, reported to their owners: each case fails
@@ -50,15 +53,20 @@ def p2s_readers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Reader]:
     return {f"{r.family}:{r.name}": r for r in readers if r.family == "p2s" and not r.names_file}
 
 
+def _names(reader: Reader, path: Path) -> str | None:
+    """What a refusal must name: the file, or the folder the reader copied it into."""
+    return None if reader.names_file else str(path.parent / f"data_{path.name}")
+
+
 def _run(reader: Reader, variant: str, folder: Path) -> None:
     content = hostile_contents(reader.valid)[variant]
     path = materialize(folder / f"input_{variant}{reader.suffix}", content)
-    names = None if reader.names_file else str(path.parent / f"data_{path.name}")
-    outcome = try_reader(reader.read, path, names)
+    outcome = try_reader(reader.read, path, _names(reader, path))
     assert outcome.kind != "uncaught", f"{reader.family}:{reader.name} on {variant}: {outcome}"
     if variant == "valid":
         assert outcome.kind == "loaded", outcome
-    if content is DIRECTORY or (variant == "empty" and reader.name in ("pairs_tsv", "pairs_csv")):
+    empty_refused = ("pairs_tsv", "pairs_csv", "data_csv", "manifest", "import_image")
+    if content is DIRECTORY or (variant == "empty" and reader.name in empty_refused):
         assert outcome.kind == "refused"
 
 
@@ -77,6 +85,8 @@ def test_p2s_views_survive_hostile_files(
 
 def test_missing_file_is_named(tmp_path: Path) -> None:
     for reader in READERS.values():
+        if not reader.names_file:  # the reader copies the file into a folder of its own
+            continue
         path = tmp_path / f"missing{reader.suffix}"
         outcome = try_reader(reader.read, path)
         assert outcome.kind == "refused", (reader.name, outcome)
@@ -95,11 +105,24 @@ def test_reader_survives_random_mutations(
     spec = READERS[reader]
     path = tmp_path / f"mutated{spec.suffix}"
     path.write_bytes(mutate(spec.valid, seed, edits))
-    outcome = try_reader(spec.read, path)
+    outcome = try_reader(spec.read, path, _names(spec, path))
     assert outcome.kind != "uncaught", f"{reader} seed {seed}: {outcome}"
 
 
-JSONL_READERS = ["names:pairs_jsonl", "foundation:read_jsonl", "p2s:predictions"]
+JSONL_READERS = [
+    "names:pairs_jsonl",
+    "foundation:read_jsonl",
+    "p2s:predictions",
+    "forward:corpus",
+    "retro:data_jsonl",
+    "retro:predictions",
+]
+KEYS = [
+    "smiles", "name", "id", "record_id", "selected_candidate_index", "invalid", "x",
+    "schema_version", "reaction_id", "reactants", "accepted_products", "group_key",
+    "reaction_class", "mapped_reaction", "products", "reagents", "class", "product",
+    "predictions",
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("reader", JSONL_READERS)
@@ -112,21 +135,7 @@ JSONL_READERS = ["names:pairs_jsonl", "foundation:read_jsonl", "p2s:predictions"
             st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
             lambda inner: (
                 st.lists(inner, max_size=3)
-                | st.dictionaries(
-                    st.sampled_from(
-                        [
-                            "smiles",
-                            "name",
-                            "id",
-                            "record_id",
-                            "selected_candidate_index",
-                            "invalid",
-                            "x",
-                        ]
-                    ),
-                    inner,
-                    max_size=4,
-                )
+                | st.dictionaries(st.sampled_from(KEYS), inner, max_size=5)
             ),
             max_leaves=8,
         ),

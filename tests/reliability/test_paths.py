@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from pathlib import Path
 
@@ -104,3 +106,76 @@ def test_any_accepted_path_is_inside_the_root(
         return
     assert resolved.is_relative_to(root.resolve())
     assert ".." not in Path(os.path.relpath(resolved, root.resolve())).parts
+
+
+# --- OCSR manifests: every image and molfile path goes through confined_path -----------------
+
+
+def _ocsr_manifest(folder: Path, image: str, molfile: str = "ethanol.mol") -> Path:
+    from tests.reliability.family_readers import ETHANOL_MOLFILE, png_bytes
+
+    folder.mkdir(parents=True, exist_ok=True)
+    data = png_bytes(24, 16)
+    (folder / "a.png").write_bytes(data)
+    (folder / "ethanol.mol").write_text(ETHANOL_MOLFILE)
+    (folder.parent / "outside.png").write_bytes(data)
+    (folder.parent / "outside.mol").write_text(ETHANOL_MOLFILE)
+    case = {
+        "attribution": "t",
+        "height": 16,
+        "id": "c1",
+        "image": image,
+        "licence": "CC0",
+        "reference": {"molfile": molfile, "smiles": "CCO"},
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "transformation": {"kind": "original"},
+        "width": 24,
+    }
+    path = folder / "manifest.json"
+    text = json.dumps({"manifest_version": 1, "name": "paths", "cases": [case]}, indent=2)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("image", "molfile", "field", "why"),
+    [
+        ("../outside.png", "ethanol.mol", "image", "'..' is not allowed"),
+        ("a.png", "../outside.mol", "reference molfile", "'..' is not allowed"),
+        ("/etc/passwd", "ethanol.mol", "image", "absolute paths are not allowed"),
+        ("C:\\images\\a.png", "ethanol.mol", "image", "absolute paths are not allowed"),
+        ("leak.png", "ethanol.mol", "image", "through a symlink"),
+        ("a.png", "leak.mol", "reference molfile", "through a symlink"),
+    ],
+)
+def test_ocsr_manifest_paths_cannot_leave_its_folder(
+    tmp_path: Path, image: str, molfile: str, field: str, why: str
+) -> None:
+    from chemgauge.benchmarks.ocsr.manifest import load_manifest
+
+    folder = tmp_path / "data"
+    path = _ocsr_manifest(folder, image, molfile)
+    (folder / "leak.png").symlink_to(tmp_path / "outside.png")
+    (folder / "leak.mol").symlink_to(tmp_path / "outside.mol")
+    value = image if field == "image" else molfile
+    line = 1 + path.read_text().splitlines().index(
+        next(t for t in path.read_text().splitlines() if json.dumps(value) in t)
+    )
+    for verify in (True, False):  # refused before any hash or molfile is read
+        with pytest.raises(InputFileError) as info:
+            load_manifest(path, verify=verify)
+        message = str(info.value)
+        assert message.startswith(f"{path}, line {line}: case 'c1': {field} path escapes")
+        assert why in message and repr(value) in message
+
+
+def test_ocsr_manifest_paths_inside_its_folder_load(tmp_path: Path) -> None:
+    from chemgauge.benchmarks.ocsr.manifest import load_manifest
+
+    folder = tmp_path / "data"
+    path = _ocsr_manifest(folder, "./a.png")
+    (folder / "alias.png").symlink_to(folder / "a.png")
+    manifest = load_manifest(path)
+    assert manifest.image_path(manifest.cases[0]) == (folder / "a.png").resolve()
+    aliased = load_manifest(_ocsr_manifest(folder, "alias.png"))  # a symlink inside the folder
+    assert aliased.image_path(aliased.cases[0]) == (folder / "a.png").resolve()

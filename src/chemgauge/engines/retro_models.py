@@ -143,7 +143,8 @@ class PredictionsFileModel(RetroModel):
 
     Products are matched to targets by canonical SMILES (``exact``), so any spelling works.
     Two lines for the same product with different predictions is an error naming both
-    lines; a target with no line gets no outputs (counted by the runner as a miss).
+    lines; a repeated identical line is counted as accepted (every line is accounted for); a
+    target with no line gets no outputs (counted by the runner as a miss).
     """
 
     name = "predictions"
@@ -185,6 +186,7 @@ class PredictionsFileModel(RetroModel):
                         line=line,
                         value=product,
                     )
+                self.stats.accepted += 1  # the same answer again: consistent, so counted as read
                 continue
             self._by_key[key] = (line, predictions)
             self.stats.accepted += 1

@@ -12,8 +12,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from chemgauge.benchmarks.ocsr.evaluate import candidate_mol
-from chemgauge.benchmarks.ocsr.manifest import Manifest
+from chemgauge.benchmarks.ocsr.manifest import Case, Manifest
 from chemgauge.chem.render import highlighted_svg
+from chemgauge.errors import InputFileError
+from chemgauge.eval.images import ImageRefusedError, read_image_header
 
 __all__ = ["render_html"]
 
@@ -41,12 +43,26 @@ def _panel(title: str, body: str) -> str:
     return f'<div class="panel"><div>{html.escape(title)}</div>{body}</div>'
 
 
+def _image_panel(manifest: Manifest, case: Case) -> str:
+    """The image as a data URL, or why it is not shown (checked from its header, never decoded
+    here: a decompression bomb would otherwise be handed to every browser opening the page)."""
+    title = f"image {case.width}x{case.height}"
+    try:
+        path = manifest.image_path(case)
+        header = read_image_header(path)
+        data = path.read_bytes()
+    except ImageRefusedError as exc:
+        return _panel(title, f"<p>(image not shown: {html.escape(exc.reason)})</p>")
+    except (InputFileError, OSError) as exc:
+        return _panel(title, f"<p>(image not shown: {html.escape(str(exc))})</p>")
+    mime = f"image/{header.format.lower()}"
+    encoded = base64.b64encode(data).decode()
+    return _panel(title, f'<img src="data:{mime};base64,{encoded}">')
+
+
 def _card(manifest: Manifest, row: Mapping[str, Any], ref_cache: dict[str, str]) -> str:
     case = manifest.by_id[str(row["case_id"])]
-    image = base64.b64encode(manifest.image_path(case).read_bytes()).decode()
-    panels = [
-        _panel(f"image {case.width}x{case.height}", f'<img src="data:image/png;base64,{image}">')
-    ]
+    panels = [_image_panel(manifest, case)]
     diff = row.get("graph_diff")
     if case.reference is not None:
         ref_atoms, ref_bonds = _highlights(diff, "ref")

@@ -4,7 +4,10 @@ An image either has a reference (a molfile, where collapsed abbreviations are su
 S-groups, plus its canonical SMILES and the checks it passed) or an explicit
 ``no_reference_reason``; such images are reported qualitatively, never scored as exact.
 Loading verifies every image hash and re-derives every reference's canonical SMILES, so a
-silently changed file is an error naming the manifest, the case and the value.
+silently changed file is an error naming the manifest, the case and the value. Every image
+and molfile path must stay inside the manifest's folder
+(:func:`~chemgauge.eval.paths.confined_path`): ``..``, absolute paths and symlinks that lead
+outside are refused with an error naming the manifest, the line and the case.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from rdkit import Chem
 from chemgauge.chem import mol_to_canonical
 from chemgauge.chem.molfile import read_molfile
 from chemgauge.errors import InputFileError
+from chemgauge.eval.paths import confined_path
 from chemgauge.eval.provenance import sha256_file
 from chemgauge.eval.records import atomic_write_json
 
@@ -111,14 +115,14 @@ class Manifest(BaseModel):
         return {case.id: case for case in self.cases}
 
     def image_path(self, case: Case) -> Path:
-        """Absolute path of a case's image."""
-        return self.root / case.image
+        """Absolute path of a case's image (confined to the root; symlinks resolved)."""
+        return confined_path(self.root, case.image)
 
     def reference_mol(self, case: Case) -> Chem.Mol | None:
         """The reference graph read from its molfile (``None`` for a no-reference case)."""
         if case.reference is None:
             return None
-        path = self.root / case.reference.molfile
+        path = confined_path(self.root, case.reference.molfile)
         reading = read_molfile(_read_text(path))
         if reading.mol is None:
             raise InputFileError(
@@ -141,9 +145,14 @@ def load_manifest(path: str | Path, *, verify: bool = True) -> Manifest:
     """Read and validate a manifest; with ``verify`` check image hashes and references."""
     path = Path(path)
     try:
-        data = orjson.loads(path.read_bytes())
+        raw = path.read_bytes()
+        data = orjson.loads(raw)
     except FileNotFoundError:
         raise InputFileError("manifest not found", path=path) from None
+    except IsADirectoryError:
+        raise InputFileError("expected a manifest file, found a directory", path=path) from None
+    except OSError as exc:
+        raise InputFileError(f"cannot read manifest ({exc.strerror})", path=path) from None
     except orjson.JSONDecodeError as exc:
         raise InputFileError(f"manifest is not valid JSON ({exc})", path=path) from None
     if not isinstance(data, dict):
@@ -165,23 +174,52 @@ def load_manifest(path: str | Path, *, verify: bool = True) -> Manifest:
             path=path,
             value=repr(first["input"])[:200],
         ) from None
+    _check_paths(manifest, path, raw)
     if verify:
         verify_manifest(manifest, path)
     return manifest
 
 
+def _line_of(raw: bytes, value: str, after: bytes) -> int | None:
+    """1-based line of ``value`` (as JSON) in the manifest, from ``after`` on (best effort)."""
+    needle = orjson.dumps(value)
+    start = raw.find(after)
+    at = raw.find(needle, max(start, 0))
+    if at < 0:
+        at = raw.find(needle)
+    return None if at < 0 else raw.count(b"\n", 0, at) + 1
+
+
+def _check_paths(manifest: Manifest, path: Path, raw: bytes) -> None:
+    """Refuse any image or molfile path that could leave the manifest's folder."""
+    for case in manifest.cases:
+        fields = [("image", case.image)]
+        if case.reference is not None:
+            fields.append(("reference molfile", case.reference.molfile))
+        for name, value in fields:
+            try:
+                confined_path(manifest.root, value)
+            except InputFileError as exc:
+                line = _line_of(raw, value, orjson.dumps(case.id))
+                raise InputFileError(
+                    f"case {case.id!r}: {name} {exc}", path=path, line=line
+                ) from None
+
+
 def verify_manifest(manifest: Manifest, path: Path) -> None:
     """Check every image hash and that each reference molfile gives its recorded SMILES."""
     for case in manifest.cases:
-        image = manifest.image_path(case)
-        actual = sha256_file(image)
+        try:
+            actual = sha256_file(manifest.image_path(case))
+            mol = manifest.reference_mol(case)
+        except InputFileError as exc:  # name the manifest and the case, not only the file
+            raise InputFileError(f"case {case.id!r}: {exc}", path=path) from None
         if actual != case.sha256:
             raise InputFileError(
                 f"case {case.id!r}: image {case.image} changed (sha256 {actual})",
                 path=path,
                 value=case.sha256,
             )
-        mol = manifest.reference_mol(case)
         if mol is not None and case.reference is not None:
             smiles = mol_to_canonical(mol)
             if smiles != case.reference.smiles:

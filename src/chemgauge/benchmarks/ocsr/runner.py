@@ -2,8 +2,11 @@
 
 The plan is repeat-major (every case once, then every case again), so a budget that runs out
 cuts repeats before first attempts. An attempt the budget cannot reach is recorded
-``not_run`` with the reason; nothing planned is dropped. Images are handed to the back-end
-under a neutral file name, so a case id never leaks the answer. Rows go to a resumable
+``not_run`` with the reason; nothing planned is dropped. Before an image reaches a back-end
+its header is checked against the run's image limits (a decompression bomb, an absurd
+resolution, a file that is not an image): a refused image is recorded ``not_run`` with the
+reason, costs no request, and is never decoded or handed on. Images are handed to the
+back-end under a neutral file name, so a case id never leaks the answer. Rows go to a resumable
 journal keyed by attempt id and the run's configuration hash.
 """
 
@@ -15,15 +18,18 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from chemgauge.benchmarks.ocsr.manifest import Manifest
 from chemgauge.engines.ocsr_backends import Recognizer
-from chemgauge.errors import ConfigError
+from chemgauge.errors import ConfigError, InputFileError
+from chemgauge.eval.images import ImageLimits, ImageRefusedError, read_image_header
 from chemgauge.eval.provenance import sha256_json
-from chemgauge.eval.records import ResumableJsonlWriter
+from chemgauge.eval.records import ResumableJsonlWriter, iter_lines
 
 __all__ = [
     "ATTEMPT_STATUSES",
@@ -33,6 +39,7 @@ __all__ = [
     "RunConfig",
     "describe_plan",
     "plan_attempts",
+    "read_attempts",
     "run_attempts",
 ]
 
@@ -45,13 +52,14 @@ JOURNAL_NAME = "attempts.jsonl"
 
 @dataclass(frozen=True)
 class RunConfig:
-    """Run policy: repeats and budgets (``None`` means unbounded)."""
+    """Run policy: repeats, budgets (``None`` means unbounded) and the largest image sent."""
 
     repeats: int = 1
     max_requests: int | None = None
     per_workflow_seconds: float = 60.0
     budget_seconds: float | None = None
     jobs: int = 1
+    image_limits: ImageLimits = field(default_factory=ImageLimits)
 
     def __post_init__(self) -> None:
         if self.repeats < 1:
@@ -157,6 +165,17 @@ def _not_run_row(planned: PlannedAttempt, reason: str) -> dict[str, Any]:
     }
 
 
+def _image_refusal(manifest: Manifest, planned: PlannedAttempt, limits: ImageLimits) -> str:
+    """Why the case's image must not reach a back-end ("" when it may); never decodes it."""
+    try:
+        read_image_header(manifest.image_path(manifest.by_id[planned.case_id]), limits)
+    except ImageRefusedError as exc:
+        return f"image refused: {exc.reason}"  # no path: rows stay location-independent
+    except InputFileError as exc:  # the path left the root since the manifest was loaded
+        return f"image refused: {exc}"
+    return ""
+
+
 def _attempt(
     manifest: Manifest, recognizer: Recognizer, planned: PlannedAttempt, timeout: float
 ) -> dict[str, Any]:
@@ -208,7 +227,8 @@ def run_attempts(
                     planned = next(queue, None)
                 if planned is None:
                     return
-                timeout, reason = budget.admit()
+                refusal = _image_refusal(manifest, planned, config.image_limits)
+                timeout, reason = (None, refusal) if refusal else budget.admit()
                 if timeout is None:
                     row = _not_run_row(planned, reason)
                 else:
@@ -226,3 +246,63 @@ def run_attempts(
                     future.result()
         rows = dict(journal.existing)
     return [rows[p.attempt_id] for p in plan]
+
+
+def _attempt_problem(row: Any, manifest: Manifest) -> str | None:
+    """Why a journal line is not an attempt row this chemgauge wrote (``None`` when it is)."""
+    if not isinstance(row, dict):
+        return "line is not a JSON object"
+    attempt_id, case_id = row.get("attempt_id"), row.get("case_id")
+    if not isinstance(attempt_id, str) or not attempt_id:
+        return "attempt_id must be a non-empty string"
+    if not isinstance(case_id, str) or case_id not in manifest.by_id:
+        return f"case_id {case_id!r} is not a case of manifest {manifest.name!r}"
+    for name, least in (("plan_index", 0), ("repeat", 1)):
+        value = row.get(name)
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            return f"{name} must be an integer >= {least}, got {value!r}"
+    if row.get("status") not in ATTEMPT_STATUSES:
+        return f"status must be one of {', '.join(ATTEMPT_STATUSES)}, got {row.get('status')!r}"
+    recognition = row.get("recognition")
+    if recognition is None:
+        return None if row["status"] == NOT_RUN else "recognition missing for an attempt that ran"
+    if not isinstance(recognition, dict):
+        return "recognition must be an object or null"
+    elapsed = recognition.get("elapsed_seconds")
+    if not isinstance(elapsed, int | float) or isinstance(elapsed, bool) or elapsed != elapsed:
+        return f"recognition.elapsed_seconds must be a number, got {elapsed!r}"
+    if recognition.get("candidate_format", "smiles") not in ("smiles", "molfile"):
+        return "recognition.candidate_format must be 'smiles' or 'molfile'"
+    return None
+
+
+def read_attempts(path: str | Path, manifest: Manifest) -> list[dict[str, Any]]:
+    """Attempt rows of a journal (``attempts.jsonl``) for re-scoring, in plan order.
+
+    The file is chemgauge's own output, so anything else in it (a line that is not a row of
+    this manifest, a repeated attempt) is an :class:`~chemgauge.errors.InputFileError`
+    naming the file and line, never a half-scored report.
+    """
+    rows: dict[str, dict[str, Any]] = {}
+    lines: dict[str, int] = {}
+    for number, text in iter_lines(path):
+        if not text.strip():
+            continue
+        try:
+            row = orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            raise InputFileError(f"not valid JSON ({exc})", path=path, line=number) from None
+        if number == 1 and isinstance(row, dict) and "chemgauge_rows_journal" in row:
+            continue
+        problem = _attempt_problem(row, manifest)
+        if problem is not None:
+            raise InputFileError(problem, path=path, line=number, value=text[:120])
+        attempt_id = row["attempt_id"]
+        if attempt_id in rows:
+            raise InputFileError(
+                f"attempt {attempt_id!r} is also on line {lines[attempt_id]}",
+                path=path,
+                line=number,
+            )
+        rows[attempt_id], lines[attempt_id] = row, number
+    return sorted(rows.values(), key=lambda r: int(r["plan_index"]))

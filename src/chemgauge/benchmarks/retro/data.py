@@ -17,7 +17,7 @@ from typing import Any, Literal, NamedTuple
 
 import orjson
 
-from chemgauge.chem import canonical_multiset, split_reaction_smiles
+from chemgauge.chem import ReactionParts, canonical_multiset, split_reaction_smiles
 from chemgauge.errors import ConfigError, InputFileError, SmilesError
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
 from chemgauge.eval.records import RejectionStats, iter_lines
@@ -144,6 +144,14 @@ class _Reject(NamedTuple):
     detail: str
 
 
+def _split(line: int, text: str) -> ReactionParts | _Reject:
+    """The three sides, or a rejection (a quoted CSV cell may hold whitespace before a '>')."""
+    try:
+        return split_reaction_smiles(text)
+    except SmilesError:
+        return _Reject(line, "not_a_reaction", text, "needs reactants>reagents>products")
+
+
 def _csv_records(path: Path) -> Iterator[_Raw | _Reject]:
     try:
         handle = open(path, encoding="utf-8", newline="")  # noqa: SIM115 - closed below
@@ -179,12 +187,10 @@ def _csv_records(path: Path) -> Iterator[_Raw | _Reject]:
                     )
                     continue
                 text = row[col]
-                if text.count(">") != 2:
-                    yield _Reject(
-                        start, "not_a_reaction", text, "needs reactants>reagents>products"
-                    )
+                parts = _split(start, text)
+                if isinstance(parts, _Reject):
+                    yield parts
                     continue
-                parts = split_reaction_smiles(text)
                 yield _Raw(
                     start,
                     parts.reactants,
@@ -207,10 +213,10 @@ def _smi_records(path: Path) -> Iterator[_Raw | _Reject]:
     for line, text in iter_lines(path):
         if not text.strip():
             continue
-        if text.split(maxsplit=1)[0].count(">") != 2:
-            yield _Reject(line, "not_a_reaction", text, "needs reactants>reagents>products")
+        parts = _split(line, text)
+        if isinstance(parts, _Reject):
+            yield parts
             continue
-        parts = split_reaction_smiles(text)
         yield _Raw(line, parts.reactants, parts.reagents, parts.products, None, None)
 
 

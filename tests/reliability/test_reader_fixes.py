@@ -1,0 +1,156 @@
+"""Regression tests for the reader bugs the hostile-input suites found (one test per bug)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.reliability.family_readers import (
+    ATTEMPTS,
+    ETHANOL_MOLFILE,
+    ocsr_manifest,
+    png_bytes,
+    read_ocsr_manifest,
+)
+
+from chemgauge.benchmarks.ocsr.external import import_image_set
+from chemgauge.benchmarks.ocsr.manifest import load_manifest
+from chemgauge.benchmarks.ocsr.runner import read_attempts
+from chemgauge.benchmarks.retro.data import DataFile, load_targets
+from chemgauge.engines.retro_models import PredictionsFileModel
+from chemgauge.errors import InputFileError
+
+
+def test_retro_predictions_count_a_repeated_identical_line(tmp_path: Path) -> None:
+    # Before: the repeat was neither accepted nor rejected (silently dropped).
+    path = tmp_path / "p.jsonl"
+    line = '{"product": "CCO", "predictions": ["C.O"]}\n'
+    path.write_text(line + line + '{"product": "OCC", "predictions": ["C.O"]}\n')
+    model = PredictionsFileModel(path, jobs=1)
+    assert (model.stats.accepted, model.stats.rejected) == (3, 0)
+
+
+def test_retro_csv_cell_with_whitespace_before_a_separator_is_a_counted_rejection(
+    tmp_path: Path,
+) -> None:
+    # Before: SmilesError out of the reader (the '>' count saw the whole quoted cell).
+    path = tmp_path / "test.csv"
+    path.write_bytes(
+        b"id,reactants>reagents>production\n"
+        b'a,"CC(=O\r)Cl.NCC>>CCNC(C)=O"\n'
+        b'b,"CC(=O)O.CN>>CNC(C)=O |f:0|"\n'
+    )
+    targets = load_targets(DataFile("test", "csv", path))
+    assert targets.stats.accepted == 1
+    assert dict(targets.stats.counts) == {"not_a_reaction": 1}
+    assert targets.stats.diagnostics[0].line == 2
+
+
+def test_ocsr_manifest_that_is_a_directory_is_named(tmp_path: Path) -> None:
+    # Before: IsADirectoryError.
+    folder = tmp_path / "manifest.json"
+    folder.mkdir()
+    with pytest.raises(InputFileError, match=r"manifest.json: expected a manifest file"):
+        load_manifest(folder)
+
+
+def test_ocsr_manifest_with_a_missing_image_names_manifest_and_case(tmp_path: Path) -> None:
+    # Before: the error named only the image (a path the manifest's author never typed whole).
+    path = tmp_path / "m.json"
+    path.write_bytes(ocsr_manifest())
+    with pytest.raises(InputFileError) as info:
+        load_manifest(path)
+    assert str(info.value).startswith(f"{path}: case 'ethanol': ")
+    assert "ethanol.png" in str(info.value)
+    read_ocsr_manifest(path)  # with its assets written beside it, it loads
+
+
+def test_ocsr_import_refuses_unreadable_files_naming_them(tmp_path: Path) -> None:
+    # Before: UnidentifiedImageError, OSError (truncated) or IsADirectoryError.
+    images, references = tmp_path / "images", tmp_path / "refs"
+    images.mkdir()
+    references.mkdir()
+
+    def run() -> None:
+        import_image_set(
+            images, references, tmp_path / "m.json", name="x", attribution="a", licence="l"
+        )
+
+    (images / "a.png").write_text("not a picture\n")
+    with pytest.raises(InputFileError, match=r"a.png: not an image format"):
+        run()
+    (images / "a.png").write_bytes(png_bytes(24, 16)[:30])
+    with pytest.raises(InputFileError, match=r"a.png: not a readable image"):
+        run()
+    (images / "a.png").write_bytes(png_bytes(24, 16))
+    (references / "a.mol").mkdir()
+    with pytest.raises(InputFileError, match=r"a.mol: expected a reference file"):
+        run()
+    (references / "a.mol").rmdir()
+    (references / "a.mol").write_text(ETHANOL_MOLFILE)
+    run()
+    with pytest.raises(InputFileError, match=r"missing: cannot list folder"):
+        import_image_set(
+            tmp_path / "missing", references, tmp_path / "m.json", name="x", attribution="a",
+            licence="l",
+        )  # fmt: skip
+
+
+def _attempts(tmp_path: Path, extra: bytes) -> Path:
+    manifest = tmp_path / "m.json"
+    manifest.write_bytes(ocsr_manifest())
+    read_ocsr_manifest(manifest)
+    path = tmp_path / "attempts.jsonl"
+    path.write_bytes(ATTEMPTS + extra)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (b'{"attempt_id": "x"}\n', "line 4: case_id None is not a case"),
+        (b"[1]\n", "line 4: line is not a JSON object"),
+        (b"{\n", "line 4: not valid JSON"),
+        (
+            b'{"attempt_id":"e#r2","case_id":"ethanol","plan_index":"2","repeat":2,'
+            b'"status":"completed"}\n',
+            "line 4: plan_index must be an integer",
+        ),
+        (
+            b'{"attempt_id":"e#r2","case_id":"ethanol","plan_index":2,"repeat":2,'
+            b'"status":"done"}\n',
+            "line 4: status must be one of",
+        ),
+        (
+            b'{"attempt_id":"e#r2","case_id":"ethanol","plan_index":2,"repeat":2,'
+            b'"status":"completed","recognition":null}\n',
+            "line 4: recognition missing",
+        ),
+        (
+            b'{"attempt_id":"e#r2","case_id":"ethanol","plan_index":2,"repeat":2,'
+            b'"status":"completed","recognition":{"elapsed_seconds":"1"}}\n',
+            "line 4: recognition.elapsed_seconds must be a number",
+        ),
+        (
+            b'{"attempt_id":"blank#r1","case_id":"blank","plan_index":1,"repeat":1,'
+            b'"status":"not_run","recognition":null}\n',
+            "line 4: attempt 'blank#r1' is also on line 3",
+        ),
+    ],
+)
+def test_ocsr_attempt_rows_are_checked_before_scoring(
+    tmp_path: Path, extra: bytes, message: str
+) -> None:
+    # Before (`chemgauge ocsr score`): KeyError / TypeError out of the sort or the scorer.
+    path = _attempts(tmp_path, extra)
+    manifest = load_manifest(tmp_path / "m.json")
+    with pytest.raises(InputFileError, match=message):
+        read_attempts(path, manifest)
+
+
+def test_ocsr_attempt_rows_read_in_plan_order(tmp_path: Path) -> None:
+    path = _attempts(tmp_path, b"\n")
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(lines[0] + lines[2] + lines[1])
+    rows = read_attempts(path, load_manifest(tmp_path / "m.json"))
+    assert [r["attempt_id"] for r in rows] == ["ethanol#r1", "blank#r1"]
