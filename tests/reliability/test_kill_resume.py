@@ -108,17 +108,19 @@ def test_p2s_run_survives_ten_kills(p2s_data: Path, tmp_path: Path, model: str) 
     assert done.returncode == 0, done.stderr[-2000:]
     finals = sorted(p.relative_to(reference) for p in reference.rglob("*.jsonl"))
     finals = [p for p in finals if not p.name.endswith(".journal.jsonl")]
-    assert len(finals) == 3
-    total = sum(len((reference / p).read_bytes().splitlines()) for p in finals)
+    views = [p for p in finals if p.name != "rows.jsonl"]  # journaled per view; rows at the end
+    assert len(views) == 3
+    total = sum(len((reference / p).read_bytes().splitlines()) for p in views)
     killed = tmp_path / "killed"
-    journals = [killed / p.with_name(p.stem + ".journal.jsonl") for p in finals]
+    journals = [killed / p.with_name(p.stem + ".journal.jsonl") for p in views]
     report = kill_and_resume(P2S_DRIVER, args(killed), journals, total, KILLS, seed=23)
     assert report.kills == KILLS, report
     for path in finals:
         expected = (reference / path).read_bytes()
         assert (killed / path).read_bytes() == expected, path
-        ids = [json.loads(line)["record_id"] for line in expected.splitlines()]
-        assert len(ids) == len(set(ids))
+        if path in views:  # rows.jsonl holds every view's rows: its ids repeat across views
+            ids = [json.loads(line)["record_id"] for line in expected.splitlines()]
+            assert len(ids) == len(set(ids))
     shutil.rmtree(killed)
 
 

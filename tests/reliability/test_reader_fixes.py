@@ -154,3 +154,19 @@ def test_ocsr_attempt_rows_read_in_plan_order(tmp_path: Path) -> None:
     path.write_bytes(lines[0] + lines[2] + lines[1])
     rows = read_attempts(path, load_manifest(tmp_path / "m.json"))
     assert [r["attempt_id"] for r in rows] == ["ethanol#r1", "blank#r1"]
+
+
+def test_ocsr_score_cli_names_a_bad_journal_line(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from chemgauge.cli import app
+
+    path = _attempts(tmp_path, b'{"attempt_id": "x"}\n')
+    args = ["ocsr", "score", "-m", str(tmp_path / "m.json"), "-o", str(tmp_path), "-q"]
+    result = CliRunner().invoke(app, [*args, "--no-html"])
+    assert isinstance(result.exception, InputFileError)  # printed by the CLI without a trace
+    assert "attempts.jsonl, line 4: case_id None is not a case" in str(result.exception)
+    path.write_bytes(ATTEMPTS)
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "report.json").exists() and (tmp_path / "report.html").exists()

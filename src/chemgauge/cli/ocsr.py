@@ -202,16 +202,15 @@ def score(
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Re-score an existing run's attempts.jsonl and rewrite its report."""
-    from chemgauge.eval.records import RejectionStats, read_jsonl
+    from chemgauge.benchmarks.ocsr.manifest import load_manifest
+    from chemgauge.benchmarks.ocsr.runner import read_attempts
 
     journal = output / "attempts.jsonl"
     if not journal.exists():
         raise InputFileError(
             "no attempts journal (run `chemgauge ocsr run --run` first)", path=journal
         )
-    stats = RejectionStats(strict=True)
-    rows = [row for _, row in read_jsonl(journal, stats) if "attempt_id" in row]
-    rows.sort(key=lambda r: int(r["plan_index"]))
+    rows = read_attempts(journal, load_manifest(manifest, verify=False))
     report = _score_and_report(manifest, output, rows, quiet, html, {})
     if not quiet:
         _print_summary(report)
