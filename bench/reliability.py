@@ -7,15 +7,21 @@ Run from the repository root: ``.venv/bin/python bench/reliability.py [--mutatio
   missing fields, invalid UTF-8, NUL bytes, a 10 MB line, empty, a directory, CRLF, BOM,
   deep nesting, ...) plus N seeded random byte mutations of a valid file. "uncaught" is any
   outcome other than loading (bad lines counted) or a chemgauge error naming the file.
+  Readers: foundation, names, p2s, forward (rule files, corpus, template manifest), retro
+  (SMI/CSV/JSONL data files, the ``predictions`` model file) and OCSR (manifest, attempts
+  journal, image-set import with the hostile file as image or as reference; the image import
+  also gets decompression bombs and absurd resolutions, which must be refused).
 - chemistry: pathological molecules through every matcher; "uncaught" is an exception or a
   crashed child process (each item runs in a child so a segfault is counted, not fatal).
 - kills: SIGKILL at random journal sizes, resume, then compare the final rows byte for byte
-  with an uninterrupted run.
+  with an uninterrupted run (names, p2s; forward benchmark, retro eval with the predictions
+  model and an OCSR run with a Python recognizer, each also given torn journal lines).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -26,13 +32,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "src")]
 
+from tests.reliability.family_readers import all_readers, hostile_images  # noqa: E402
 from tests.reliability.hostile import (  # noqa: E402
     hostile_contents,
     materialize,
     mutate,
     try_reader,
 )
-from tests.reliability.readers import landed_readers  # noqa: E402
 
 PATHOLOGICAL = {
     "chain_10k_atoms": "C" * 10_000,
@@ -75,12 +81,15 @@ def bench_inputs(mutations: int, work: Path) -> dict[str, list[int]]:
     build_benchmark(sources, work / "data", TableProvider(work / "table.jsonl"), config)
     figures: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     failures: list[str] = []
-    for reader in landed_readers(work / "data"):
+    for reader in all_readers(work / "data"):
+        started = time.perf_counter()
         folder = work / f"in_{reader.family}_{reader.name}"
         variants = list(hostile_contents(reader.valid).items())
         variants += [
             (f"mutation_{i}", mutate(reader.valid, i, 1 + i % 12)) for i in range(mutations)
         ]
+        bombs = hostile_images() if reader.name == "import_image" else {}
+        variants += list(bombs.items())
         for index, (variant, content) in enumerate(variants):
             path = materialize(folder / f"{index}_{variant}{reader.suffix}", content)
             names = None if reader.names_file else str(path.parent / f"data_{path.name}")
@@ -89,8 +98,12 @@ def bench_inputs(mutations: int, work: Path) -> dict[str, list[int]]:
             row[0] += 1
             row[1] += outcome.kind == "uncaught"
             row[2] += outcome.kind == "refused"
-            if outcome.kind == "uncaught":
+            if outcome.kind == "uncaught" or (variant in bombs and outcome.kind != "refused"):
                 failures.append(f"{reader.family}:{reader.name} {variant}: {outcome.detail[:150]}")
+                row[1] += outcome.kind != "uncaught"  # a bomb that loaded counts as a failure
+        seconds = time.perf_counter() - started
+        print(f"  inputs {reader.family}:{reader.name}: {len(variants)} in {seconds:.1f} s",
+              file=sys.stderr)  # fmt: skip
     for line in failures:
         print("UNCAUGHT", line, file=sys.stderr)
     return figures
@@ -152,13 +165,25 @@ def bench_kills(kills: int, work: Path) -> dict[str, tuple[int, bool]]:
     run_to_end(P2S_DRIVER, p2s_args("p2s_ref"))
     finals = [p.relative_to(work / "p2s_ref") for p in (work / "p2s_ref").rglob("*.jsonl")]
     finals = [p for p in finals if not p.name.endswith(".journal.jsonl")]
-    rows = sum(len((work / "p2s_ref" / p).read_bytes().splitlines()) for p in finals)
-    journals = [work / "p2s_kill" / p.with_name(p.stem + ".journal.jsonl") for p in finals]
+    views = [p for p in finals if p.name != "rows.jsonl"]  # journaled per view
+    rows = sum(len((work / "p2s_ref" / p).read_bytes().splitlines()) for p in views)
+    journals = [work / "p2s_kill" / p.with_name(p.stem + ".journal.jsonl") for p in views]
     report = kill_and_resume(P2S_DRIVER, p2s_args("p2s_kill"), journals, rows, kills, 202)
     same = all(
         (work / "p2s_ref" / p).read_bytes() == (work / "p2s_kill" / p).read_bytes() for p in finals
     )
     out["p2s"] = (report.kills, same)
+
+    from tests.reliability import campaigns
+
+    for family, seed in (("forward", 303), ("retro", 404), ("ocsr", 505)):
+        started = time.perf_counter()
+        campaign = getattr(campaigns, f"{family}_campaign")(work / f"{family}_kills", kills, seed)
+        out[family] = (campaign.report.kills, campaign.all_identical)
+        print(f"  kills {family}: {campaign.items} items, {campaign.report}, "
+              f"{campaign.identical}, duplicates {campaign.duplicate_ids}, missing "
+              f"{campaign.missing_ids}, {time.perf_counter() - started:.0f} s",
+              file=sys.stderr)  # fmt: skip
     return out
 
 
@@ -169,6 +194,9 @@ def main() -> None:
     parser.add_argument("--no-kills", action="store_true")
     args = parser.parse_args()
     started = time.perf_counter()
+    load = os.getloadavg()
+    print(f"load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on "
+          f"{os.cpu_count()} cores", file=sys.stderr)  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="chemgauge-reliability-") as tmp:
         work = Path(tmp)
         inputs = bench_inputs(args.mutations, work)
@@ -185,7 +213,9 @@ def main() -> None:
     tried, uncaught, keyless, slowest = chem
     print(f"{'chemistry':<12}{tried:>14}{uncaught:>10}{keyless:>9}{'n/a':>8}{'n/a':>16}"
           f"   (keyless = refused or no key; slowest item {slowest:.1f} s)")  # fmt: skip
-    print(f"total {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    load = os.getloadavg()
+    print(f"total {time.perf_counter() - started:.0f} s; load average at end {load[0]:.2f} "
+          f"{load[1]:.2f} {load[2]:.2f}", file=sys.stderr)  # fmt: skip
 
 
 if __name__ == "__main__":
