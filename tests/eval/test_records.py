@@ -88,6 +88,26 @@ def test_journal_refuses_another_config(tmp_path: Path) -> None:
     fresh.close()
 
 
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (b'{"v": 1}\n', "line 3: journal row has no 'id' field"),
+        (b"[1, 2]\n", "line 3: corrupt journal line"),
+        (b"not json\n", "line 3: corrupt journal line"),
+    ],
+)
+def test_a_hand_edited_journal_line_is_an_error_naming_the_line(
+    tmp_path: Path, line: bytes, message: str
+) -> None:
+    path = tmp_path / "rows.journal.jsonl"
+    with ResumableJsonlWriter(path, config_sha256="c1", key_field="id") as journal:
+        journal.write({"id": "a", "v": 1})
+    with open(path, "ab") as handle:
+        handle.write(line)
+    with pytest.raises(ConfigError, match=message):
+        ResumableJsonlWriter(path, config_sha256="c1", key_field="id")
+
+
 def test_atomic_write_uses_normal_permissions(tmp_path: Path) -> None:
     import os
 

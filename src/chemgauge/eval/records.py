@@ -238,11 +238,14 @@ def iter_journal(path: str | Path) -> Iterator[dict[str, Any]]:
         _read_header(header, path)
         for number, line in enumerate(handle, start=2):
             try:
-                yield orjson.loads(line)
+                row = orjson.loads(line)
             except orjson.JSONDecodeError:
+                row = None
+            if not isinstance(row, dict):
                 raise ConfigError(
                     f"{path}, line {number}: corrupt journal line; delete the file to restart"
-                ) from None
+                )
+            yield row
 
 
 class ResumableJsonlWriter:
@@ -308,7 +311,12 @@ class ResumableJsonlWriter:
                 f"(config_sha256 {header.get('config_sha256')} != {self.config_sha256}); "
                 "use another output folder or pass --restart"
             )
-        for row in iter_journal(self.path):
+        for number, row in enumerate(iter_journal(self.path), start=2):
+            if self.key_field not in row:
+                raise ConfigError(
+                    f"{self.path}, line {number}: journal row has no {self.key_field!r} field "
+                    "(edited by hand?); delete the file to restart"
+                )
             key = str(row[self.key_field])
             self.keys.add(key)
             if self.keep_rows:
