@@ -60,3 +60,21 @@ def test_backend_options_are_checked(small_cohort: Manifest) -> None:
     manifest = str(small_cohort.root / "manifest.json")
     result = runner.invoke(app, ["ocsr", "run", "-m", manifest, "--backend", "http"])
     assert result.exit_code != 0 and "--url and --model" in str(result.exception)
+
+
+def test_image_limits_are_cli_options(
+    small_cohort: Manifest, answers: Callable[[dict[str, Any]], str], tmp_path: Path
+) -> None:
+    name = answers({"ethanol": "CCO"})
+    out = tmp_path / "tiny"
+    args = ["ocsr", "run", "-m", str(small_cohort.root / "manifest.json"), "--backend", "python"]
+    result = runner.invoke(
+        app,
+        [*args, "--callable", name, "-o", str(out), "--run", "--quiet", "--max-image-pixels", "1"],
+    )
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in (out / "attempts.jsonl").read_text().splitlines()[1:]]
+    assert rows and all(row["status"] == "not_run" for row in rows)
+    assert all("pixels" in row["not_run_reason"] for row in rows)
+    bad = runner.invoke(app, [*args, "--callable", name, "--max-image-pixels", "0"])
+    assert bad.exit_code != 0 and "image limits must be positive" in str(bad.exception)

@@ -11,6 +11,7 @@ import typer
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import print_summary, rate_cell, summary_table
 from chemgauge.errors import ConfigError, InputFileError
+from chemgauge.eval.images import DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_IMAGE_PIXELS, ImageLimits
 
 app = typer.Typer(
     help="Image-to-structure (OCSR) benchmark: does a recognizer return the exact graph?",
@@ -168,9 +169,21 @@ def run(
     target: str | None = typer.Option(None, "--callable", help="python back-end callable."),
     restart: bool = typer.Option(False, help="Discard an existing journal in --output."),
     html: bool = typer.Option(True, "--html/--no-html", help="Write report.html."),
+    max_image_pixels: int = typer.Option(
+        DEFAULT_MAX_IMAGE_PIXELS,
+        help="Refuse (status not_run) an image whose header declares more pixels.",
+    ),
+    max_image_mb: float = typer.Option(
+        DEFAULT_MAX_IMAGE_BYTES / 2**20, help="Refuse an image file larger than this (MiB)."
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
-    """Plan (default) or run (--run) a recognizer over a manifest, then score and report."""
+    """Plan (default) or run (--run) a recognizer over a manifest, then score and report.
+
+    Every image is checked from its header before anything decodes it: a decompression bomb
+    or an absurd resolution is recorded as not run, with the reason, and never reaches the
+    recognizer.
+    """
     from chemgauge.benchmarks.ocsr.manifest import load_manifest
     from chemgauge.benchmarks.ocsr.runner import (
         RunConfig,
@@ -181,7 +194,10 @@ def run(
 
     loaded = load_manifest(manifest)
     recognizer = _backend(backend, command_arg, fmt, url, model, api_key_env, target)
-    config = RunConfig(repeats, max_requests, per_workflow_seconds, budget_seconds, jobs)
+    limits = ImageLimits(max_pixels=max_image_pixels, max_bytes=int(max_image_mb * 2**20))
+    config = RunConfig(
+        repeats, max_requests, per_workflow_seconds, budget_seconds, jobs, image_limits=limits
+    )
     if not execute:
         typer.echo(describe_plan(loaded, config, recognizer.describe()))
         return
