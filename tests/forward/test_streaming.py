@@ -150,3 +150,21 @@ def test_memory_does_not_grow_with_the_corpus(
         large - small
     )
     assert per_row < 400, f"{per_row:.0f} bytes of peak memory per extra row"
+
+
+def test_strict_rejects_a_bad_corpus_before_journaling_anything(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chemgauge.errors import DataQualityError
+
+    calls = {"n": 0}
+    real = runner_module.predict_products_detailed
+
+    def count(reactants: Any, rules: Any, config: Any) -> Any:
+        calls["n"] += 1
+        return real(reactants, rules, config)
+
+    monkeypatch.setattr(runner_module, "predict_products_detailed", count)
+    with pytest.raises(DataQualityError, match="line 13"):
+        run(tmp_path, "strict", strict=True)
+    assert calls["n"] == 0 and not (tmp_path / "strict.jsonl.journal").exists()

@@ -344,6 +344,12 @@ def run_benchmark(
     """
     started = time.perf_counter()
     _check_output(config.output_rows)
+    if config.strict:
+        # Every corpus problem stops the run before anything is predicted or journaled (a
+        # journal left by a rejected corpus could never be resumed: fixing it changes its hash).
+        with open_corpus(config.corpus, strict=True) as check:
+            for _ in check:
+                pass
     corpus = open_corpus(config.corpus, strict=config.strict)
     try:
         return _run(config, corpus, executor, progress, started)
