@@ -180,6 +180,13 @@ TRICKY_SMILES = [
     "c1nc[nH]n1",
     "c1nnc[nH]1",
     "c1ncnn1",
+    "[NH3][Co]",
+    "N->[Pt](Cl)(Cl)<-N",
+    "[Cs]OC",
+    "[Se]C",
+    "[*]C",
+    "[SiH3]C",
+    "C[Mg]c1ccccc1",
 ]
 
 

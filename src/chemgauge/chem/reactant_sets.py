@@ -15,7 +15,8 @@ policies compute every key.
 
 Validity itself is decided by a screen cheaper than a full parse: RDKit's parse without
 sanitization, then only the sanitization steps that can reject a structure (clean-up,
-organometallic clean-up, valence, kekulization), with ring membership from RDKit's fast ring
+organometallic clean-up when a metal may be present, valence, kekulization when an aromatic
+atom may be present), with ring membership from RDKit's fast ring
 finder instead of the SSSR that kekulization would otherwise compute. The steps it skips
 (SSSR symmetrization, radicals, aromaticity, conjugation, hybridization, chirality clean-up,
 hydrogen adjustment, stereo perception) cannot reject a molecule, so the screen accepts
@@ -76,16 +77,30 @@ def _parse(text: str) -> Chem.Mol | None:
 _SCREEN = Chem.SmilesParserParams()
 setattr(_SCREEN, "removeHs", False)  # noqa: B010
 setattr(_SCREEN, "sanitize", False)  # noqa: B010
-_SCREEN_OPS = (
-    Chem.SanitizeFlags.SANITIZE_CLEANUP
-    | Chem.SanitizeFlags.SANITIZE_CLEANUP_ORGANOMETALLICS
-    | Chem.SanitizeFlags.SANITIZE_PROPERTIES
-)
-_SCREEN_OPS_AROMATIC = _SCREEN_OPS | Chem.SanitizeFlags.SANITIZE_KEKULIZE
+_SCREEN_OPS = Chem.SanitizeFlags.SANITIZE_CLEANUP | Chem.SanitizeFlags.SANITIZE_PROPERTIES
 # An aromatic atom or bond can only be written as a lowercase organic-subset symbol, a
 # bracket atom starting lowercase, or ':'; without one, kekulization has nothing to do.
 # Over-matching ('[Co]', atom maps) only costs the kekulization.
 _MAY_BE_AROMATIC = re.compile(r"[bcnops:]|\[\d*[a-z]")
+# A metal can only be written as a bracket atom; the organometallic clean-up (dative bonds
+# to metals) has nothing to do when every bracket atom is one of these non-metals.
+_BRACKET_ELEMENT = re.compile(r"\[\d*([A-Za-z][a-z]?)")
+_NON_METALS = frozenset(
+    {"H", "B", "C", "N", "O", "F", "Si", "P", "S", "Cl", "Se", "Br", "I"}
+    | {"b", "c", "n", "o", "p", "s", "se"}
+)
+
+
+def _screen_ops(text: str) -> Chem.SanitizeFlags:
+    """The sanitization steps that can reject this text's structure."""
+    ops = _SCREEN_OPS
+    if "[" in text:
+        symbols = _BRACKET_ELEMENT.findall(text)
+        if len(symbols) != text.count("[") or not _NON_METALS.issuperset(symbols):
+            ops |= Chem.SanitizeFlags.SANITIZE_CLEANUP_ORGANOMETALLICS
+    if _MAY_BE_AROMATIC.search(text):
+        ops |= Chem.SanitizeFlags.SANITIZE_KEKULIZE
+    return ops  # type: ignore[no-any-return]  # the stubs type flag unions as Any
 
 
 def _invariant_of(mol: Chem.Mol) -> str:
@@ -104,11 +119,9 @@ def screen_component(text: str) -> str | None:
         return None if mol is None else _invariant_of(mol)
     mol = Chem.MolFromSmiles(text, _SCREEN)
     if mol is not None and 0 < mol.GetNumAtoms() <= MAX_ATOMS:
-        if _MAY_BE_AROMATIC.search(text):
+        ops = _screen_ops(text)
+        if ops & Chem.SanitizeFlags.SANITIZE_KEKULIZE:
             Chem.FastFindRings(mol)
-            ops = _SCREEN_OPS_AROMATIC
-        else:
-            ops = _SCREEN_OPS
         flags = Chem.SanitizeMol(mol, ops, catchErrors=True)
         if flags == Chem.SanitizeFlags.SANITIZE_NONE:
             return _invariant_of(mol)
