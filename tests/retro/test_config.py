@@ -69,6 +69,10 @@ def test_syntheseus_aliases() -> None:
         ({"data_dir": "d", "model_class": "m", "strict": "maybe"}, "true or false"),
         ({"data_dir": "d", "model_class": "m", "model_kwargs": "[1]"}, "JSON object"),
         ({"data_dir": "d", "model_class": "m", "executor": "gpu"}, "serial, local, ray"),
+        (
+            {"data_dir": "d", "model_class": "m", "executor": "local", "ray_address": "auto"},
+            "needs executor=ray",
+        ),
     ],
 )
 def test_bad_options_are_named(options: dict[str, str], message: str) -> None:

@@ -185,8 +185,11 @@ def test_ray_executor_gives_the_same_rows(tmp_path: Path) -> None:
     pytest.importorskip("ray")
     serial = run_retro_eval(_config(tmp_path, "serial"), model=_model())
     on_ray = run_retro_eval(
-        _config(tmp_path, "ray", executor="ray", jobs=2, chunk_size=1), model=_model()
+        _config(tmp_path, "ray", executor="ray", jobs=2, chunk_size=1, ray_address="local"),
+        model=_model(),
     )
+    assert on_ray.report["run"]["executor"]["executor"] == "ray"
+    assert "ray_address" not in on_ray.report["config"]  # where it ran is not part of the result
     rows_serial = (tmp_path / "serial" / ROWS_JSONL).read_bytes()
     assert rows_serial == (tmp_path / "ray" / ROWS_JSONL).read_bytes()
     assert serial.report["reproducibility_sha256"] == on_ray.report["reproducibility_sha256"]

@@ -88,6 +88,7 @@ class RetroEvalConfig:
     executor: str = "local"
     jobs: int = 0
     chunk_size: int = 32
+    ray_address: str | None = None
     round_trip: str | None = None
     round_trip_max_rank: int = 10
     round_trip_num_results: int = 1
@@ -130,6 +131,10 @@ class RetroEvalConfig:
         if self.executor not in _EXECUTORS:
             raise ConfigError(
                 f"executor must be one of {', '.join(_EXECUTORS)}, got {self.executor!r}"
+            )
+        if self.ray_address is not None and self.executor != "ray":
+            raise ConfigError(
+                f"ray_address={self.ray_address!r} needs executor=ray (got {self.executor!r})"
             )
         if not isinstance(self.model_kwargs, Mapping):
             raise ConfigError("model_kwargs must be a JSON object")

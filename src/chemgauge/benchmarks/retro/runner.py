@@ -156,6 +156,7 @@ def run_retro_eval(
         kind=config.executor,  # type: ignore[arg-type]
         jobs=config.jobs,
         chunk_size=config.chunk_size,
+        ray_address=config.ray_address,
     )
     if model is None:
         model = build_retro_model(config.model_class, config.model_dir, **dict(config.model_kwargs))
@@ -231,7 +232,8 @@ def run_retro_eval(
     if isinstance(model, PredictionsFileModel):
         model_block["predictions_file"] = model.stats.to_dict()
     public_config = config.to_dict()
-    for volatile in ("results_dir", "quiet", "restart", "executor", "jobs", "chunk_size"):
+    volatile_keys = ("results_dir", "quiet", "restart", "executor", "jobs", "chunk_size")
+    for volatile in (*volatile_keys, "ray_address"):
         public_config.pop(volatile, None)
     report: dict[str, Any] = {
         "schema": REPORT_SCHEMA,
