@@ -215,3 +215,17 @@ def test_canonical_truth_gives_the_same_answers() -> None:
     assert promised.first_seen == plain.first_seen
     assert promised.correct["exact"] == (True, False, False, False)
     assert promised.correct["stereo_ignored"] == (True, True, False, False)
+
+
+def test_outputs_likely_to_need_keys_are_parsed_up_front_without_changing_answers() -> None:
+    from chemgauge.chem.reactant_sets import _likely_keyed
+
+    truth = ("CC(=O)O", "CN")
+    outputs = ["CN.CC(=O)O", "OC(C)=O.NC", "CCO", "c1ccccc1", "C1=CC=CC=C1", "CCCl"]
+    # the truth's spellings, and the two spellings sharing letters, are flagged; CCO and
+    # CCCl are not. Benzene's aromatic and Kekule spellings differ in letters, so the hint
+    # misses them: that costs a second parse, and the duplicate is still found.
+    assert _likely_keyed(truth, outputs) == {0, 1}
+    result = ReactantSetScorer(["exact"]).compare(truth, outputs)
+    assert result.first_seen == (0, 0, 2, 3, 3, 5)
+    assert result.correct["exact"] == (True, True, False, False, False, False)

@@ -27,6 +27,7 @@ keys always come from a full parse. About 1.7x cheaper per component than a full
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -130,6 +131,25 @@ def screen_component(text: str) -> str | None:
     return None if full is None else _invariant_of(full)
 
 
+# Letters of a SMILES other than H: the same for most spellings of one structure.
+_NOT_HEAVY_LETTERS = str.maketrans("", "", "H0123456789()[]=#-+@/\\%.:*$")
+
+
+def _spelling_hint(components: Sequence[str]) -> tuple[str, ...]:
+    return tuple(sorted("".join(sorted(c.translate(_NOT_HEAVY_LETTERS))) for c in components))
+
+
+def _likely_keyed(truth: Sequence[str], outputs: Sequence[str]) -> set[int]:
+    """Ranks of outputs that will probably need canonical keys: their letters (a cheap
+    proxy for the structure) match the truth's or another output's. Only a scheduling hint:
+    such outputs are parsed fully up front instead of screened and parsed again for the
+    key; answers never depend on it."""
+    hints = [_spelling_hint(split_components(o)) for o in outputs]
+    counts = Counter(hints)
+    target = _spelling_hint(truth)
+    return {rank for rank, hint in enumerate(hints) if counts[hint] > 1 or hint == target}
+
+
 def split_components(smiles: str) -> list[str]:
     """Textual split of a SMILES on '.', which never occurs inside a bracket atom."""
     return smiles.split(".")
@@ -194,13 +214,22 @@ class ReactantSetScorer:
 
     # -- components -------------------------------------------------------------------------
 
-    def _component(self, text: str) -> _Component | None:
+    def _component(self, text: str, mols: dict[str, Chem.Mol] | None = None) -> _Component | None:
+        """Memoized validity and invariant of one component. With ``mols`` (the component
+        will probably need a key), parse it fully right away and keep the molecule there, so
+        the key does not parse it a second time; otherwise run the cheaper screen."""
         try:
             return self._memo[text]
         except KeyError:
             pass
         self.parsed += 1
-        invariant = screen_component(text)
+        if mols is None:
+            invariant = screen_component(text)
+        else:
+            mol = _parse(text)
+            invariant = None if mol is None else _invariant_of(mol)
+            if mol is not None:
+                mols[text] = mol
         info = None if invariant is None else _Component(invariant)
         if len(self._memo) >= self._max_entries:
             self._memo.clear()
@@ -264,12 +293,14 @@ class ReactantSetScorer:
         """
         before = self.keys_computed
         mols: dict[str, Chem.Mol] = {}
+        likely = _likely_keyed(truth, outputs)
         parsed: list[tuple[list[str], list[_Component], _Invariant] | None] = []
-        for output in outputs:
+        for rank, output in enumerate(outputs):
             comps = split_components(output)
             infos: list[_Component] = []
+            keep = mols if rank in likely else None
             for text in comps:
-                info = self._component(text) if text else None
+                info = self._component(text, keep) if text else None
                 if info is None:
                     break
                 infos.append(info)
