@@ -22,8 +22,8 @@ from chemgauge.eval.provenance import sha256_file, sha256_json
 from chemgauge.eval.records import (
     RejectionStats,
     ResumableJsonlWriter,
-    atomic_write_bytes,
     atomic_write_json,
+    atomic_write_rows,
 )
 
 # Rows are journaled after each block, so an interrupted run resumes where it stopped.
@@ -171,8 +171,7 @@ def coverage(
         engine=engine,
         timing={"load_s": loaded - started, "score_s": scored - loaded},
     )
-    body = b"".join(orjson.dumps(r, option=orjson.OPT_SORT_KEYS) + b"\n" for r in rows)
-    atomic_write_bytes(output_rows, body)
+    atomic_write_rows(output_rows, rows)
     journal_path.unlink(missing_ok=True)
     if output_report is None:
         typer.echo(orjson.dumps(report, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode())

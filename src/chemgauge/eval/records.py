@@ -10,7 +10,7 @@ import contextlib
 import os
 import tempfile
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -187,6 +187,15 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     """Write bytes atomically (see :func:`atomic_open`)."""
     with atomic_open(path) as handle:
         handle.write(data)
+    return Path(path)
+
+
+def atomic_write_rows(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> Path:
+    """Stream a rows file atomically: one sorted-key JSON object per line, the one byte
+    format every family's ``rows.jsonl`` uses (``verify`` and the hashes depend on it)."""
+    with atomic_open(path) as handle:
+        for row in rows:
+            handle.write(orjson.dumps(row, option=orjson.OPT_SORT_KEYS) + b"\n")
     return Path(path)
 
 

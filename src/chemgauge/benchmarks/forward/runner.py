@@ -48,7 +48,11 @@ from chemgauge.engines.rules import EMBEDDED_RULES_VERSION, RULES_CONTENT_HASH_S
 from chemgauge.errors import ConfigError, DataQualityError
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
 from chemgauge.eval.provenance import sha256_json
-from chemgauge.eval.records import ResumableJsonlWriter, atomic_open, iter_journal
+from chemgauge.eval.records import (
+    ResumableJsonlWriter,
+    atomic_write_rows,
+    iter_journal,
+)
 from chemgauge.eval.splits import SPLIT_PROTOCOL_VERSION, TRAIN_MAX_BUCKET, VAL_MAX_BUCKET
 
 __all__ = [
@@ -431,9 +435,7 @@ def _run(
             f"the journal holds {totals.rows} rows for {corpus.entries} corpus entries"
         )
     provenance["reproducibility_sha256"] = digest
-    with atomic_open(config.output_rows) as sink:
-        for row in final_rows(read):
-            sink.write(orjson.dumps(row, option=orjson.OPT_SORT_KEYS) + b"\n")
+    atomic_write_rows(config.output_rows, final_rows(read))
     journal_path.unlink(missing_ok=True)
 
     overall = facts.aggregate()

@@ -12,14 +12,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from chemgauge.benchmarks.ocsr.manifest import Manifest
 from chemgauge.benchmarks.ocsr.runner import ATTEMPT_STATUSES, NOT_RUN, TIMING_FIELDS
 from chemgauge.benchmarks.ocsr.scoring import HEADLINE_POLICY, MATCH, POLICY_CLAIMS, UNSUPPORTED
 from chemgauge.chem.graphdiff import CATEGORIES
 from chemgauge.eval.provenance import reproducibility_sha256
-from chemgauge.eval.records import atomic_write_bytes, atomic_write_json
+from chemgauge.eval.records import atomic_write_bytes, atomic_write_json, atomic_write_rows
 from chemgauge.eval.stats import wilson_interval
 
 __all__ = ["REPORT_VERSION", "aggregate", "write_report"]
@@ -202,8 +200,7 @@ def write_report(
 ) -> dict[str, Any]:
     """Write ``scored.jsonl``, ``report.json`` and (optionally) ``report.html`` atomically."""
     out = Path(out_dir)
-    body = b"".join(orjson.dumps(r, option=orjson.OPT_SORT_KEYS) + b"\n" for r in rows)
-    atomic_write_bytes(out / "scored.jsonl", body)
+    atomic_write_rows(out / "scored.jsonl", rows)
     report = aggregate(manifest, rows, policies, provenance)
     atomic_write_json(out / "report.json", report)
     if html:

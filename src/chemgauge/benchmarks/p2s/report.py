@@ -33,7 +33,7 @@ from chemgauge.eval.provenance import (
     sha256_file,
     sha256_json,
 )
-from chemgauge.eval.records import atomic_write_bytes, atomic_write_json
+from chemgauge.eval.records import atomic_write_json, atomic_write_rows
 from chemgauge.eval.stats import wilson_interval
 
 __all__ = [
@@ -223,10 +223,7 @@ def write_run_report(
             "reproducibility_excludes": [],
         },
     }
-    rows_path = atomic_write_bytes(
-        folder / "rows.jsonl",
-        b"".join(orjson.dumps(r, option=orjson.OPT_SORT_KEYS) + b"\n" for r in rows),
-    )
+    rows_path = atomic_write_rows(folder / "rows.jsonl", rows)
     report_path = atomic_write_json(folder / "report.json", report)
     return RunReport(rows_path, report_path, report)
 

@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from chemgauge.benchmarks.p2s.report import write_run_report
 from chemgauge.benchmarks.p2s.scoring import read_predictions, score_view
 from chemgauge.benchmarks.p2s.spec import CONDITIONS
@@ -24,7 +22,11 @@ from chemgauge.benchmarks.p2s.taskfile import ViewData, load_dataset
 from chemgauge.engines.p2s.models import P2SModel
 from chemgauge.errors import ConfigError
 from chemgauge.eval.provenance import run_provenance, sha256_file, sha256_json
-from chemgauge.eval.records import ResumableJsonlWriter, atomic_write_bytes, atomic_write_json
+from chemgauge.eval.records import (
+    ResumableJsonlWriter,
+    atomic_write_json,
+    atomic_write_rows,
+)
 
 __all__ = ["RunConfig", "run_folder", "run_model", "total_tasks"]
 
@@ -91,9 +93,7 @@ def _run_view(
             if progress is not None:
                 progress(len(batch))
         rows = [journal.existing[t.record_id] for t in view.tasks]
-    atomic_write_bytes(
-        target, b"".join(orjson.dumps(r, option=orjson.OPT_SORT_KEYS) + b"\n" for r in rows)
-    )
+    atomic_write_rows(target, rows)
     score = score_view(view, read_predictions(target))
     return {**score.to_dict(), "resumed": resumed, "predictions": str(target)}
 

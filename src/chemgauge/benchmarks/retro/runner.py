@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 import chemgauge
 from chemgauge.benchmarks.retro.config import RetroEvalConfig
 from chemgauge.benchmarks.retro.data import DataFile, TargetSet, find_fold_file, load_targets
@@ -33,7 +31,11 @@ from chemgauge.engines.retro_models import PredictionsFileModel, RetroModel, bui
 from chemgauge.errors import DataQualityError
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
 from chemgauge.eval.provenance import reproducibility_sha256, run_provenance, sha256_json
-from chemgauge.eval.records import ResumableJsonlWriter, atomic_write_bytes, atomic_write_json
+from chemgauge.eval.records import (
+    ResumableJsonlWriter,
+    atomic_write_json,
+    atomic_write_rows,
+)
 
 __all__ = [
     "PREDICTIONS_JSONL",
@@ -217,8 +219,7 @@ def run_retro_eval(
     for target in targets.targets:
         entry = journal.existing.get(target.target)
         rows.append(entry["row"] if entry is not None else errors[target.target])
-    rows_bytes = b"".join(orjson.dumps(row, option=orjson.OPT_SORT_KEYS) + b"\n" for row in rows)
-    atomic_write_bytes(out_dir / ROWS_JSONL, rows_bytes)
+    atomic_write_rows(out_dir / ROWS_JSONL, rows)
 
     metrics = aggregate(
         rows,
@@ -232,9 +233,9 @@ def run_retro_eval(
     if isinstance(model, PredictionsFileModel):
         model_block["predictions_file"] = model.stats.to_dict()
     public_config = config.to_dict()
-    volatile_keys = ("results_dir", "quiet", "restart", "executor", "jobs", "chunk_size")
-    for volatile in (*volatile_keys, "ray_address"):
-        public_config.pop(volatile, None)
+    volatile = ("results_dir", "quiet", "restart", "executor", "jobs", "chunk_size", "ray_address")
+    for key in volatile:
+        public_config.pop(key, None)
     report: dict[str, Any] = {
         "schema": REPORT_SCHEMA,
         "benchmark": "retro",
