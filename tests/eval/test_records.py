@@ -134,3 +134,30 @@ def test_a_streaming_journal_keeps_keys_not_rows(tmp_path: Path) -> None:
     reopened.write({"id": 3, "v": "c"})
     reopened.close()
     assert [row["v"] for row in iter_journal(path)] == ["a", "b", "c"]
+
+
+def test_journal_rows_come_back_in_item_order_after_a_resume(tmp_path: Path) -> None:
+    from chemgauge.eval.records import index_journal, iter_journal_by_keys
+
+    path = tmp_path / "rows.journal"
+    with ResumableJsonlWriter(path, config_sha256="c1", key_field="id", keep_rows=False) as j:
+        j.write({"id": "t:3", "v": "c"})  # finished first (completion order)
+        j.write({"id": "t:1", "v": "a-old"})
+    with ResumableJsonlWriter(path, config_sha256="c1", key_field="id", keep_rows=False) as j:
+        j.write({"id": "t:1", "v": "a"})  # rewritten after the resume: the last row wins
+        j.write({"id": "t:2", "v": "b"})
+    assert sorted(index_journal(path, "id")) == ["t:1", "t:2", "t:3"]
+    rows = list(iter_journal_by_keys(path, "id", ["t:1", "t:2", "t:4", "t:3"]))
+    assert [None if r is None else r["v"] for r in rows] == ["a", "b", None, "c"]
+
+
+def test_journal_index_names_a_corrupt_line(tmp_path: Path) -> None:
+    from chemgauge.eval.records import index_journal
+
+    path = tmp_path / "rows.journal"
+    with ResumableJsonlWriter(path, config_sha256="c1", key_field="id") as j:
+        j.write({"id": "a"})
+    with open(path, "ab") as handle:
+        handle.write(b'{"no_id": 1}\n')
+    with pytest.raises(ConfigError, match=r"line 3: corrupt journal line"):
+        index_journal(path, "id")

@@ -27,8 +27,11 @@ __all__ = [
     "atomic_open",
     "atomic_write_bytes",
     "atomic_write_json",
+    "atomic_write_rows",
     "atomic_write_text",
+    "index_journal",
     "iter_journal",
+    "iter_journal_by_keys",
     "iter_lines",
     "read_jsonl",
 ]
@@ -255,6 +258,48 @@ def iter_journal(path: str | Path) -> Iterator[dict[str, Any]]:
                     f"{path}, line {number}: corrupt journal line; delete the file to restart"
                 )
             yield row
+
+
+def index_journal(path: str | Path, key_field: str) -> dict[str, int]:
+    """Byte offset of each key's row in a closed journal (the last row of a key wins, as
+    after a resume); one int per row, never the rows."""
+    path = Path(path)
+    offsets: dict[str, int] = {}
+    with open(path, "rb") as handle:
+        _read_header(handle.readline(), path)
+        offset = handle.tell()
+        for number, raw in enumerate(handle, start=2):
+            try:
+                row = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                row = None
+            if not isinstance(row, dict) or key_field not in row:
+                raise ConfigError(
+                    f"{path}, line {number}: corrupt journal line; delete the file to restart"
+                )
+            offsets[str(row[key_field])] = offset
+            offset += len(raw)
+    return offsets
+
+
+def iter_journal_by_keys(
+    path: str | Path, key_field: str, keys: Iterable[str]
+) -> Iterator[dict[str, Any] | None]:
+    """Rows of a closed journal in the order of ``keys``, ``None`` for a key without a row.
+
+    Journals are written in completion order and a resumed run appends after older rows, so
+    file order is not item order; this reads each row back by offset (:func:`index_journal`)
+    and holds only the offsets, so a rows file can be streamed in item order.
+    """
+    offsets = index_journal(path, key_field)
+    with open(path, "rb") as handle:
+        for key in keys:
+            offset = offsets.get(key)
+            if offset is None:
+                yield None
+                continue
+            handle.seek(offset)
+            yield orjson.loads(handle.readline())
 
 
 class ResumableJsonlWriter:
