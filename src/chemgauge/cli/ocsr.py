@@ -1,8 +1,13 @@
-"""``chemgauge ocsr``: image-to-structure benchmark (render, import, run, score, review)."""
+"""``chemgauge ocsr``: image-to-structure benchmark (render, import, run, score, review).
+
+``run`` and ``score`` stream: attempts go to the journal, are read back in plan order,
+scored one at a time into ``scored.jsonl`` and folded into the report; no row is held.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -88,24 +93,26 @@ def _backend(
 def _score_and_report(
     manifest_path: Path,
     output: Path,
-    rows: list[dict[str, Any]],
+    rows: Iterable[dict[str, Any]],
+    count: int,
     quiet: bool,
     html: bool,
     extra: dict[str, Any],
 ) -> dict[str, Any]:
-    from chemgauge.benchmarks.ocsr.evaluate import score_attempts
+    """Score ``count`` attempt rows as they stream past and write the report files."""
+    from chemgauge.benchmarks.ocsr.evaluate import iter_scored
     from chemgauge.benchmarks.ocsr.manifest import load_manifest
     from chemgauge.benchmarks.ocsr.report import write_report
     from chemgauge.benchmarks.ocsr.scoring import POLICIES
     from chemgauge.eval.provenance import run_provenance
 
     manifest = load_manifest(manifest_path)
-    with progress_bar("scoring", len(rows), quiet=quiet, min_total=50) as advance:
-        scored = score_attempts(manifest, rows, progress=advance)
     provenance = run_provenance(
         {"policies": list(POLICIES), **extra}, {"manifest": manifest_path}, extra
     ).to_dict()
-    return write_report(output, manifest, scored, POLICIES, provenance, html=html)
+    with progress_bar("scoring", count, quiet=quiet, min_total=50) as advance:
+        scored = iter_scored(manifest, rows, progress=advance)
+        return write_report(output, manifest, scored, POLICIES, provenance, html=html)
 
 
 def _rate(block: dict[str, Any] | None) -> str:
@@ -188,8 +195,9 @@ def run(
     from chemgauge.benchmarks.ocsr.runner import (
         RunConfig,
         describe_plan,
-        plan_attempts,
-        run_attempts,
+        iter_attempt_rows,
+        journal_attempts,
+        planned_count,
     )
 
     loaded = load_manifest(manifest)
@@ -201,11 +209,14 @@ def run(
     if not execute:
         typer.echo(describe_plan(loaded, config, recognizer.describe()))
         return
-    total = len(plan_attempts(loaded, config))
+    total = planned_count(loaded, config)
     with progress_bar(f"ocsr ({backend})", total, quiet=quiet, min_total=10) as advance:
-        rows = run_attempts(loaded, recognizer, config, output, restart=restart, progress=advance)
+        journal = journal_attempts(
+            loaded, recognizer, config, output, restart=restart, progress=advance
+        )
     extra = {"backend": recognizer.describe(), "run_config": config.to_dict()}
-    report = _score_and_report(manifest, output, rows, quiet, html, extra)
+    rows = iter_attempt_rows(journal, loaded, config)
+    report = _score_and_report(manifest, output, rows, total, quiet, html, extra)
     if not quiet:
         _print_summary(report)
 
@@ -219,15 +230,15 @@ def score(
 ) -> None:
     """Re-score an existing run's attempts.jsonl and rewrite its report."""
     from chemgauge.benchmarks.ocsr.manifest import load_manifest
-    from chemgauge.benchmarks.ocsr.runner import read_attempts
+    from chemgauge.benchmarks.ocsr.runner import scan_attempts
 
     journal = output / "attempts.jsonl"
     if not journal.exists():
         raise InputFileError(
             "no attempts journal (run `chemgauge ocsr run --run` first)", path=journal
         )
-    rows = read_attempts(journal, load_manifest(manifest, verify=False))
-    report = _score_and_report(manifest, output, rows, quiet, html, {})
+    attempts = scan_attempts(journal, load_manifest(manifest, verify=False))
+    report = _score_and_report(manifest, output, attempts.rows(), len(attempts), quiet, html, {})
     if not quiet:
         _print_summary(report)
 

@@ -3,11 +3,14 @@
 Validation (the candidate reads and sanitizes as a graph) is recorded apart from exactness:
 a chemically wrong but well-formed graph passes validation. Localized errors come from the
 bounded common-topology diff, run in a worker process; its timeouts are kept in the row.
+Rows are scored one at a time as they stream past (:func:`iter_scored`); only a bounded
+cache of recently used reference graphs is kept.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from rdkit import Chem
@@ -24,7 +27,10 @@ from chemgauge.chem.graphdiff import DiffSettings
 from chemgauge.chem.graphdiff_worker import GraphDiffer
 from chemgauge.chem.molfile import read_graph
 
-__all__ = ["score_attempts"]
+__all__ = ["candidate_mol", "iter_scored", "score_attempts"]
+
+#: Reference graphs kept for reuse (repeats of one case, or a case drawn twice).
+REFERENCE_CACHE = 256
 
 
 def score_attempts(
@@ -35,16 +41,47 @@ def score_attempts(
     diff_settings: DiffSettings | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Scored copies of attempt rows (input order kept)."""
-    references: dict[str, tuple[Chem.Mol, GraphKeys] | None] = {}
-    scored: list[dict[str, Any]] = []
+    """Scored copies of attempt rows (input order kept), as a list (see :func:`iter_scored`)."""
+    return list(
+        iter_scored(
+            manifest, rows, policies=policies, diff_settings=diff_settings, progress=progress
+        )
+    )
+
+
+Reference = tuple[Chem.Mol, GraphKeys] | None
+
+
+def _reference(
+    manifest: Manifest, case_id: str, policies: tuple[str, ...], cache: OrderedDict[str, Reference]
+) -> Reference:
+    """A case's reference graph and keys, from a small least-recently-used cache."""
+    if case_id in cache:
+        cache.move_to_end(case_id)
+        return cache[case_id]
+    mol = manifest.reference_mol(manifest.by_id[case_id])
+    reference = None if mol is None else (mol, graph_keys(mol, policies))
+    cache[case_id] = reference
+    if len(cache) > REFERENCE_CACHE:
+        cache.popitem(last=False)
+    return reference
+
+
+def iter_scored(
+    manifest: Manifest,
+    rows: Iterable[dict[str, Any]],
+    *,
+    policies: tuple[str, ...] = POLICIES,
+    diff_settings: DiffSettings | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Score attempt rows one at a time, in input order (the diff worker lives as long as
+    the iteration)."""
+    references: OrderedDict[str, Reference] = OrderedDict()
     with GraphDiffer(diff_settings) as differ:
         for row in rows:
             case = manifest.by_id[row["case_id"]]
-            if case.id not in references:
-                mol = manifest.reference_mol(case)
-                references[case.id] = None if mol is None else (mol, graph_keys(mol, policies))
-            reference = references[case.id]
+            reference = _reference(manifest, case.id, policies, references)
             out = dict(row)
             out["has_reference"] = reference is not None
             out["no_reference_reason"] = case.no_reference_reason
@@ -72,10 +109,9 @@ def score_attempts(
                 out["identity"] = compare_keys(ref_keys, keys)
                 if pred_mol is not None:
                     out["graph_diff"] = differ.diff(ref_mol, pred_mol).to_dict()
-            scored.append(out)
+            yield out
             if progress is not None:
                 progress(1)
-    return scored
 
 
 def candidate_mol(row: dict[str, Any]) -> Chem.Mol | None:

@@ -2,13 +2,17 @@
 
 Atoms and bonds named by localized errors are highlighted on both drawings; statuses,
 validation, per-policy verdicts and the raw back-end message are shown for every attempt.
+The page is written card by card (:func:`write_html`), so rows stream from the rows file and
+only a bounded cache of reference drawings is kept.
 """
 
 from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from chemgauge.benchmarks.ocsr.evaluate import candidate_mol
@@ -16,8 +20,12 @@ from chemgauge.benchmarks.ocsr.manifest import Case, Manifest
 from chemgauge.chem.render import highlighted_svg
 from chemgauge.errors import InputFileError
 from chemgauge.eval.images import ImageRefusedError, read_image_header
+from chemgauge.eval.records import atomic_open
 
-__all__ = ["render_html"]
+__all__ = ["render_html", "write_html"]
+
+#: Reference drawings kept for reuse (the same case with the same highlights).
+DRAWING_CACHE = 64
 
 _STYLE = """
 body{font-family:sans-serif;margin:1.5em;color:#222}
@@ -60,16 +68,33 @@ def _image_panel(manifest: Manifest, case: Case) -> str:
     return _panel(title, f'<img src="data:{mime};base64,{encoded}">')
 
 
-def _card(manifest: Manifest, row: Mapping[str, Any], ref_cache: dict[str, str]) -> str:
+def _in_order(identity: Mapping[str, str], policies: Sequence[str]) -> dict[str, str]:
+    """Verdicts in the report's policy order, then any others: a row read back from the
+    rows file has its keys sorted, one held in memory has them in policy order."""
+    ordered = {p: identity[p] for p in policies if p in identity}
+    ordered.update(identity)
+    return ordered
+
+
+def _card(
+    manifest: Manifest,
+    row: Mapping[str, Any],
+    ref_cache: OrderedDict[str, str],
+    policies: Sequence[str],
+) -> str:
     case = manifest.by_id[str(row["case_id"])]
     panels = [_image_panel(manifest, case)]
     diff = row.get("graph_diff")
     if case.reference is not None:
         ref_atoms, ref_bonds = _highlights(diff, "ref")
         key = f"{case.id}:{ref_atoms}:{ref_bonds}"
-        if key not in ref_cache:
+        if key in ref_cache:
+            ref_cache.move_to_end(key)
+        else:
             mol = manifest.reference_mol(case)
             ref_cache[key] = "" if mol is None else highlighted_svg(mol, ref_atoms, ref_bonds)
+            if len(ref_cache) > DRAWING_CACHE:
+                ref_cache.popitem(last=False)
         panels.append(_panel("reference", ref_cache[key]))
     else:
         panels.append(
@@ -81,7 +106,7 @@ def _card(manifest: Manifest, row: Mapping[str, Any], ref_cache: dict[str, str])
         panels.append(_panel("prediction", highlighted_svg(pred, pred_atoms, pred_bonds)))
     else:
         panels.append(_panel("prediction", "<p>(no readable graph)</p>"))
-    identity = row.get("identity") or {}
+    identity = _in_order(row.get("identity") or {}, policies)
     verdicts = " ".join(
         f'<span class="{"match" if v == "match" else "mismatch" if v == "mismatch" else "other"}">'
         f"{html.escape(p)}: {html.escape(str(v))}</span>"
@@ -127,17 +152,41 @@ def _summary(report: Mapping[str, Any]) -> str:
     )
 
 
-def render_html(
-    manifest: Manifest, rows: Sequence[Mapping[str, Any]], report: Mapping[str, Any]
-) -> str:
-    """The whole page as a string (deterministic for identical rows)."""
-    ref_cache: dict[str, str] = {}
-    cards = "".join(_card(manifest, row, ref_cache) for row in rows)
+def _page(
+    manifest: Manifest, rows: Iterable[Mapping[str, Any]], report: Mapping[str, Any]
+) -> Iterator[str]:
+    """The page in pieces: head and summary, one card per row, the end."""
+    ref_cache: OrderedDict[str, str] = OrderedDict()
+    policies = list(report.get("policies") or ())
     title = f"chemgauge OCSR report: {manifest.name}"
-    return (
+    yield (
         f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
         f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>"
         f"{_summary(report)}<p>reproducibility_sha256 <code>"
         f"{html.escape(str(report['reproducibility_sha256']))}</code></p>"
-        f"<h2>Attempts</h2>{cards}</body></html>\n"
+        "<h2>Attempts</h2>"
     )
+    for row in rows:
+        yield _card(manifest, row, ref_cache, policies)
+    yield "</body></html>\n"
+
+
+def render_html(
+    manifest: Manifest, rows: Iterable[Mapping[str, Any]], report: Mapping[str, Any]
+) -> str:
+    """The whole page as a string (deterministic for identical rows)."""
+    return "".join(_page(manifest, rows, report))
+
+
+def write_html(
+    path: str | Path,
+    manifest: Manifest,
+    rows: Iterable[Mapping[str, Any]],
+    report: Mapping[str, Any],
+) -> Path:
+    """Stream the page into ``path`` atomically, a card at a time (same bytes as
+    :func:`render_html`)."""
+    with atomic_open(path, text=True) as handle:
+        for piece in _page(manifest, rows, report):
+            handle.write(piece)
+    return Path(path)

@@ -3,26 +3,36 @@
 Denominators stay separate: all planned attempts, planned attempts with a finite reference,
 attempted, completed and provisional. Completed exact graphs, provisional exact previews and
 validation (acceptance) are counted apart, every policy over the same denominator.
+
+Rows are folded into a :class:`ReportTally` as they stream past and never held. The tally
+keeps counters, one float per timed attempt (for the median), one small record per image
+(statuses and distinct graphs, for the consistency list) and one entry per attempt without a
+reference (the report lists those): what the report itself lists, nothing more.
 """
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from chemgauge.benchmarks.ocsr.manifest import Manifest
 from chemgauge.benchmarks.ocsr.runner import ATTEMPT_STATUSES, NOT_RUN, TIMING_FIELDS
 from chemgauge.benchmarks.ocsr.scoring import HEADLINE_POLICY, MATCH, POLICY_CLAIMS, UNSUPPORTED
 from chemgauge.chem.graphdiff import CATEGORIES
 from chemgauge.eval.provenance import reproducibility_sha256
-from chemgauge.eval.records import atomic_write_bytes, atomic_write_json, atomic_write_rows
+from chemgauge.eval.records import atomic_write_json, atomic_write_rows
 from chemgauge.eval.stats import wilson_interval
 
-__all__ = ["REPORT_VERSION", "aggregate", "write_report"]
+__all__ = ["REPORT_VERSION", "ReportTally", "aggregate", "iter_rows_file", "write_report"]
 
 REPORT_VERSION = 1
+_INTERNED = {status: status for status in ATTEMPT_STATUSES}
 
 
 def _rate(successes: int, n: int) -> dict[str, Any]:
@@ -33,178 +43,282 @@ def _rate(successes: int, n: int) -> dict[str, Any]:
     return {"successes": successes, "n": n, "rate": round(successes / n, 6), "wilson95": bounds}
 
 
-def _status_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    counts = Counter(str(r["status"]) for r in rows)
+def _status_counts(counts: Counter[str]) -> dict[str, int]:
     return {status: counts.get(status, 0) for status in ATTEMPT_STATUSES}
 
 
-def _verdict(row: Mapping[str, Any], policy: str) -> str | None:
-    identity = row.get("identity")
-    return None if identity is None else identity.get(policy)
+@dataclass
+class _Exactness:
+    """Counts over one group of rows (the finite-reference attempts)."""
 
+    planned: int = 0
+    statuses: Counter[str] = field(default_factory=Counter)
+    completed_exact: Counter[str] = field(default_factory=Counter)
+    provisional_exact: Counter[str] = field(default_factory=Counter)
+    unsupported: Counter[str] = field(default_factory=Counter)
 
-def _exactness(rows: Sequence[Mapping[str, Any]], policies: Sequence[str]) -> dict[str, Any]:
-    planned = len(rows)
-    attempted = [r for r in rows if r["status"] != NOT_RUN]
-    completed = [r for r in rows if r["status"] == "completed"]
-    provisional = [r for r in rows if r["status"] == "provisional"]
-    per_policy: dict[str, Any] = {}
-    for policy in policies:
-        completed_exact = sum(_verdict(r, policy) == MATCH for r in completed)
-        per_policy[policy] = {
-            "claim": POLICY_CLAIMS.get(policy, ""),
-            "completed_exact": completed_exact,
-            "provisional_exact": sum(_verdict(r, policy) == MATCH for r in provisional),
-            "unsupported": sum(_verdict(r, policy) == UNSUPPORTED for r in attempted),
-            "completed_exact_over_planned": _rate(completed_exact, planned),
-            "completed_exact_over_attempted": _rate(completed_exact, len(attempted)),
+    def add(self, row: Mapping[str, Any]) -> None:
+        status = row["status"]
+        self.planned += 1
+        self.statuses[str(status)] += 1
+        for policy, verdict in (row.get("identity") or {}).items():
+            if verdict == MATCH and status == "completed":
+                self.completed_exact[policy] += 1
+            elif verdict == MATCH and status == "provisional":
+                self.provisional_exact[policy] += 1
+            if verdict == UNSUPPORTED and status != NOT_RUN:
+                self.unsupported[policy] += 1
+
+    def result(self, policies: Sequence[str]) -> dict[str, Any]:
+        attempted = self.planned - self.statuses[NOT_RUN]
+        per_policy: dict[str, Any] = {}
+        for policy in policies:
+            completed_exact = self.completed_exact[policy]
+            per_policy[policy] = {
+                "claim": POLICY_CLAIMS.get(policy, ""),
+                "completed_exact": completed_exact,
+                "provisional_exact": self.provisional_exact[policy],
+                "unsupported": self.unsupported[policy],
+                "completed_exact_over_planned": _rate(completed_exact, self.planned),
+                "completed_exact_over_attempted": _rate(completed_exact, attempted),
+            }
+        return {
+            "planned": self.planned,
+            "attempted": attempted,
+            "completed": self.statuses["completed"],
+            "provisional": self.statuses["provisional"],
+            "not_run": self.planned - attempted,
+            "statuses": _status_counts(self.statuses),
+            "policies": per_policy,
         }
-    return {
-        "planned": planned,
-        "attempted": len(attempted),
-        "completed": len(completed),
-        "provisional": len(provisional),
-        "not_run": planned - len(attempted),
-        "statuses": _status_counts(rows),
-        "policies": per_policy,
-    }
 
 
-def _validation(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for status in ("completed", "provisional"):
-        subset = [r for r in rows if r["status"] == status]
-        with_graph = [r for r in subset if r["candidate"]["present"]]
-        accepted = sum(bool(r["candidate"].get("accepted")) for r in with_graph)
-        reasons = Counter(
-            str(r["candidate"].get("reason")) for r in with_graph if not r["candidate"]["accepted"]
-        )
-        out[status] = {
-            "attempts": len(subset),
-            "with_graph": len(with_graph),
-            "accepted": accepted,
-            "rejected_reasons": dict(sorted(reasons.items())),
+@dataclass
+class _Validation:
+    """Graph validation of completed and provisional finite-reference attempts."""
+
+    attempts: Counter[str] = field(default_factory=Counter)
+    with_graph: Counter[str] = field(default_factory=Counter)
+    accepted: Counter[str] = field(default_factory=Counter)
+    reasons: dict[str, Counter[str]] = field(
+        default_factory=lambda: {"completed": Counter(), "provisional": Counter()}
+    )
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        status = row["status"]
+        if status not in self.reasons:
+            return
+        self.attempts[status] += 1
+        candidate = row["candidate"]
+        if not candidate["present"]:
+            return
+        self.with_graph[status] += 1
+        self.accepted[status] += bool(candidate.get("accepted"))
+        if not candidate["accepted"]:
+            self.reasons[status][str(candidate.get("reason"))] += 1
+
+    def result(self) -> dict[str, Any]:
+        return {
+            status: {
+                "attempts": self.attempts[status],
+                "with_graph": self.with_graph[status],
+                "accepted": self.accepted[status],
+                "rejected_reasons": dict(sorted(reasons.items())),
+            }
+            for status, reasons in self.reasons.items()
         }
-    return out
 
 
-def _errors(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    diff_status: Counter[str] = Counter()
-    attempts_with: Counter[str] = Counter()
-    totals: Counter[str] = Counter()
-    for row in rows:
+@dataclass
+class _Errors:
+    """Localized graph errors of completed and provisional finite-reference attempts."""
+
+    diff_status: Counter[str] = field(default_factory=Counter)
+    attempts_with: Counter[str] = field(default_factory=Counter)
+    totals: Counter[str] = field(default_factory=Counter)
+
+    def add(self, row: Mapping[str, Any]) -> None:
         diff = row.get("graph_diff")
         if diff is None or row["status"] not in ("completed", "provisional"):
-            continue
-        diff_status[str(diff["status"])] += 1
+            return
+        self.diff_status[str(diff["status"])] += 1
         counts: Mapping[str, int] = diff["category_counts"]
         for category, n in counts.items():
-            attempts_with[category] += 1
-            totals[category] += n
-    commonest = sorted(attempts_with.items(), key=lambda kv: (-kv[1], kv[0]))
+            self.attempts_with[category] += 1
+            self.totals[category] += n
+
+    def result(self) -> dict[str, Any]:
+        commonest = sorted(self.attempts_with.items(), key=lambda kv: (-kv[1], kv[0]))
+        return {
+            "diff_status": dict(sorted(self.diff_status.items())),
+            "attempts_with_category": {c: self.attempts_with.get(c, 0) for c in CATEGORIES},
+            "errors_by_category": {c: self.totals.get(c, 0) for c in CATEGORIES},
+            "commonest": [{"category": c, "attempts": n} for c, n in commonest[:10]],
+        }
+
+
+@dataclass(slots=True)
+class _CaseRepeats:
+    """One image's attempts: (repeat, status) pairs and what the attempts that ran returned."""
+
+    statuses: list[tuple[int, str]] = field(default_factory=list)
+    ran: int = 0
+    ran_statuses: set[str] = field(default_factory=set)
+    graphs: set[str] = field(default_factory=set)
+    all_present: bool = True
+
+
+def _consistency_entry(case_id: str, case: _CaseRepeats) -> dict[str, Any]:
+    graphs = sorted(case.graphs)
     return {
-        "diff_status": dict(sorted(diff_status.items())),
-        "attempts_with_category": {c: attempts_with.get(c, 0) for c in CATEGORIES},
-        "errors_by_category": {c: totals.get(c, 0) for c in CATEGORIES},
-        "commonest": [{"category": c, "attempts": n} for c, n in commonest[:10]],
+        "case_id": case_id,
+        "statuses": [status for _, status in sorted(case.statuses, key=lambda rs: rs[0])],
+        "same_status": len(case.ran_statuses) == 1,
+        "distinct_graphs": graphs,
+        "same_graph": len(graphs) <= 1 and case.all_present,
     }
 
 
-def _consistency(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    by_case: dict[str, list[Mapping[str, Any]]] = {}
-    for row in rows:
-        by_case.setdefault(str(row["case_id"]), []).append(row)
-    out: list[dict[str, Any]] = []
-    for case_id, group in by_case.items():
-        ran = [r for r in group if r["status"] != NOT_RUN]
-        if len(ran) < 2:
-            continue
-        graphs = sorted(
-            {str(r["candidate"].get("smiles")) for r in ran if r["candidate"]["present"]}
-        )
-        out.append(
-            {
-                "case_id": case_id,
-                "statuses": [r["status"] for r in sorted(group, key=lambda r: r["repeat"])],
-                "same_status": len({r["status"] for r in ran}) == 1,
-                "distinct_graphs": graphs,
-                "same_graph": len(graphs) <= 1 and all(r["candidate"]["present"] for r in ran),
-            }
-        )
-    return out
+def _qualitative(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "attempt_id": row["attempt_id"],
+        "case_id": row["case_id"],
+        "no_reference_reason": row["no_reference_reason"],
+        "status": row["status"],
+        "message": (row.get("recognition") or {}).get("message", ""),
+        "candidate_smiles": row["candidate"].get("smiles"),
+        "empty_candidate": not row["candidate"]["present"],
+    }
 
 
-def _qualitative(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    return [
-        {
-            "attempt_id": r["attempt_id"],
-            "case_id": r["case_id"],
-            "no_reference_reason": r["no_reference_reason"],
-            "status": r["status"],
-            "message": (r.get("recognition") or {}).get("message", ""),
-            "candidate_smiles": r["candidate"].get("smiles"),
-            "empty_candidate": not r["candidate"]["present"],
+class ReportTally:
+    """The report's numbers, folded in one scored row at a time (:meth:`add`)."""
+
+    def __init__(self) -> None:
+        self.planned = 0
+        self.statuses: Counter[str] = Counter()
+        self.no_reference_statuses: Counter[str] = Counter()
+        self.qualitative: list[dict[str, Any]] = []
+        self.finite = _Exactness()
+        self.validation = _Validation()
+        self.errors = _Errors()
+        self.cases: dict[str, _CaseRepeats] = {}
+        self.elapsed = array("d")
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        """Fold one scored row in."""
+        status = str(row["status"])
+        self.planned += 1
+        self.statuses[status] += 1
+        if row["has_reference"]:
+            self.finite.add(row)
+            self.validation.add(row)
+            self.errors.add(row)
+        else:
+            self.no_reference_statuses[status] += 1
+            self.qualitative.append(_qualitative(row))
+        case = self.cases.setdefault(str(row["case_id"]), _CaseRepeats())
+        case.statuses.append((row["repeat"], _INTERNED.get(row["status"], row["status"])))
+        if row["status"] != NOT_RUN:
+            case.ran += 1
+            case.ran_statuses.add(_INTERNED.get(row["status"], row["status"]))
+            if row["candidate"]["present"]:
+                case.graphs.add(str(row["candidate"].get("smiles")))
+            else:
+                case.all_present = False
+        if row.get("recognition"):
+            self.elapsed.append(float(row["recognition"]["elapsed_seconds"]))
+
+    def feed(self, rows: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
+        """Yield ``rows`` unchanged, folding each in on the way past."""
+        for row in rows:
+            self.add(row)
+            yield row
+
+    def result(
+        self,
+        manifest: Manifest,
+        policies: Sequence[str],
+        provenance: Mapping[str, Any],
+        reproducibility: str,
+    ) -> dict[str, Any]:
+        """The report body; ``reproducibility`` is the rows' hash (see :func:`aggregate`)."""
+        elapsed = sorted(self.elapsed)
+        return {
+            "report_version": REPORT_VERSION,
+            "manifest": {"name": manifest.name, "images": len(manifest.cases)},
+            "headline_policy": HEADLINE_POLICY,
+            "policies": list(policies),
+            "all_attempts": {"planned": self.planned, "statuses": _status_counts(self.statuses)},
+            "finite_reference": self.finite.result(policies),
+            "no_reference": {
+                "planned": self.planned - self.finite.planned,
+                "statuses": _status_counts(self.no_reference_statuses),
+                "attempts": self.qualitative,
+            },
+            "validation": self.validation.result(),
+            "localized_errors": self.errors.result(),
+            "consistency": [
+                _consistency_entry(case_id, case)
+                for case_id, case in self.cases.items()
+                if case.ran >= 2
+            ],
+            "timing": {
+                "attempts_timed": len(elapsed),
+                "median_seconds": elapsed[len(elapsed) // 2] if elapsed else None,
+                "min_seconds": elapsed[0] if elapsed else None,
+                "max_seconds": elapsed[-1] if elapsed else None,
+                "total_seconds": round(sum(elapsed), 3),
+            },
+            "token_usage": "reported per attempt when the back-end exposes it, never estimated",
+            "provenance": dict(provenance),
+            "reproducibility_sha256": reproducibility,
         }
-        for r in rows
-        if not r["has_reference"]
-    ]
 
 
 def aggregate(
     manifest: Manifest,
-    rows: Sequence[Mapping[str, Any]],
+    rows: Iterable[Mapping[str, Any]],
     policies: Sequence[str],
     provenance: Mapping[str, Any],
 ) -> dict[str, Any]:
     """The report body; byte-identical for identical rows apart from timing fields."""
-    finite = [r for r in rows if r["has_reference"]]
-    elapsed = sorted(
-        float(r["recognition"]["elapsed_seconds"]) for r in rows if r.get("recognition")
-    )
-    return {
-        "report_version": REPORT_VERSION,
-        "manifest": {"name": manifest.name, "images": len(manifest.cases)},
-        "headline_policy": HEADLINE_POLICY,
-        "policies": list(policies),
-        "all_attempts": {"planned": len(rows), "statuses": _status_counts(rows)},
-        "finite_reference": _exactness(finite, policies),
-        "no_reference": {
-            "planned": len(rows) - len(finite),
-            "statuses": _status_counts([r for r in rows if not r["has_reference"]]),
-            "attempts": _qualitative(rows),
-        },
-        "validation": _validation(finite),
-        "localized_errors": _errors(finite),
-        "consistency": _consistency(rows),
-        "timing": {
-            "attempts_timed": len(elapsed),
-            "median_seconds": elapsed[len(elapsed) // 2] if elapsed else None,
-            "min_seconds": elapsed[0] if elapsed else None,
-            "max_seconds": elapsed[-1] if elapsed else None,
-            "total_seconds": round(sum(elapsed), 3),
-        },
-        "token_usage": "reported per attempt when the back-end exposes it, never estimated",
-        "provenance": dict(provenance),
-        "reproducibility_sha256": reproducibility_sha256(rows, TIMING_FIELDS),
-    }
+    tally = ReportTally()
+    digest = reproducibility_sha256(tally.feed(rows), TIMING_FIELDS)
+    return tally.result(manifest, policies, provenance, digest)
+
+
+def iter_rows_file(path: str | Path) -> Iterator[dict[str, Any]]:
+    """Rows of a rows file (``scored.jsonl``) one at a time."""
+    with open(path, "rb") as handle:
+        for line in handle:
+            yield orjson.loads(line)
 
 
 def write_report(
     out_dir: str | Path,
     manifest: Manifest,
-    rows: Sequence[Mapping[str, Any]],
+    rows: Iterable[Mapping[str, Any]],
     policies: Sequence[str],
     provenance: Mapping[str, Any],
     *,
     html: bool = True,
 ) -> dict[str, Any]:
-    """Write ``scored.jsonl``, ``report.json`` and (optionally) ``report.html`` atomically."""
+    """Write ``scored.jsonl``, ``report.json`` and (optionally) ``report.html`` atomically.
+
+    ``rows`` is consumed once (it may be a generator scoring attempts as they come): it is
+    streamed into ``scored.jsonl`` and the tally, then the written file is read back for the
+    row hash and the HTML page, so no row is held.
+    """
     out = Path(out_dir)
-    atomic_write_rows(out / "scored.jsonl", rows)
-    report = aggregate(manifest, rows, policies, provenance)
+    scored = out / "scored.jsonl"
+    tally = ReportTally()
+    atomic_write_rows(scored, tally.feed(rows))
+    digest = reproducibility_sha256(iter_rows_file(scored), TIMING_FIELDS)
+    report = tally.result(manifest, policies, provenance, digest)
     atomic_write_json(out / "report.json", report)
     if html:
-        from chemgauge.benchmarks.ocsr.html import render_html
+        from chemgauge.benchmarks.ocsr.html import write_html
 
-        atomic_write_bytes(out / "report.html", render_html(manifest, rows, report).encode())
+        write_html(out / "report.html", manifest, iter_rows_file(scored), report)
     return report

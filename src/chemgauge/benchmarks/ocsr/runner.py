@@ -8,6 +8,12 @@ resolution, a file that is not an image): a refused image is recorded ``not_run`
 reason, costs no request, and is never decoded or handed on. Images are handed to the
 back-end under a neutral file name, so a case id never leaks the answer. Rows go to a resumable
 journal keyed by attempt id and the run's configuration hash.
+
+Rows are never held: the journal keeps only finished keys, the plan is generated lazily, and
+rows are read back from the journal in plan order (:func:`iter_attempt_rows`), holding one
+offset per attempt. The manifest itself stays in memory (one :class:`Case`, about 3 KB, per
+image): it is one JSON document, parsed and hashed whole, so a lazy manifest would need
+another file format.
 """
 
 from __future__ import annotations
@@ -16,11 +22,11 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
@@ -29,7 +35,11 @@ from chemgauge.engines.ocsr_backends import Recognizer
 from chemgauge.errors import ConfigError, InputFileError
 from chemgauge.eval.images import ImageLimits, ImageRefusedError, read_image_header
 from chemgauge.eval.provenance import sha256_json
-from chemgauge.eval.records import ResumableJsonlWriter, iter_lines
+from chemgauge.eval.records import (
+    ResumableJsonlWriter,
+    index_journal,
+    iter_journal_by_keys,
+)
 
 __all__ = [
     "ATTEMPT_STATUSES",
@@ -38,9 +48,14 @@ __all__ = [
     "PlannedAttempt",
     "RunConfig",
     "describe_plan",
+    "iter_attempt_rows",
+    "iter_plan",
+    "journal_attempts",
     "plan_attempts",
+    "planned_count",
     "read_attempts",
     "run_attempts",
+    "scan_attempts",
 ]
 
 NOT_RUN = "not_run"
@@ -90,25 +105,35 @@ class PlannedAttempt:
     repeat: int
 
 
-def plan_attempts(manifest: Manifest, config: RunConfig) -> list[PlannedAttempt]:
-    """Every attempt the run intends, repeat-major, in manifest order."""
-    plan: list[PlannedAttempt] = []
+def iter_plan(manifest: Manifest, config: RunConfig) -> Iterator[PlannedAttempt]:
+    """Every attempt the run intends, repeat-major, in manifest order (generated lazily)."""
+    index = 0
     for repeat in range(1, config.repeats + 1):
         for case in manifest.cases:
-            plan.append(PlannedAttempt(len(plan), f"{case.id}#r{repeat}", case.id, repeat))
-    return plan
+            yield PlannedAttempt(index, f"{case.id}#r{repeat}", case.id, repeat)
+            index += 1
+
+
+def plan_attempts(manifest: Manifest, config: RunConfig) -> list[PlannedAttempt]:
+    """The whole plan as a list (see :func:`iter_plan`)."""
+    return list(iter_plan(manifest, config))
+
+
+def planned_count(manifest: Manifest, config: RunConfig) -> int:
+    """How many attempts the plan holds."""
+    return len(manifest.cases) * config.repeats
 
 
 def describe_plan(manifest: Manifest, config: RunConfig, backend: dict[str, Any]) -> str:
     """Human-readable dry-run plan."""
-    plan = plan_attempts(manifest, config)
-    with_reference = sum(1 for p in plan if manifest.by_id[p.case_id].reference is not None)
-    reachable = len(plan) if config.max_requests is None else min(len(plan), config.max_requests)
+    planned = planned_count(manifest, config)
+    with_reference = config.repeats * sum(1 for c in manifest.cases if c.reference is not None)
+    reachable = planned if config.max_requests is None else min(planned, config.max_requests)
     lines = [
         f"manifest {manifest.name}: {len(manifest.cases)} images",
         f"backend: {backend}",
-        f"planned attempts: {len(plan)} ({config.repeats} repeat(s); {with_reference} with a "
-        f"finite reference, {len(plan) - with_reference} qualitative)",
+        f"planned attempts: {planned} ({config.repeats} repeat(s); {with_reference} with a "
+        f"finite reference, {planned - with_reference} qualitative)",
         f"budgets: max requests {config.max_requests or 'unbounded'}, "
         f"{config.per_workflow_seconds:g} s per workflow, overall "
         f"{config.budget_seconds if config.budget_seconds is not None else 'unbounded'} s",
@@ -197,7 +222,23 @@ def _attempt(
     }
 
 
-def run_attempts(
+def _spent(journal_path: Path) -> tuple[int, float]:
+    """Attempts started and recognition seconds spent by the rows already journaled (a resumed
+    run draws on the same budget); read back in journal-key order, never held."""
+    keys = index_journal(journal_path, "attempt_id")
+    started = [0]
+
+    def elapsed() -> Iterator[float]:
+        for row in iter_journal_by_keys(journal_path, "attempt_id", keys):
+            if row is not None and row["status"] != NOT_RUN:
+                started[0] += 1
+                yield float(row["recognition"]["elapsed_seconds"])
+
+    seconds = sum(elapsed())
+    return started[0], seconds
+
+
+def journal_attempts(
     manifest: Manifest,
     recognizer: Recognizer,
     config: RunConfig,
@@ -205,21 +246,23 @@ def run_attempts(
     *,
     restart: bool = False,
     progress: Callable[[int], None] | None = None,
-) -> list[dict[str, Any]]:
-    """Run the plan, journaling each row as it finishes; returns rows in plan order."""
+) -> Path:
+    """Run the plan, journaling each row as it finishes (in completion order); returns the
+    journal's path. Nothing is held: read the rows back with :func:`iter_attempt_rows`."""
     recognizer.check()
-    plan = plan_attempts(manifest, config)
     config_hash = run_config_sha256(manifest, recognizer, config)
     journal_path = Path(out_dir) / JOURNAL_NAME
     with ResumableJsonlWriter(
-        journal_path, config_sha256=config_hash, key_field="attempt_id", restart=restart
+        journal_path,
+        config_sha256=config_hash,
+        key_field="attempt_id",
+        restart=restart,
+        keep_rows=False,
     ) as journal:
-        started = [r for r in journal.existing.values() if r["status"] != NOT_RUN]
-        used_seconds = sum(float(r["recognition"]["elapsed_seconds"]) for r in started)
-        budget = _Budget(config, len(started), used_seconds)
-        pending = [p for p in plan if not journal.done(p.attempt_id)]
+        started, used_seconds = _spent(journal_path)
+        budget = _Budget(config, started, used_seconds)
         lock = threading.Lock()
-        queue = iter(pending)
+        queue = (p for p in iter_plan(manifest, config) if not journal.done(p.attempt_id))
 
         def work() -> None:
             while True:
@@ -244,8 +287,39 @@ def run_attempts(
             with ThreadPoolExecutor(max_workers=config.jobs) as pool:
                 for future in [pool.submit(work) for _ in range(config.jobs)]:
                     future.result()
-        rows = dict(journal.existing)
-    return [rows[p.attempt_id] for p in plan]
+    return journal_path
+
+
+def iter_attempt_rows(
+    journal_path: str | Path, manifest: Manifest, config: RunConfig
+) -> Iterator[dict[str, Any]]:
+    """The journal's rows in plan order, one at a time (one offset per row is held)."""
+    ids = (p.attempt_id for p in iter_plan(manifest, config))
+    for planned, row in zip(
+        iter_plan(manifest, config),
+        iter_journal_by_keys(journal_path, "attempt_id", ids),
+        strict=True,
+    ):
+        if row is None:
+            raise RuntimeError(f"{journal_path}: attempt {planned.attempt_id} has no row")
+        yield row
+
+
+def run_attempts(
+    manifest: Manifest,
+    recognizer: Recognizer,
+    config: RunConfig,
+    out_dir: str | Path,
+    *,
+    restart: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Run the plan and return every row in plan order (a list: for small runs and tests; the
+    CLI streams with :func:`journal_attempts` and :func:`iter_attempt_rows`)."""
+    path = journal_attempts(
+        manifest, recognizer, config, out_dir, restart=restart, progress=progress
+    )
+    return list(iter_attempt_rows(path, manifest, config))
 
 
 def _attempt_problem(row: Any, manifest: Manifest) -> str | None:
@@ -276,16 +350,67 @@ def _attempt_problem(row: Any, manifest: Manifest) -> str | None:
     return None
 
 
-def read_attempts(path: str | Path, manifest: Manifest) -> list[dict[str, Any]]:
-    """Attempt rows of a journal (``attempts.jsonl``) for re-scoring, in plan order.
+@dataclass(frozen=True)
+class AttemptFile:
+    """A checked attempts file: where each row starts, in plan order (never the rows)."""
+
+    path: Path
+    positions: list[int]
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def rows(self) -> Iterator[dict[str, Any]]:
+        """The rows in plan order, read back one at a time."""
+        with open(self.path, encoding="utf-8", newline="") as handle:
+            for position in self.positions:
+                handle.seek(position)
+                yield orjson.loads(handle.readline().rstrip("\r\n"))
+
+
+def _open_attempts(path: Path) -> IO[str]:
+    try:
+        return open(path, encoding="utf-8", newline="")
+    except FileNotFoundError:
+        raise InputFileError("file not found", path=path) from None
+    except IsADirectoryError:
+        raise InputFileError("expected a file, found a directory", path=path) from None
+    except OSError as exc:
+        raise InputFileError(f"cannot open file ({exc.strerror})", path=path) from None
+
+
+def _positioned_lines(path: Path) -> Iterator[tuple[int, int, str]]:
+    """(1-based line number, stream position, text without line ending), like
+    :func:`~chemgauge.eval.records.iter_lines` (same line splitting and errors) plus where
+    each line starts, so a row can be read again without being held."""
+    with _open_attempts(path) as handle:
+        number = 0
+        try:
+            while True:
+                position = handle.tell()
+                raw = handle.readline()
+                if not raw:
+                    return
+                number += 1
+                yield number, position, raw.rstrip("\r\n")
+        except UnicodeDecodeError as exc:
+            raise InputFileError(
+                f"not valid UTF-8 ({exc.reason})", path=path, line=number + 1
+            ) from None
+
+
+def scan_attempts(path: str | Path, manifest: Manifest) -> AttemptFile:
+    """Check an attempts journal (``attempts.jsonl``) for re-scoring; rows stay on disk.
 
     The file is chemgauge's own output, so anything else in it (a line that is not a row of
     this manifest, a repeated attempt) is an :class:`~chemgauge.errors.InputFileError`
-    naming the file and line, never a half-scored report.
+    naming the file and line, never a half-scored report. Holds a plan index, a position
+    and the id of each attempt.
     """
-    rows: dict[str, dict[str, Any]] = {}
+    path = Path(path)
+    found: list[tuple[int, int]] = []
     lines: dict[str, int] = {}
-    for number, text in iter_lines(path):
+    for number, position, text in _positioned_lines(path):
         if not text.strip():
             continue
         try:
@@ -298,11 +423,19 @@ def read_attempts(path: str | Path, manifest: Manifest) -> list[dict[str, Any]]:
         if problem is not None:
             raise InputFileError(problem, path=path, line=number, value=text[:120])
         attempt_id = row["attempt_id"]
-        if attempt_id in rows:
+        if attempt_id in lines:
             raise InputFileError(
                 f"attempt {attempt_id!r} is also on line {lines[attempt_id]}",
                 path=path,
                 line=number,
             )
-        rows[attempt_id], lines[attempt_id] = row, number
-    return sorted(rows.values(), key=lambda r: int(r["plan_index"]))
+        lines[attempt_id] = number
+        found.append((int(row["plan_index"]), position))
+    found.sort(key=lambda item: item[0])  # stable: file order among equal plan indexes
+    return AttemptFile(path, [position for _, position in found])
+
+
+def read_attempts(path: str | Path, manifest: Manifest) -> list[dict[str, Any]]:
+    """Attempt rows of a journal for re-scoring, in plan order, as a list (see
+    :func:`scan_attempts`, which the CLI uses to stream them)."""
+    return list(scan_attempts(path, manifest).rows())
