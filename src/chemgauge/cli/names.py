@@ -1,9 +1,16 @@
-"""``chemgauge names``: structure -> name -> OPSIN -> structure coverage."""
+"""``chemgauge names``: structure -> name -> OPSIN -> structure coverage.
+
+A pairs file streams: pairs are read, scored and journaled a block at a time, and the rows
+file and report are built by reading the journal back in input order, so memory tracks the
+block size; what grows with the corpus is one id a pair (see
+:mod:`chemgauge.benchmarks.names.runner`). With ``--namer-cmd`` the namer names every
+structure in one batch, so those structures and names are held for the run.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -11,8 +18,19 @@ from typing import Any
 import orjson
 import typer
 
-from chemgauge.benchmarks.names.inputs import NamePair, read_pairs, read_smiles_file
-from chemgauge.benchmarks.names.runner import CoverageConfig, ReadBack, build_report, score_pairs
+from chemgauge.benchmarks.names.inputs import (
+    NamePair,
+    count_lines,
+    iter_pairs,
+    read_smiles_file,
+)
+from chemgauge.benchmarks.names.runner import (
+    CoverageConfig,
+    ReadBack,
+    build_report,
+    journal_rows,
+    score_pairs,
+)
 from chemgauge.cli.options import QUIET
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import print_summary, rate_cell, summary_table
@@ -26,12 +44,30 @@ from chemgauge.eval.records import (
     atomic_write_rows,
 )
 
-# Rows are journaled after each block, so an interrupted run resumes where it stopped.
+# Pairs are read, scored (names deduplicated) and journaled a block at a time, so memory
+# tracks the block and an interrupted run resumes where it stopped.
 _BLOCK = 1000
 # OPSIN options that change speed or robustness but never an answer.
 _TIMING_ONLY = frozenset({"timeout_s", "jvms", "java", "mode"})
 
 app = typer.Typer(help="Name round-trip coverage with the real OPSIN.", no_args_is_help=True)
+
+
+def _blocks(
+    pairs: Iterable[NamePair], journal: ResumableJsonlWriter, order: list[str]
+) -> Iterator[list[NamePair]]:
+    """Blocks of pairs not yet journaled, in input order; every pair's id goes to ``order``."""
+    block: list[NamePair] = []
+    for pair in pairs:
+        order.append(pair.item_id)
+        if journal.done(pair.item_id):
+            continue
+        block.append(pair)
+        if len(block) >= _BLOCK:
+            yield block
+            block = []
+    if block:
+        yield block
 
 
 _COLUMNS = ("coverage", "of_emitted_rt", "abs_rt_valid", "confidently_wrong", "unparseable")
@@ -98,9 +134,11 @@ def coverage(
         raise ConfigError("give exactly one of --input (pairs) or --namer-cmd (with --smiles)")
     stats = RejectionStats(strict=strict)
     started = time.perf_counter()
-    pairs: Sequence[NamePair]
+    pairs: Iterable[NamePair]
     if input_path is not None:
-        pairs = read_pairs(input_path, stats)
+        # Checked whole before it streams (under --strict every line), so a refused file
+        # never leaves a journal: fixing it changes its hash, and the journal with it.
+        pairs = iter_pairs(input_path, stats)
         source = input_path
     else:
         if smiles_file is None:
@@ -115,6 +153,7 @@ def coverage(
             NamePair(p.item_id, p.line, p.smiles, n) for p, n in zip(structures, names, strict=True)
         ]
         source = smiles_file
+    lines = count_lines(source)  # the progress total
     config = CoverageConfig(abstain_markers=tuple(sorted(set(abstain_marker))), pin_pct=pin_pct)
     opsin_config = OpsinConfig(
         allow_radicals=radicals,
@@ -132,13 +171,11 @@ def coverage(
     )
     journal_path = output_rows.with_name(output_rows.name + ".journal")
     journal = ResumableJsonlWriter(
-        journal_path, config_sha256=run_hash, key_field="id", restart=restart
+        journal_path, config_sha256=run_hash, key_field="id", restart=restart, keep_rows=False
     )
-    todo = [p for p in pairs if not journal.done(p.item_id)]
-    if journal.existing and not quiet:
-        typer.echo(
-            f"resuming: {len(pairs) - len(todo)} of {len(pairs)} rows already done", err=True
-        )
+    if journal.keys and not quiet:
+        typer.echo(f"resuming: {len(journal.keys)} rows already done", err=True)
+    order: list[str] = []  # every accepted pair's id, in input order: the rows file's order
     with OpsinRunner(opsin_config) as opsin:
 
         def resolve(names: Sequence[str]) -> list[ReadBack]:
@@ -148,30 +185,28 @@ def coverage(
 
         executor = make_executor(ExecutorConfig(kind="local", jobs=jvms, chunk_size=16))
         try:
-            with (
-                journal,
-                progress_bar("names", len(todo), quiet=quiet, min_total=2000) as advance,
-            ):
-                for start in range(0, len(todo), _BLOCK):
-                    block = todo[start : start + _BLOCK]
+            with journal, progress_bar("names", lines, quiet=quiet, min_total=2000) as advance:
+                progressed = 0  # input lines, so resumed and rejected lines count too
+                for block in _blocks(pairs, journal, order):
                     for row in score_pairs(block, resolve, config, executor):
                         journal.write(row)
-                    advance(len(block))
+                    advance(block[-1].line - progressed)
+                    progressed = block[-1].line
+                advance(lines - progressed)
         finally:
             executor.close()
         engine = opsin.provenance()
         engine.pop("jar_path", None)  # a machine path, not content: the jar hash identifies it
-    rows = [journal.existing[p.item_id] for p in pairs]
     scored = time.perf_counter()
     report = build_report(
-        rows,
+        journal_rows(journal_path, order),
         config=config,
         input_path=source,
         input_stats=stats,
         engine=engine,
         timing={"load_s": loaded - started, "score_s": scored - loaded},
     )
-    atomic_write_rows(output_rows, rows)
+    atomic_write_rows(output_rows, journal_rows(journal_path, order))
     journal_path.unlink(missing_ok=True)
     if output_report is None:
         typer.echo(orjson.dumps(report, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode())

@@ -1,8 +1,13 @@
-"""Reading (structure, name) pairs from TSV, CSV or JSONL, with every rejection counted."""
+"""Reading (structure, name) pairs from TSV, CSV or JSONL, with every rejection counted.
+
+Pairs files stream (:func:`iter_pairs`); a SMILES file for an external namer is read whole,
+as the namer takes it in one batch.
+"""
 
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,7 +16,7 @@ from chemgauge.chem import describe_parse_failure, try_canonical_smiles
 from chemgauge.errors import InputFileError
 from chemgauge.eval.records import RejectionStats, iter_lines, read_jsonl
 
-__all__ = ["NamePair", "read_pairs", "read_smiles_file"]
+__all__ = ["NamePair", "count_lines", "iter_pairs", "read_pairs", "read_smiles_file"]
 
 _FORMATS = (".tsv", ".csv", ".jsonl")
 
@@ -26,16 +31,28 @@ class NamePair:
     name: str | None
 
 
-def _table_rows(
+def _table_records(
     path: Path, delimiter: str, stats: RejectionStats
-) -> list[tuple[int, dict[str, str]]]:
-    lines = list(iter_lines(path))
-    if not lines:
+) -> Iterator[tuple[int, dict[str, str]]]:
+    """Check the header now; then stream (line, record) pairs, counting malformed records."""
+    lines = iter_lines(path)
+    first = next(lines, None)
+    if first is None:
         raise InputFileError("file is empty (expected a header with smiles and name)", path=path)
-    reader = csv.DictReader(
-        (text.lstrip("\ufeff") if number == 1 else text for number, text in lines),
-        delimiter=delimiter,
-    )
+    # A malformed record is quoted with the text of line ``reader.line_num``, which DictReader
+    # updates only between reads (so it can lag behind): caught when csv asks for a line.
+    quoted = [first[1]]
+
+    def texts() -> Iterator[str]:
+        yield first[1].lstrip("\ufeff")
+        last = first
+        for item in lines:
+            if reader.line_num == last[0]:
+                quoted[0] = last[1]
+            last = item
+            yield item[1]
+
+    reader = csv.DictReader(texts(), delimiter=delimiter)
     try:
         header = [h.strip() for h in (reader.fieldnames or [])]
     except csv.Error as exc:
@@ -45,39 +62,26 @@ def _table_rows(
         raise InputFileError(
             f"missing column(s) {', '.join(missing)}; the header has {header}", path=path, line=1
         )
-    rows: list[tuple[int, dict[str, str]]] = []
-    while True:
-        try:
-            record = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            # One bad record (an oversized field, a quote left open): count it and go on.
-            number = reader.line_num
-            stats.reject(number, "malformed_row", lines[number - 1][1][:200], str(exc))
-            continue
-        # The source yields one item per physical line, so line_num is the record's last line.
-        rows.append((reader.line_num, {k.strip(): (v or "") for k, v in record.items() if k}))
-    return rows
+
+    def records() -> Iterator[tuple[int, dict[str, str]]]:
+        while True:
+            try:
+                record = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                # One bad record (an oversized field, a quote left open): count it and go on.
+                stats.reject(reader.line_num, "malformed_row", quoted[0][:200], str(exc))
+                continue
+            # The source yields one item per physical line, so line_num is the record's last line.
+            yield reader.line_num, {k.strip(): (v or "") for k, v in record.items() if k}
+
+    return records()
 
 
-def read_pairs(path: str | Path, stats: RejectionStats) -> list[NamePair]:
-    """Load pairs by extension; bad rows are counted in ``stats`` with their line numbers."""
-    source = Path(path)
-    stats.path = str(source)
-    suffix = source.suffix.lower()
-    if suffix not in _FORMATS:
-        raise InputFileError(
-            f"unknown format {suffix!r}; use one of {', '.join(_FORMATS)}", path=path
-        )
-    if not source.is_file():
-        raise InputFileError("file not found" if not source.exists() else "not a file", path=path)
-    raw: list[tuple[int, dict[str, Any]]]
-    if suffix == ".jsonl":
-        raw = list(read_jsonl(source, stats))
-    else:
-        raw = _table_rows(source, "\t" if suffix == ".tsv" else ",", stats)
-    pairs: list[NamePair] = []
+def _accepted(
+    raw: Iterable[tuple[int, dict[str, Any]]], stats: RejectionStats
+) -> Iterator[NamePair]:
     seen: set[str] = set()
     for number, record in raw:
         smiles = record.get("smiles")
@@ -98,8 +102,55 @@ def read_pairs(path: str | Path, stats: RejectionStats) -> list[NamePair]:
             continue
         seen.add(item_id)
         stats.accepted += 1
-        pairs.append(NamePair(item_id, number, smiles.strip(), name))
-    return pairs
+        yield NamePair(item_id, number, smiles.strip(), name)
+
+
+def _records(source: Path, stats: RejectionStats) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line, record) of every well-formed record; malformed lines are counted in ``stats``."""
+    suffix = source.suffix.lower()
+    if suffix == ".jsonl":
+        return read_jsonl(source, stats)
+    return _table_records(source, "\t" if suffix == ".tsv" else ",", stats)
+
+
+def iter_pairs(path: str | Path, stats: RejectionStats) -> Iterator[NamePair]:
+    """Stream pairs by extension; bad rows are counted in ``stats`` with their line numbers.
+
+    Before this returns, the file is checked the way a whole-file read would check it, with
+    the same errors and counts in the same order: format, decoding, header, then malformed
+    lines (counted first, in file order); in strict mode every row's checks too, so no pair
+    of a file that will be refused is ever yielded. Pairs are then read one at a time, so
+    ``stats`` is complete once the stream is exhausted. The ids seen so far are kept (one
+    short string a pair) to reject a repeated id.
+    """
+    source = Path(path)
+    stats.path = str(source)
+    suffix = source.suffix.lower()
+    if suffix not in _FORMATS:
+        raise InputFileError(
+            f"unknown format {suffix!r}; use one of {', '.join(_FORMATS)}", path=path
+        )
+    if not source.is_file():
+        raise InputFileError("file not found" if not source.exists() else "not a file", path=path)
+    if suffix != ".jsonl":
+        count_lines(source)  # a bad byte anywhere in a table is reported before its header
+    for _ in _records(source, stats):
+        pass
+    if stats.strict:
+        ahead = RejectionStats(path=stats.path, strict=True)
+        for _ in _accepted(_records(source, RejectionStats()), ahead):
+            pass
+    return _accepted(_records(source, RejectionStats()), stats)
+
+
+def read_pairs(path: str | Path, stats: RejectionStats) -> list[NamePair]:
+    """All pairs of a file at once (see :func:`iter_pairs`); for small inputs and tests."""
+    return list(iter_pairs(path, stats))
+
+
+def count_lines(path: str | Path) -> int:
+    """Physical lines in a text file, read as UTF-8 (a decoding error names file and line)."""
+    return sum(1 for _ in iter_lines(path))
 
 
 def read_smiles_file(path: str | Path, stats: RejectionStats) -> list[NamePair]:

@@ -1,4 +1,4 @@
-"""The three-metric coverage contract: pure classifiers and an aggregator.
+"""The three-metric coverage contract: pure classifiers and a streaming tally of their classes.
 
 Nothing here runs Java or a namer: the round trip is an injected ``name_to_smiles`` callable,
 so every branch is testable with a dict-backed fake. Rates:
@@ -27,6 +27,7 @@ from chemgauge.eval.stats import wilson_interval
 __all__ = [
     "DEFAULT_ABSTAIN_MARKERS",
     "LENSES",
+    "CoverageTally",
     "RowClass",
     "RowResult",
     "aggregate",
@@ -128,37 +129,62 @@ def _rate(count: int, n: int) -> dict[str, Any]:
     }
 
 
+class CoverageTally:
+    """Running counts behind the coverage report, folded in one row at a time.
+
+    Holds a few integers per lens whatever the number of rows, so a report over a corpus of
+    any size is built while its rows stream past (never from a held list).
+    """
+
+    def __init__(self, lenses: Iterable[str] = tuple(LENSES)) -> None:
+        self.lenses = tuple(lenses)
+        self.total = 0
+        self.emitted = 0
+        self.parsed = 0
+        self.counts: dict[str, dict[RowClass, int]] = {
+            lens: dict.fromkeys(RowClass, 0) for lens in self.lenses
+        }
+
+    def add(self, row: RowResult) -> None:
+        """Count one classified pair under every lens."""
+        self.total += 1
+        self.emitted += row.emitted
+        self.parsed += bool(row.opsin_parsed)
+        for lens, counts in self.counts.items():
+            counts[row.classes[lens]] += 1
+
+    def result(self, pin_pct: float | None = None) -> dict[str, Any]:
+        """The coverage report under each lens; ``pin_pct`` is carried verbatim, never derived."""
+        total, emitted = self.total, self.emitted
+        by_lens: dict[str, Any] = {}
+        for lens, counts in self.counts.items():
+            valid = counts[RowClass.RT_VALID]
+            by_lens[lens] = {
+                "matcher": LENSES[lens],
+                "coverage": _rate(emitted, total),
+                "of_emitted_rt": _rate(valid, emitted),
+                "confidently_wrong": _rate(counts[RowClass.CONFIDENTLY_WRONG], total),
+                "unparseable": _rate(counts[RowClass.UNPARSEABLE], total),
+                "abs_rt_valid": _rate(valid, total),
+                "unscorable": counts[RowClass.UNSCORABLE],
+                "counts": {c.value: counts[c] for c in RowClass},
+            }
+        return {
+            "total": total,
+            "emitted": emitted,
+            "abstained": total - emitted,
+            "opsin_parsed": self.parsed,
+            "unparseable": emitted - self.parsed,
+            "lenses": by_lens,
+            "pin_pct": pin_pct,
+        }
+
+
 def aggregate(
     rows: Iterable[RowResult], pin_pct: float | None = None, lenses: Iterable[str] = tuple(LENSES)
 ) -> dict[str, Any]:
-    """The coverage report under each lens; ``pin_pct`` is carried verbatim, never derived."""
-    materialized = list(rows)
-    total = len(materialized)
-    emitted = sum(r.emitted for r in materialized)
-    parsed = sum(bool(r.opsin_parsed) for r in materialized)
-    unparseable = emitted - parsed
-    by_lens: dict[str, Any] = {}
-    for lens in lenses:
-        counts = {c: 0 for c in RowClass}
-        for row in materialized:
-            counts[row.classes[lens]] += 1
-        valid = counts[RowClass.RT_VALID]
-        by_lens[lens] = {
-            "matcher": LENSES[lens],
-            "coverage": _rate(emitted, total),
-            "of_emitted_rt": _rate(valid, emitted),
-            "confidently_wrong": _rate(counts[RowClass.CONFIDENTLY_WRONG], total),
-            "unparseable": _rate(counts[RowClass.UNPARSEABLE], total),
-            "abs_rt_valid": _rate(valid, total),
-            "unscorable": counts[RowClass.UNSCORABLE],
-            "counts": {c.value: counts[c] for c in RowClass},
-        }
-    return {
-        "total": total,
-        "emitted": emitted,
-        "abstained": total - emitted,
-        "opsin_parsed": parsed,
-        "unparseable": unparseable,
-        "lenses": by_lens,
-        "pin_pct": pin_pct,
-    }
+    """The coverage report of ``rows`` (see :class:`CoverageTally`, which this folds them into)."""
+    tally = CoverageTally(lenses)
+    for row in rows:
+        tally.add(row)
+    return tally.result(pin_pct)

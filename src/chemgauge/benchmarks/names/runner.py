@@ -1,8 +1,17 @@
-"""Run the coverage instrument: one OPSIN call per distinct emitted name, rows and a report."""
+"""Run the coverage instrument: one OPSIN call per distinct emitted name, rows and a report.
+
+The run streams: pairs are scored a block at a time (:func:`score_pairs`; names, and
+(input, read-back) matches, are deduplicated within the block), each block's rows are
+journaled as it finishes, and the report is folded from the rows as they are read back from
+the journal in input order (:class:`RowSummary`: per-lens counts and the first
+``MAX_WRONG_LISTED`` wrong rows). What grows with the corpus is one short key per pair: the
+ids in input order, and one journal offset per row while the rows file is written
+(:func:`journal_rows`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -10,23 +19,25 @@ from typing import Any
 from chemgauge.benchmarks.names.inputs import NamePair
 from chemgauge.benchmarks.names.metrics import (
     LENSES,
+    CoverageTally,
     RowClass,
     RowResult,
-    aggregate,
     classify_parsed,
     classify_row,
     is_abstention,
 )
 from chemgauge.eval.executors import Executor, ItemFailure, SerialExecutor
 from chemgauge.eval.provenance import reproducibility_sha256, run_provenance, sha256_file
-from chemgauge.eval.records import RejectionStats
+from chemgauge.eval.records import RejectionStats, iter_journal_by_keys
 
 __all__ = [
     "REPORT_SCHEMA_VERSION",
     "CoverageConfig",
     "ReadBack",
+    "RowSummary",
     "build_report",
     "confidently_wrong_rows",
+    "journal_rows",
     "score_pairs",
 ]
 
@@ -155,25 +166,66 @@ def _row_result(row: dict[str, Any]) -> RowResult:
     )
 
 
+def _wrong_entry(row: dict[str, Any], lenses: Sequence[str]) -> dict[str, Any] | None:
+    """A row's listing as confidently wrong (both structures and the lenses), or ``None``."""
+    wrong_under = [lens for lens in lenses if row[lens] == RowClass.CONFIDENTLY_WRONG]
+    if not wrong_under:
+        return None
+    return {
+        "id": row["id"],
+        "smiles": row["smiles"],
+        "name": row["name"],
+        "opsin_smiles": row["opsin_smiles"],
+        "wrong_under": wrong_under,
+    }
+
+
 def confidently_wrong_rows(
-    rows: Sequence[dict[str, Any]], lenses: Sequence[str]
+    rows: Iterable[dict[str, Any]], lenses: Sequence[str]
 ) -> list[dict[str, Any]]:
     """Every row wrong under at least one lens, with both structures and the lenses."""
-    return [
-        {
-            "id": r["id"],
-            "smiles": r["smiles"],
-            "name": r["name"],
-            "opsin_smiles": r["opsin_smiles"],
-            "wrong_under": [lens for lens in lenses if r[lens] == RowClass.CONFIDENTLY_WRONG],
-        }
-        for r in rows
-        if any(r[lens] == RowClass.CONFIDENTLY_WRONG for lens in lenses)
-    ]
+    return [entry for r in rows if (entry := _wrong_entry(r, lenses)) is not None]
+
+
+class RowSummary:
+    """What the report needs from the rows, folded in one row at a time.
+
+    Per-lens counts (:class:`CoverageTally`), the first ``MAX_WRONG_LISTED`` confidently
+    wrong rows and how many there were: bounded whatever the number of rows.
+    """
+
+    def __init__(self) -> None:
+        self.tally = CoverageTally()
+        self.wrong: list[dict[str, Any]] = []
+        self.wrong_total = 0
+
+    def add(self, row: dict[str, Any]) -> None:
+        """Count one row (a rows-file row, as journaled)."""
+        self.tally.add(_row_result(row))
+        entry = _wrong_entry(row, tuple(LENSES))
+        if entry is not None:
+            self.wrong_total += 1
+            if len(self.wrong) < MAX_WRONG_LISTED:
+                self.wrong.append(entry)
+
+    def fold(self, rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        """Pass rows through unchanged, adding each on the way (one pass for several uses)."""
+        for row in rows:
+            self.add(row)
+            yield row
+
+
+def journal_rows(path: str | Path, keys: Sequence[str]) -> Iterator[dict[str, Any]]:
+    """Rows of a closed journal in the order of ``keys`` (input order), whatever the order
+    they were journaled in; a key without a row is an error, never a gap."""
+    for key, row in zip(keys, iter_journal_by_keys(path, "id", keys), strict=True):
+        if row is None:
+            raise RuntimeError(f"{path}: no row was journaled for id {key!r}")
+        yield row
 
 
 def build_report(
-    rows: Sequence[dict[str, Any]],
+    rows: Iterable[dict[str, Any]],
     *,
     config: CoverageConfig,
     input_path: str | Path,
@@ -181,21 +233,22 @@ def build_report(
     engine: dict[str, Any],
     timing: dict[str, float],
 ) -> dict[str, Any]:
-    """Aggregate rows into the report; every number is a pure function of the rows."""
-    metrics = aggregate((_row_result(r) for r in rows), pin_pct=config.pin_pct)
-    wrong = confidently_wrong_rows(rows, tuple(LENSES))
+    """Aggregate rows into the report in one pass (``rows`` may be a stream, read once);
+    every number is a pure function of the rows."""
+    summary = RowSummary()
+    digest = reproducibility_sha256(summary.fold(rows), ())
     provenance = run_provenance(config.describe(), {"input": input_path}, {"engine": engine})
     return {
         "family": "names",
         "schema_version": REPORT_SCHEMA_VERSION,
         "input": {"path": str(input_path), "sha256": sha256_file(input_path)},
         "input_stats": input_stats.to_dict(),
-        "metrics": metrics,
-        "confidently_wrong_rows": wrong[:MAX_WRONG_LISTED],
-        "confidently_wrong_listed_truncated": len(wrong) > MAX_WRONG_LISTED,
+        "metrics": summary.tally.result(config.pin_pct),
+        "confidently_wrong_rows": summary.wrong,
+        "confidently_wrong_listed_truncated": summary.wrong_total > MAX_WRONG_LISTED,
         "provenance": {
             **provenance.to_dict(),
-            "reproducibility_sha256": reproducibility_sha256(rows, ()),
+            "reproducibility_sha256": digest,
             "reproducibility_excludes": list(REPRODUCIBILITY_EXCLUDES),
         },
         "timing": timing,
