@@ -11,21 +11,34 @@ with their SHA-256 so ``verify`` can check them when they are present.
 
 ``report.json`` covers every ``<property>/<condition>.jsonl`` found in the run folder whose
 property directory is in the data folder, so views run at different times report together.
+
+Rows stream: each view's tasks are read again from its task file one at a time (the data
+folder is checked into a compact :mod:`~chemgauge.benchmarks.p2s.viewindex`), joined with
+the view's predictions (one small entry per prediction line, a view at a time), written to
+``rows.jsonl`` and folded into :class:`~chemgauge.benchmarks.p2s.metrics.MetricsTally`; the
+row hash is taken by reading ``rows.jsonl`` back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from chemgauge.benchmarks.p2s.claim import ClaimConfig, claim_statistics
-from chemgauge.benchmarks.p2s.scoring import ScoreResult, read_predictions, score_view
+from chemgauge.benchmarks.p2s.claim import ClaimConfig
+from chemgauge.benchmarks.p2s.metrics import STATUSES, MetricsTally, aggregate
+from chemgauge.benchmarks.p2s.scoring import (
+    PredictionFile,
+    ScoreResult,
+    outcome_of,
+    read_predictions,
+)
 from chemgauge.benchmarks.p2s.spec import CONDITIONS
-from chemgauge.benchmarks.p2s.taskfile import ViewData, load_dataset
+from chemgauge.benchmarks.p2s.taskfile import Label, Task, ViewData
+from chemgauge.benchmarks.p2s.viewindex import ViewIndex, index_dataset
 from chemgauge.errors import InputFileError
 from chemgauge.eval.provenance import (
     reproducibility_sha256,
@@ -34,19 +47,19 @@ from chemgauge.eval.provenance import (
     sha256_json,
 )
 from chemgauge.eval.records import atomic_write_json, atomic_write_rows
-from chemgauge.eval.stats import wilson_interval
 
 __all__ = [
     "REPORT_SCHEMA_VERSION",
+    "STATUSES",
     "RunReport",
     "aggregate",
     "item_key",
+    "iter_rows_file",
     "view_rows",
     "write_run_report",
 ]
 
 REPORT_SCHEMA_VERSION = 1
-STATUSES = ("hit", "miss", "missing", "invalid", "out_of_range")
 
 Row = Mapping[str, Any]
 
@@ -65,94 +78,55 @@ def item_key(row: Row) -> str:
     return f"{row['property']}/{row['condition']}/{row['record_id']}"
 
 
+def _row(
+    directory: str, condition: str, task: Task, label: Label, selected: Any, status: str
+) -> dict[str, Any]:
+    return {
+        "property": directory,
+        "condition": condition,
+        "record_id": task.record_id,
+        "masked_smiles": task.masked_smiles,
+        "candidates": list(task.candidates),
+        "properties": task.properties,
+        "label": label.label,
+        "selected": selected,
+        "status": status,
+        "base_record_id": label.base_record_id,
+        "source_label": label.source_label,
+    }
+
+
 def view_rows(view: ViewData, score: ScoreResult) -> list[dict[str, Any]]:
-    """One row per task of a view, in task-file order, from its scored outcomes."""
+    """One row per task of a loaded view, in task-file order, from its scored outcomes."""
     outcomes = {o.record_id: o for o in score.outcomes}
     rows = []
     for task in view.tasks:
-        label = view.labels[task.record_id]
         outcome = outcomes[task.record_id]
+        label = view.labels[task.record_id]
         rows.append(
-            {
-                "property": view.directory,
-                "condition": view.condition,
-                "record_id": task.record_id,
-                "masked_smiles": task.masked_smiles,
-                "candidates": list(task.candidates),
-                "properties": task.properties,
-                "label": label.label,
-                "selected": outcome.selected,
-                "status": outcome.status,
-                "base_record_id": label.base_record_id,
-                "source_label": label.source_label,
-            }
+            _row(view.directory, view.condition, task, label, outcome.selected, outcome.status)
         )
     return rows
 
 
-def _view_block(rows: Sequence[Row], confidence: float) -> dict[str, Any]:
-    hits = sum(1 for r in rows if r["status"] == "hit")
-    chance = sum(1 / len(r["candidates"]) for r in rows) / len(rows) if rows else None
-    return {
-        "tasks": len(rows),
-        "hits": hits,
-        "accuracy": wilson_interval(hits, len(rows), confidence).to_dict(),
-        "chance": chance,
-        "statuses": {s: sum(1 for r in rows if r["status"] == s) for s in STATUSES},
-    }
+def _iter_view_rows(view: ViewIndex, predictions: PredictionFile) -> Iterator[dict[str, Any]]:
+    """One row per task of a view, in task-file order, tasks read one at a time."""
+    for task in view.iter_tasks():
+        label = view.labels[task.record_id]
+        outcome = outcome_of(task, label.label, predictions.by_record.get(task.record_id))
+        yield _row(view.directory, view.condition, task, label, outcome.selected, outcome.status)
 
 
-def _claim(views: Mapping[str, Sequence[Row]], config: ClaimConfig) -> dict[str, Any]:
-    """The use claim from rows: records paired by id, counterfactuals with their base record."""
-    correct = {r["record_id"]: r for r in views["correct"]}
-    shuffled = {r["record_id"]: r for r in views["shuffled"]}
-    paired = [rid for rid in correct if rid in shuffled]
-    flips, base_picks = [], []
-    for row in views["counterfactual"]:
-        base = correct.get(row["base_record_id"])
-        flips.append(row["status"] == "hit")
-        # A base record without a row was not answered: it picked nothing, like a missing one.
-        base_picks.append(
-            base is not None
-            and base["status"] in ("hit", "miss")
-            and base["selected"] == row["label"]
-        )
-    return claim_statistics(
-        [correct[r]["status"] == "hit" for r in paired],
-        [shuffled[r]["status"] == "hit" for r in paired],
-        flips,
-        base_picks,
-        config,
-    )
-
-
-def aggregate(rows: Iterable[Row], config: ClaimConfig) -> dict[str, Any]:
-    """Accuracy per property and view, and the use claim where all three views are present.
-
-    A pure function of the rows (and the claim's alpha, confidence, seed and resamples), so
-    ``verify`` recomputes it exactly.
-    """
-    grouped: dict[str, dict[str, list[Row]]] = {}
-    for row in rows:
-        grouped.setdefault(row["property"], {}).setdefault(row["condition"], []).append(row)
-    properties: dict[str, Any] = {}
-    for directory, views in grouped.items():
-        ordered = {c: views[c] for c in CONDITIONS if c in views}
-        properties[directory] = {
-            "views": {c: _view_block(v, config.confidence) for c, v in ordered.items()},
-            "claim": _claim(ordered, config) if len(ordered) == len(CONDITIONS) else None,
-        }
-    return {
-        "rows": sum(
-            block["views"][c]["tasks"] for block in properties.values() for c in block["views"]
-        ),
-        "properties": properties,
-    }
+def iter_rows_file(path: str | Path) -> Iterator[dict[str, Any]]:
+    """Rows of a rows file one at a time."""
+    with open(path, "rb") as handle:
+        for line in handle:
+            yield orjson.loads(line)
 
 
 def _prediction_files(
-    run_dir: Path, dataset: Mapping[str, Mapping[str, ViewData]]
-) -> list[ViewData]:
+    run_dir: Path, dataset: Mapping[str, Mapping[str, ViewIndex]]
+) -> list[ViewIndex]:
     found = []
     for directory, views in dataset.items():
         for condition in CONDITIONS:
@@ -176,7 +150,7 @@ def write_run_report(
     """
     folder = Path(run_dir)
     config = claim or ClaimConfig()
-    dataset = load_dataset(data_dir)
+    dataset = index_dataset(data_dir)
     views = _prediction_files(folder, dataset)
     if not views:
         raise InputFileError(
@@ -184,24 +158,28 @@ def write_run_report(
             f"{data_dir}",
             path=folder,
         )
-    rows: list[dict[str, Any]] = []
     predictions: dict[str, Any] = {}
     data_views: dict[str, Any] = {}
-    for view in views:
-        name = f"{view.directory}/{view.condition}"
-        path = folder / view.directory / f"{view.condition}.jsonl"
-        score = score_view(view, read_predictions(path, strict=strict))
-        rows.extend(view_rows(view, score))
-        predictions[name] = {
-            "path": f"{name}.jsonl",
-            "sha256": sha256_file(path),
-            "unknown_records": score.unknown_records,
-            "unattributable_lines": score.unattributable_lines,
-        }
-        data_views[name] = {
-            "tasks_sha256": sha256_file(view.task_path),
-            "labels_sha256": sha256_file(view.label_path),
-        }
+    tally = MetricsTally()
+
+    def rows() -> Iterator[Row]:
+        for view in views:
+            name = f"{view.directory}/{view.condition}"
+            path = folder / view.directory / f"{view.condition}.jsonl"
+            read = read_predictions(path, strict=strict)
+            predictions[name] = {
+                "path": f"{name}.jsonl",
+                "sha256": sha256_file(path),
+                "unknown_records": sum(1 for rid in read.by_record if rid not in view.tasks),
+                "unattributable_lines": read.unattributable,
+            }
+            data_views[name] = {
+                "tasks_sha256": sha256_file(view.task_path),
+                "labels_sha256": sha256_file(view.label_path),
+            }
+            yield from tally.feed(_iter_view_rows(view, read))
+
+    rows_path = atomic_write_rows(folder / "rows.jsonl", rows())
     described = dict(model) if model is not None else _model_of(folder)
     run_config = {"claim": asdict(config), "model": described}
     provenance = run_provenance(run_config).to_dict()
@@ -216,14 +194,13 @@ def write_run_report(
             "views": data_views,
         },
         "predictions": predictions,
-        "metrics": aggregate(rows, config),
+        "metrics": tally.result(config),
         "provenance": {
             **provenance,
-            "reproducibility_sha256": reproducibility_sha256(rows, ()),
+            "reproducibility_sha256": reproducibility_sha256(iter_rows_file(rows_path), ()),
             "reproducibility_excludes": [],
         },
     }
-    rows_path = atomic_write_rows(folder / "rows.jsonl", rows)
     report_path = atomic_write_json(folder / "report.json", report)
     return RunReport(rows_path, report_path, report)
 

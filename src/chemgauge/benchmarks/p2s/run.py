@@ -6,19 +6,25 @@ to the run's config hash, so an interrupted run resumes where it stopped). With
 ``omit_properties`` the model sees every task with ``properties`` emptied (the structure-only
 comparison) and the folder is ``<model>@no_property``. At the end the whole folder is scored
 into ``rows.jsonl`` and ``report.json`` (see :mod:`chemgauge.benchmarks.p2s.report`).
+
+Nothing grows with the data but a compact index: the data folder is checked into a
+:mod:`~chemgauge.benchmarks.p2s.viewindex` (a few numbers and the label per task), tasks are
+read again one batch at a time, the journal keeps only finished ids, and the prediction file
+is streamed back from the journal in task-file order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from chemgauge.benchmarks.p2s.report import write_run_report
-from chemgauge.benchmarks.p2s.scoring import read_predictions, score_view
+from chemgauge.benchmarks.p2s.scoring import outcome_of, read_predictions
 from chemgauge.benchmarks.p2s.spec import CONDITIONS
-from chemgauge.benchmarks.p2s.taskfile import ViewData, load_dataset
+from chemgauge.benchmarks.p2s.taskfile import Task
+from chemgauge.benchmarks.p2s.viewindex import ViewIndex, index_dataset
 from chemgauge.engines.p2s.models import P2SModel
 from chemgauge.errors import ConfigError
 from chemgauge.eval.provenance import run_provenance, sha256_file, sha256_json
@@ -26,6 +32,7 @@ from chemgauge.eval.records import (
     ResumableJsonlWriter,
     atomic_write_json,
     atomic_write_rows,
+    iter_journal_by_keys,
 )
 
 __all__ = ["RunConfig", "run_folder", "run_model", "total_tasks"]
@@ -56,8 +63,41 @@ def run_folder(out_dir: str | Path, model_name: str, omit_properties: bool) -> P
     return Path(out_dir) / (f"{model_name}@no_property" if omit_properties else model_name)
 
 
+def _batches(tasks: Iterator[Task], size: int) -> Iterator[list[Task]]:
+    batch: list[Task] = []
+    for task in tasks:
+        batch.append(task)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _view_counts(view: ViewIndex, target: Path) -> dict[str, Any]:
+    """The scorer's counts for one prediction file (tasks read again one at a time)."""
+    predictions = read_predictions(target)
+    statuses = dict.fromkeys(("hit", "miss", "missing", "invalid", "out_of_range"), 0)
+    for task in view.iter_tasks():
+        label = view.labels[task.record_id].label
+        statuses[outcome_of(task, label, predictions.by_record.get(task.record_id)).status] += 1
+    tasks = len(view)
+    return {
+        "property": view.directory,
+        "condition": view.condition,
+        "hits": statuses["hit"],
+        "tasks": tasks,
+        "accuracy": statuses["hit"] / tasks if tasks else None,
+        "missing": statuses["missing"],
+        "invalid": statuses["invalid"],
+        "out_of_range": statuses["out_of_range"],
+        "unknown_records": sum(1 for rid in predictions.by_record if rid not in view.tasks),
+        "unattributable_lines": predictions.unattributable,
+    }
+
+
 def _run_view(
-    view: ViewData,
+    view: ViewIndex,
     model: P2SModel,
     folder: Path,
     config: RunConfig,
@@ -78,13 +118,14 @@ def _run_view(
         config_sha256=sha256_json(journal_config),
         key_field="record_id",
         restart=config.restart,
+        keep_rows=False,
     ) as journal:
-        resumed = sum(1 for t in view.tasks if journal.done(t.record_id))
-        todo = [t for t in view.tasks if not journal.done(t.record_id)]
+        resumed = sum(1 for record_id in view.tasks if journal.done(record_id))
         if progress is not None and resumed:
             progress(resumed)
-        for offset in range(0, len(todo), config.batch_size):
-            batch = [t.to_json() for t in todo[offset : offset + config.batch_size]]
+        todo = (t for t in view.iter_tasks() if not journal.done(t.record_id))
+        for tasks in _batches(todo, config.batch_size):
+            batch = [t.to_json() for t in tasks]
             if config.omit_properties:
                 for task in batch:
                     task["properties"] = {}
@@ -92,10 +133,17 @@ def _run_view(
                 journal.write(row)
             if progress is not None:
                 progress(len(batch))
-        rows = [journal.existing[t.record_id] for t in view.tasks]
-    atomic_write_rows(target, rows)
-    score = score_view(view, read_predictions(target))
-    return {**score.to_dict(), "resumed": resumed, "predictions": str(target)}
+
+    def in_task_order() -> Iterator[dict[str, Any]]:
+        for record_id, row in zip(
+            view.tasks, iter_journal_by_keys(journal_path, "record_id", view.tasks), strict=True
+        ):
+            if row is None:
+                raise KeyError(record_id)
+            yield row
+
+    atomic_write_rows(target, in_task_order())
+    return {**_view_counts(view, target), "resumed": resumed, "predictions": str(target)}
 
 
 def run_model(
@@ -112,7 +160,7 @@ def run_model(
     :mod:`chemgauge.benchmarks.p2s.report`). Returns the manifest plus ``folder`` and
     ``report``.
     """
-    dataset = load_dataset(data_dir)
+    dataset = index_dataset(data_dir)
     directories: Sequence[str] = config.directories or tuple(dataset)
     missing = [d for d in directories if d not in dataset]
     if missing:
@@ -151,6 +199,6 @@ def run_model(
 
 def total_tasks(data_dir: str | Path, directories: Sequence[str], conditions: Sequence[str]) -> int:
     """How many tasks a run will answer (for a progress bar)."""
-    dataset = load_dataset(data_dir)
+    dataset = index_dataset(data_dir)
     chosen = directories or tuple(dataset)
-    return sum(len(dataset[d][c].tasks) for d in chosen if d in dataset for c in conditions)
+    return sum(len(dataset[d][c]) for d in chosen if d in dataset for c in conditions)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from chemgauge.benchmarks.p2s.spec import CONDITIONS, PROPERTY_DIRECTORIES
-from chemgauge.benchmarks.p2s.taskfile import ViewData, load_view, parse_json_line
+from chemgauge.benchmarks.p2s.taskfile import Task, ViewData, load_view, parse_json_line
 from chemgauge.errors import ChemgaugeError, InputFileError
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "PredictionFile",
     "ScoreResult",
     "main",
+    "outcome_of",
     "read_predictions",
     "score_files",
     "score_view",
@@ -190,20 +191,26 @@ def read_predictions(path: str | Path, *, strict: bool = False) -> PredictionFil
     return PredictionFile(str(source), by_record, unattributable, tuple(diagnostics))
 
 
+def outcome_of(task: Task, label: int, prediction: Prediction | None) -> Outcome:
+    """How one task was answered, given its label and its prediction (if any)."""
+    if prediction is None:
+        return Outcome(task.record_id, "missing", None)
+    if prediction.selected is None:
+        return Outcome(task.record_id, "invalid", None)
+    if not 0 <= prediction.selected < len(task.candidates):
+        return Outcome(task.record_id, "out_of_range", prediction.selected)
+    hit = prediction.selected == label
+    return Outcome(task.record_id, "hit" if hit else "miss", prediction.selected)
+
+
 def score_view(view: ViewData, predictions: PredictionFile) -> ScoreResult:
     """Score predictions against a loaded view; the task file fixes the denominator."""
-    outcomes: list[Outcome] = []
-    for task in view.tasks:
-        pred = predictions.by_record.get(task.record_id)
-        if pred is None:
-            outcomes.append(Outcome(task.record_id, "missing", None))
-        elif pred.selected is None:
-            outcomes.append(Outcome(task.record_id, "invalid", None))
-        elif not 0 <= pred.selected < len(task.candidates):
-            outcomes.append(Outcome(task.record_id, "out_of_range", pred.selected))
-        else:
-            hit = pred.selected == view.labels[task.record_id].label
-            outcomes.append(Outcome(task.record_id, "hit" if hit else "miss", pred.selected))
+    outcomes = [
+        outcome_of(
+            task, view.labels[task.record_id].label, predictions.by_record.get(task.record_id)
+        )
+        for task in view.tasks
+    ]
     known = {t.record_id for t in view.tasks}
     unknown = sum(1 for rid in predictions.by_record if rid not in known)
     return ScoreResult(

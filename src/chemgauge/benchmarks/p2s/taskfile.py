@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -31,12 +31,15 @@ __all__ = [
     "Label",
     "Task",
     "ViewData",
+    "iter_objects",
+    "label_problem",
     "labels_path",
     "load_dataset",
     "load_directory",
     "load_view",
     "main",
     "parse_json_line",
+    "parse_task",
     "tasks_path",
 ]
 
@@ -128,10 +131,11 @@ def parse_json_line(text: str) -> dict[str, Any]:
     return obj
 
 
-def _read_objects(path: Path) -> list[tuple[int, str, dict[str, Any]]]:
+def iter_objects(path: Path) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """(line number, text, object) for each non-blank line, streaming; the first line that is
+    not a JSON object is an error naming file and line."""
     if not path.is_file():
         raise InputFileError("file not found", path=path)
-    out: list[tuple[int, str, dict[str, Any]]] = []
     try:
         with open(path, encoding="utf-8") as handle:
             for number, raw in enumerate(handle, start=1):
@@ -139,14 +143,18 @@ def _read_objects(path: Path) -> list[tuple[int, str, dict[str, Any]]]:
                 if not text.strip():
                     continue
                 try:
-                    out.append((number, text, parse_json_line(text)))
+                    obj = parse_json_line(text)
                 except ValueError as exc:
                     raise InputFileError(
                         f"malformed JSON ({exc})", path=path, line=number, value=text
                     ) from None
+                yield number, text, obj
     except UnicodeDecodeError as exc:
         raise InputFileError(f"not valid UTF-8 ({exc.reason})", path=path) from None
-    return out
+
+
+def _read_objects(path: Path) -> list[tuple[int, str, dict[str, Any]]]:
+    return list(iter_objects(path))
 
 
 def _nonempty_str(value: Any) -> bool:
@@ -170,7 +178,8 @@ def _check_mask(mask: Any, masked_smiles: str) -> str | None:
     return None
 
 
-def _parse_task(directory: str, obj: dict[str, Any], line: int) -> tuple[Task | None, str]:
+def parse_task(directory: str, obj: dict[str, Any], line: int) -> tuple[Task | None, str]:
+    """The task of one parsed line, or ``None`` and why it is not a valid task."""
     leaked = sorted(set(obj) & FORBIDDEN_TASK_KEYS)
     if leaked:
         return None, f"the answer must not be in the task object (key {leaked[0]!r})"
@@ -218,6 +227,41 @@ def _label_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def label_problem(
+    condition: str,
+    obj: dict[str, Any],
+    number: int,
+    text: str,
+    seen: Mapping[str, Label],
+    candidates: int | None,
+) -> tuple[str, str | None, Label | None]:
+    """The label of one parsed label line, or why it is not one (and the value to show).
+
+    ``seen`` holds the labels read so far; ``candidates`` is the candidate count of the task
+    the line names (``None`` when no task has that record id).
+    """
+    rid, label = obj.get("record_id"), obj.get("label")
+    if not isinstance(rid, str) or not rid.strip() or not _label_int(label):
+        return "a label line needs a string record_id and an integer label", text, None
+    if rid in seen:
+        return "duplicate record_id", rid, None
+    if candidates is None:
+        return "label for a record not in the task file", rid, None
+    if not 0 <= label < candidates:
+        return f"label outside 0..{candidates - 1}", str(label), None
+    base, source = obj.get("base_record_id"), obj.get("source_label")
+    if condition == "counterfactual" and (not _nonempty_str(base) or not _label_int(source)):
+        return "a counterfactual label needs base_record_id and source_label", text, None
+    found = Label(
+        rid,
+        label,
+        number,
+        base if isinstance(base, str) else None,
+        source if _label_int(source) else None,
+    )
+    return "", None, found
+
+
 def load_view(data_dir: str | Path, directory: str, condition: str) -> ViewData:
     """Load and check one task file and its label file."""
     if directory not in PROPERTY_DIRECTORIES:
@@ -232,7 +276,7 @@ def load_view(data_dir: str | Path, directory: str, condition: str) -> ViewData:
     )
     seen: set[str] = set()
     for number, text, obj in _read_objects(view.task_path):
-        task, problem = _parse_task(directory, obj, number)
+        task, problem = parse_task(directory, obj, number)
         if task is None:
             raise InputFileError(problem, path=view.task_path, line=number, value=text)
         if task.record_id in seen:
@@ -243,47 +287,13 @@ def load_view(data_dir: str | Path, directory: str, condition: str) -> ViewData:
         view.tasks.append(task)
     by_id = view.task_by_id()
     for number, text, obj in _read_objects(view.label_path):
-        rid, label = obj.get("record_id"), obj.get("label")
-        if not isinstance(rid, str) or not rid.strip() or not _label_int(label):
-            raise InputFileError(
-                "a label line needs a string record_id and an integer label",
-                path=view.label_path,
-                line=number,
-                value=text,
-            )
-        if rid in view.labels:
-            raise InputFileError(
-                "duplicate record_id", path=view.label_path, line=number, value=rid
-            )
-        if rid not in by_id:
-            raise InputFileError(
-                "label for a record not in the task file",
-                path=view.label_path,
-                line=number,
-                value=rid,
-            )
-        if not 0 <= label < len(by_id[rid].candidates):
-            raise InputFileError(
-                f"label outside 0..{len(by_id[rid].candidates) - 1}",
-                path=view.label_path,
-                line=number,
-                value=str(label),
-            )
-        base, source = obj.get("base_record_id"), obj.get("source_label")
-        if condition == "counterfactual" and (not _nonempty_str(base) or not _label_int(source)):
-            raise InputFileError(
-                "a counterfactual label needs base_record_id and source_label",
-                path=view.label_path,
-                line=number,
-                value=text,
-            )
-        view.labels[rid] = Label(
-            rid,
-            label,
-            number,
-            base if isinstance(base, str) else None,
-            source if _label_int(source) else None,
-        )
+        rid = obj.get("record_id")
+        task = by_id.get(rid) if isinstance(rid, str) else None
+        candidates = None if task is None else len(task.candidates)
+        problem, value, label = label_problem(condition, obj, number, text, view.labels, candidates)
+        if label is None:
+            raise InputFileError(problem, path=view.label_path, line=number, value=value)
+        view.labels[label.record_id] = label
     unlabeled = [t for t in view.tasks if t.record_id not in view.labels]
     if unlabeled:
         raise InputFileError(
