@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from chemgauge.benchmarks.names.inputs import read_pairs
+from chemgauge.benchmarks.names.inputs import iter_pairs, read_pairs
 from chemgauge.engines.namer import CommandNamer
 from chemgauge.errors import BackendError, DataQualityError, InputFileError
 from chemgauge.eval.records import RejectionStats
@@ -52,6 +52,34 @@ def test_clear_errors(tmp_path: Path) -> None:
     strict.write_text("smiles\tname\nCCO\tethanol\nC1CC\tx\n")
     with pytest.raises(DataQualityError, match=r"strict\.tsv, line 3"):
         read_pairs(strict, RejectionStats(strict=True))
+
+
+def test_pairs_stream_with_rejections_counted_as_a_whole_file_read_counts_them(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "pairs.csv"
+    oversized = "x" * 140_000  # over csv's field limit: a malformed record
+    path.write_text(f"smiles,name\nC1CC,broken\nCCO,ethanol\nCCC,{oversized}\nCO,methanol\n")
+    stats = RejectionStats()
+    pairs = iter_pairs(path, stats)
+    # Malformed lines are counted before the first pair, and ahead of the rows' own checks.
+    assert [d.reason for d in stats.diagnostics] == ["malformed_row"]
+    assert stats.accepted == 0
+    assert next(pairs).smiles == "CCO"
+    assert [d.reason for d in stats.diagnostics] == ["malformed_row", "unparseable_smiles"]
+    assert [p.name for p in pairs] == ["methanol"]
+    assert stats.accepted == 2 and stats.rejected == 2
+
+
+def test_strict_refuses_a_file_before_yielding_any_pair(tmp_path: Path) -> None:
+    path = tmp_path / "pairs.jsonl"
+    good = '{"smiles": "CCO", "name": "ethanol"}\n'
+    path.write_text(good * 3 + '{"smiles": "C1CC", "name": "broken"}\n')
+    with pytest.raises(DataQualityError, match=r"pairs\.jsonl, line 4: unparseable_smiles"):
+        iter_pairs(path, RejectionStats(strict=True))
+    path.write_text(good * 3 + "[1]\n")
+    with pytest.raises(DataQualityError, match="line 4: malformed_json"):
+        iter_pairs(path, RejectionStats(strict=True))
 
 
 def _namer(tmp_path: Path, body: str) -> CommandNamer:

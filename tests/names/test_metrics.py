@@ -6,6 +6,7 @@ import pytest
 
 from chemgauge.benchmarks.names.inputs import NamePair
 from chemgauge.benchmarks.names.metrics import (
+    CoverageTally,
     RowClass,
     aggregate,
     classify_row,
@@ -104,6 +105,47 @@ def test_aggregate_hand_computed() -> None:
         assert low < 0.8 < high
     assert report["pin_pct"] == 97.5, "carried verbatim"
     assert aggregate(rows)["pin_pct"] is None, "never derived"
+
+
+def test_tally_folds_rows_one_at_a_time_to_hand_checked_counts() -> None:
+    rows = [
+        classify_row("CCO", "ethanol", fake),  # V V V
+        classify_row(L_ALANINE, "D-alanine", fake),  # V V W
+        classify_row("CC(=O)O", "acetate", fake),  # V W W
+        classify_row("CCO", "methanol", fake),  # W W W
+        classify_row("CCO", "gibberish", fake),  # U U U
+        classify_row("CCO", "", fake),  # A A A
+        classify_row("*CC", "ethyl", lambda n: "*CC"),  # V, then no key under strict and exact
+    ]
+    tally = CoverageTally()
+    for row in rows:
+        tally.add(row)
+    report = tally.result(pin_pct=90.0)
+    assert (report["total"], report["emitted"], report["abstained"]) == (7, 6, 1)
+    assert (report["opsin_parsed"], report["unparseable"], report["pin_pct"]) == (5, 1, 90.0)
+    counts = {lens: block["counts"] for lens, block in report["lenses"].items()}
+    assert counts == {
+        "parity": {"abstained": 1, "rt_valid": 4, "confidently_wrong": 1, "unparseable": 1,
+                   "unscorable": 0},
+        "strict": {"abstained": 1, "rt_valid": 2, "confidently_wrong": 2, "unparseable": 1,
+                   "unscorable": 1},
+        "exact": {"abstained": 1, "rt_valid": 1, "confidently_wrong": 3, "unparseable": 1,
+                  "unscorable": 1},
+    }  # fmt: skip
+    strict = report["lenses"]["strict"]
+    assert strict["unscorable"] == 1 and strict["matcher"] == "strict_key"
+    assert (strict["coverage"]["count"], strict["coverage"]["n"]) == (6, 7)
+    # Wilson 95% by hand: 6/7 -> centre 0.7306 +- 0.2437; 2/6 -> centre 0.3984 +- 0.3016.
+    assert strict["coverage"]["ci95"] == pytest.approx([0.48687, 0.97432], abs=1e-5)
+    assert (strict["of_emitted_rt"]["count"], strict["of_emitted_rt"]["n"]) == (2, 6)
+    assert strict["of_emitted_rt"]["ci95"] == pytest.approx([0.09677, 0.70001], abs=1e-5)
+    assert strict["abs_rt_valid"]["rate"] == pytest.approx(2 / 7)
+    assert report["lenses"]["exact"]["confidently_wrong"]["rate"] == pytest.approx(3 / 7)
+    assert report["lenses"]["parity"]["abs_rt_valid"]["rate"] == pytest.approx(4 / 7)
+    # The list wrapper is the same fold; reading the result twice changes nothing.
+    assert aggregate(rows, pin_pct=90.0) == report == tally.result(pin_pct=90.0)
+    empty = CoverageTally(lenses=("exact",)).result()
+    assert list(empty["lenses"]) == ["exact"] and empty["total"] == 0
 
 
 def test_unparseable_is_never_wrong_and_empty_set_has_no_rates() -> None:

@@ -164,3 +164,45 @@ def test_interrupted_run_resumes_without_repeating(
     assert seen == ["2", "3"] and resumed == ["4", "5", "6"]
     assert rows.read_bytes() == reference
     assert not (tmp_path / "rows.jsonl.journal").exists()
+
+
+def test_rows_keep_input_order_whatever_the_completion_order_and_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chemgauge.cli import names as names_cli
+
+    pairs = tmp_path / "pairs.tsv"
+    named = {"CCO": "ethanol", "CO": "methanol", "CCC": "propane", "CC": "", "CCCC": "butane"}
+    named |= {"C": "methane", "c1ccccc1": "benzene", "CN": "gibberish x"}
+    pairs.write_text("smiles\tname\n" + "".join(f"{s}\t{n}\n" for s, n in named.items()))
+    rows, report = tmp_path / "rows.jsonl", tmp_path / "report.json"
+    base = ["names", "coverage", "-i", str(pairs), "--output-rows", str(rows), "-q", "-j", "1"]
+    base += ["--output-report", str(report)]
+    assert CliRunner().invoke(app, base).exit_code == 0
+    reference, digest = rows.read_bytes(), json.loads(report.read_text())["provenance"]
+    rows.unlink()
+
+    # Each block's rows complete last-first, and the second block never completes.
+    monkeypatch.setattr(names_cli, "_BLOCK", 3)
+    real = names_cli.score_pairs
+    blocks: list[list[str]] = []
+
+    def reversed_then_dying(block, *args, **kwargs):  # type: ignore[no-untyped-def]
+        blocks.append([p.item_id for p in block])
+        if len(blocks) == 2:
+            raise KeyboardInterrupt
+        return real(block, *args, **kwargs)[::-1]
+
+    monkeypatch.setattr(names_cli, "score_pairs", reversed_then_dying)
+    CliRunner().invoke(app, base)
+    journal = tmp_path / "rows.jsonl.journal"
+    journaled = [json.loads(line)["id"] for line in journal.read_text().splitlines()[1:]]
+    assert journaled == ["4", "3", "2"] and not rows.exists()
+
+    blocks.clear()
+    monkeypatch.setattr(names_cli, "score_pairs", lambda b, *a, **k: real(b, *a, **k)[::-1])
+    assert CliRunner().invoke(app, base).exit_code == 0
+    assert rows.read_bytes() == reference, "input order, nothing lost, nothing repeated"
+    provenance = json.loads(report.read_text())["provenance"]
+    assert provenance["reproducibility_sha256"] == digest["reproducibility_sha256"]
+    assert not journal.exists()
