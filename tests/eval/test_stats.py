@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from chemgauge.eval.stats import (
+    binomial_tail,
     bootstrap_interval,
     mcnemar_exact,
     paired_bootstrap_difference,
@@ -57,3 +60,15 @@ def test_paired_bootstrap_difference() -> None:
     assert (diff.low or 0) > 0, "a is better on every discordant item"
     with pytest.raises(ValueError):
         paired_bootstrap_difference([1.0], [1.0, 0.0], seed=1)
+
+
+def test_mcnemar_exact_past_a_thousand_discordant_pairs() -> None:
+    # 2**n is no float past n = 1023: the tail is summed exactly in integers instead.
+    assert mcnemar_exact(600, 600).p_value == 1.0
+    assert mcnemar_exact(500, 700).p_value == mcnemar_exact(700, 500).p_value
+    assert 0.0 < mcnemar_exact(500, 700).p_value < 1e-6
+    assert mcnemar_exact(0, 1100).p_value == 0.0  # 2**-1099 underflows
+    # The exact tail agrees with the float sum where both work (1/1024 + 10/1024 = 11/1024).
+    assert binomial_tail(10, 1) == 11 / 1024
+    float_tail = math.fsum(math.comb(1000, i) for i in range(401)) / 2.0**1000
+    assert binomial_tail(1000, 400) == pytest.approx(float_tail, rel=1e-12)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from fractions import Fraction
 
 import numpy as np
 from numpy.typing import NDArray
@@ -15,6 +16,7 @@ from numpy.typing import NDArray
 __all__ = [
     "Interval",
     "McNemarResult",
+    "binomial_tail",
     "bootstrap_interval",
     "mcnemar_exact",
     "paired_bootstrap_difference",
@@ -150,5 +152,17 @@ def mcnemar_exact(only_a: int, only_b: int) -> McNemarResult:
     if n == 0:
         return McNemarResult(only_a, only_b, 1.0)
     k = min(only_a, only_b)
-    tail = math.fsum(math.comb(n, i) for i in range(k + 1)) / 2.0**n
+    try:
+        tail = math.fsum(math.comb(n, i) for i in range(k + 1)) / 2.0**n
+    except OverflowError:  # past about 1,000 discordant pairs 2**n is no float
+        tail = binomial_tail(n, k)
     return McNemarResult(only_a, only_b, min(1.0, 2.0 * tail))
+
+
+def binomial_tail(n: int, k: int) -> float:
+    """P(X <= k) for X ~ Binomial(n, 1/2), exactly in integers, then rounded once."""
+    term = total = 1
+    for i in range(k):
+        term = term * (n - i) // (i + 1)
+        total += term
+    return float(Fraction(total, 1 << n))
