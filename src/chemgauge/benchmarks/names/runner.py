@@ -4,9 +4,10 @@ The run streams: pairs are scored a block at a time (:func:`score_pairs`; names,
 (input, read-back) matches, are deduplicated within the block), each block's rows are
 journaled as it finishes, and the report is folded from the rows as they are read back from
 the journal in input order (:class:`RowSummary`: per-lens counts and the first
-``MAX_WRONG_LISTED`` wrong rows). What grows with the corpus is one short key per pair: the
-ids in input order, and one journal offset per row while the rows file is written
-(:func:`journal_rows`).
+``MAX_WRONG_LISTED`` wrong rows). What grows with the corpus is a short key or an int per
+pair, never a row: the ids seen (to reject a repeat) and the ids in input order, and one
+journal offset per row while the rows file is written (:func:`journal_rows`). OPSIN
+answers are not shared across blocks: a name repeated far apart is read back once a block.
 """
 
 from __future__ import annotations
