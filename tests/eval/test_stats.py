@@ -72,3 +72,18 @@ def test_mcnemar_exact_past_a_thousand_discordant_pairs() -> None:
     assert binomial_tail(10, 1) == 11 / 1024
     float_tail = math.fsum(math.comb(1000, i) for i in range(401)) / 2.0**1000
     assert binomial_tail(1000, 400) == pytest.approx(float_tail, rel=1e-12)
+
+
+def test_bootstrap_in_blocks_equals_one_draw(monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    from chemgauge.eval import stats
+
+    values = [float(i % 7 == 0) for i in range(3001)]
+    rng = np.random.default_rng(11)
+    data = np.asarray(values)
+    whole = np.sort(data[rng.integers(0, len(values), size=(500, len(values)))].mean(axis=-1))
+    monkeypatch.setattr(stats, "BOOTSTRAP_BLOCK", 7 * len(values) + 3)  # 7 rows a block
+    blocked = bootstrap_interval(values, seed=11, resamples=500)
+    assert blocked.low == float(np.quantile(whole, 0.025, method="inverted_cdf"))
+    assert blocked.high == float(np.quantile(whole, 0.975, method="inverted_cdf"))

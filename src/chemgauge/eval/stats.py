@@ -24,6 +24,10 @@ __all__ = [
 ]
 
 
+#: Resampled values drawn at once by :func:`bootstrap_interval` (about 16 bytes each).
+BOOTSTRAP_BLOCK = 1 << 20
+
+
 @dataclass(frozen=True, slots=True)
 class Interval:
     """A point estimate with a two-sided interval and how it was obtained."""
@@ -87,7 +91,7 @@ def bootstrap_interval(
 ) -> Interval:
     """Percentile bootstrap interval of a statistic (default: the mean) with a recorded seed.
 
-    ``statistic`` receives a (resamples, n) array and returns one value per row.
+    ``statistic`` receives a (rows, n) array of resamples and returns one value per row.
     """
     data = _as_array(values)
     n = len(data)
@@ -95,8 +99,14 @@ def bootstrap_interval(
         return Interval(None, None, None, confidence, "bootstrap-percentile", 0, seed, resamples)
     stat = statistic or (lambda a: a.mean(axis=-1))
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(resamples, n))
-    dist = np.sort(stat(data[idx]))
+    # Resamples are drawn a block of rows at a time (the generator's stream does not depend
+    # on how it is split), so memory stays near BOOTSTRAP_BLOCK values, not resamples * n.
+    rows = max(1, BOOTSTRAP_BLOCK // n)
+    parts = [
+        stat(data[rng.integers(0, n, size=(min(rows, resamples - start), n))])
+        for start in range(0, resamples, rows)
+    ]
+    dist = np.sort(np.concatenate(parts))
     alpha = (1 - confidence) / 2
     low = float(np.quantile(dist, alpha, method="inverted_cdf"))
     high = float(np.quantile(dist, 1 - alpha, method="inverted_cdf"))
