@@ -109,11 +109,15 @@ def view_rows(view: ViewData, score: ScoreResult) -> list[dict[str, Any]]:
     return rows
 
 
-def _iter_view_rows(view: ViewIndex, predictions: PredictionFile) -> Iterator[dict[str, Any]]:
-    """One row per task of a view, in task-file order, tasks read one at a time."""
-    for task in view.iter_tasks():
-        label = view.labels[task.record_id]
-        outcome = outcome_of(task, label.label, predictions.by_record.get(task.record_id))
+def _iter_view_rows(
+    view: ViewIndex, predictions: PredictionFile, answered: list[int]
+) -> Iterator[dict[str, Any]]:
+    """One row per task of a view, in task-file order, tasks read one at a time;
+    ``answered[0]`` counts the tasks that have a prediction."""
+    for task, label in view.iter_pairs():
+        prediction = predictions.by_record.get(task.record_id)
+        answered[0] += prediction is not None
+        outcome = outcome_of(task, label.label, prediction)
         yield _row(view.directory, view.condition, task, label, outcome.selected, outcome.status)
 
 
@@ -142,16 +146,20 @@ def write_run_report(
     model: Mapping[str, Any] | None = None,
     claim: ClaimConfig | None = None,
     strict: bool = False,
+    checked: Mapping[str, Mapping[str, ViewIndex]] | None = None,
 ) -> RunReport:
     """Score every prediction file in ``run_dir`` and write ``rows.jsonl`` and ``report.json``.
 
     ``model`` describes the system (default: the run manifest's, else the folder's name);
     ``strict`` makes an unattributable prediction line an error, as in the scorer.
+    ``checked`` is the data folder already checked by the caller (the run), else it is
+    checked here.
     """
     folder = Path(run_dir)
     config = claim or ClaimConfig()
-    dataset = index_dataset(data_dir)
+    dataset = checked if checked is not None else index_dataset(data_dir)
     views = _prediction_files(folder, dataset)
+    del dataset  # only the views with a prediction file are needed
     if not views:
         raise InputFileError(
             "no prediction files (<property>/<condition>.jsonl) for a property directory of "
@@ -167,17 +175,18 @@ def write_run_report(
             name = f"{view.directory}/{view.condition}"
             path = folder / view.directory / f"{view.condition}.jsonl"
             read = read_predictions(path, strict=strict)
+            answered = [0]
+            yield from tally.feed(_iter_view_rows(view, read, answered))
             predictions[name] = {
                 "path": f"{name}.jsonl",
                 "sha256": sha256_file(path),
-                "unknown_records": sum(1 for rid in read.by_record if rid not in view.tasks),
+                "unknown_records": len(read.by_record) - answered[0],
                 "unattributable_lines": read.unattributable,
             }
             data_views[name] = {
                 "tasks_sha256": sha256_file(view.task_path),
                 "labels_sha256": sha256_file(view.label_path),
             }
-            yield from tally.feed(_iter_view_rows(view, read))
 
     rows_path = atomic_write_rows(folder / "rows.jsonl", rows())
     described = dict(model) if model is not None else _model_of(folder)

@@ -78,9 +78,11 @@ def _view_counts(view: ViewIndex, target: Path) -> dict[str, Any]:
     """The scorer's counts for one prediction file (tasks read again one at a time)."""
     predictions = read_predictions(target)
     statuses = dict.fromkeys(("hit", "miss", "missing", "invalid", "out_of_range"), 0)
-    for task in view.iter_tasks():
-        label = view.labels[task.record_id].label
-        statuses[outcome_of(task, label, predictions.by_record.get(task.record_id)).status] += 1
+    answered = 0
+    for task, label in view.iter_pairs():
+        prediction = predictions.by_record.get(task.record_id)
+        answered += prediction is not None
+        statuses[outcome_of(task, label.label, prediction).status] += 1
     tasks = len(view)
     return {
         "property": view.directory,
@@ -91,9 +93,24 @@ def _view_counts(view: ViewIndex, target: Path) -> dict[str, Any]:
         "missing": statuses["missing"],
         "invalid": statuses["invalid"],
         "out_of_range": statuses["out_of_range"],
-        "unknown_records": sum(1 for rid in predictions.by_record if rid not in view.tasks),
+        "unknown_records": len(predictions.by_record) - answered,
         "unattributable_lines": predictions.unattributable,
     }
+
+
+def _in_task_order(view: ViewIndex, journal_path: Path) -> Iterator[dict[str, Any]]:
+    """The journal's rows in task-file order (one offset per row is held)."""
+    current = [""]
+
+    def ids() -> Iterator[str]:
+        for task in view.iter_tasks():
+            current[0] = task.record_id
+            yield task.record_id
+
+    for row in iter_journal_by_keys(journal_path, "record_id", ids()):
+        if row is None:
+            raise KeyError(current[0])
+        yield row
 
 
 def _run_view(
@@ -113,6 +130,7 @@ def _run_view(
         "omit_properties": config.omit_properties,
     }
     journal_path = target.with_name(f"{view.condition}.journal.jsonl")
+    resumed = 0
     with ResumableJsonlWriter(
         journal_path,
         config_sha256=sha256_json(journal_config),
@@ -120,11 +138,18 @@ def _run_view(
         restart=config.restart,
         keep_rows=False,
     ) as journal:
-        resumed = sum(1 for record_id in view.tasks if journal.done(record_id))
-        if progress is not None and resumed:
-            progress(resumed)
-        todo = (t for t in view.iter_tasks() if not journal.done(t.record_id))
-        for tasks in _batches(todo, config.batch_size):
+
+        def todo() -> Iterator[Task]:
+            nonlocal resumed
+            for task in view.iter_tasks():
+                if not journal.done(task.record_id):
+                    yield task
+                    continue
+                resumed += 1
+                if progress is not None:
+                    progress(1)
+
+        for tasks in _batches(todo(), config.batch_size):
             batch = [t.to_json() for t in tasks]
             if config.omit_properties:
                 for task in batch:
@@ -133,16 +158,7 @@ def _run_view(
                 journal.write(row)
             if progress is not None:
                 progress(len(batch))
-
-    def in_task_order() -> Iterator[dict[str, Any]]:
-        for record_id, row in zip(
-            view.tasks, iter_journal_by_keys(journal_path, "record_id", view.tasks), strict=True
-        ):
-            if row is None:
-                raise KeyError(record_id)
-            yield row
-
-    atomic_write_rows(target, in_task_order())
+    atomic_write_rows(target, _in_task_order(view, journal_path))
     return {**_view_counts(view, target), "resumed": resumed, "predictions": str(target)}
 
 
@@ -193,7 +209,7 @@ def run_model(
         "results": results,
     }
     atomic_write_json(folder / "run_manifest.json", manifest)
-    written = write_run_report(data_dir, folder, model=described)
+    written = write_run_report(data_dir, folder, model=described, checked=dataset)
     return {**manifest, "folder": str(folder), "report": written.report}
 
 

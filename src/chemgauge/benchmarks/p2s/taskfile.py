@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -232,13 +232,13 @@ def label_problem(
     obj: dict[str, Any],
     number: int,
     text: str,
-    seen: Mapping[str, Label],
+    seen: Container[str],
     candidates: int | None,
 ) -> tuple[str, str | None, Label | None]:
     """The label of one parsed label line, or why it is not one (and the value to show).
 
-    ``seen`` holds the labels read so far; ``candidates`` is the candidate count of the task
-    the line names (``None`` when no task has that record id).
+    ``seen`` holds the record ids of the labels read so far; ``candidates`` is the candidate
+    count of the task the line names (``None`` when no task has that record id).
     """
     rid, label = obj.get("record_id"), obj.get("label")
     if not isinstance(rid, str) or not rid.strip() or not _label_int(label):
