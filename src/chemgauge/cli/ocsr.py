@@ -7,9 +7,9 @@ scored one at a time into ``scored.jsonl`` and folded into the report; no row is
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -17,6 +17,9 @@ from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import print_summary, rate_cell, summary_table
 from chemgauge.errors import ConfigError, InputFileError
 from chemgauge.eval.images import DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_IMAGE_PIXELS, ImageLimits
+
+if TYPE_CHECKING:
+    from chemgauge.benchmarks.ocsr.manifest import Manifest
 
 app = typer.Typer(
     help="Image-to-structure (OCSR) benchmark: does a recognizer return the exact graph?",
@@ -93,13 +96,17 @@ def _backend(
 def _score_and_report(
     manifest_path: Path,
     output: Path,
-    rows: Iterable[dict[str, Any]],
+    rows_for: Callable[[Manifest], Iterable[dict[str, Any]]],
     count: int,
     quiet: bool,
     html: bool,
     extra: dict[str, Any],
 ) -> dict[str, Any]:
-    """Score ``count`` attempt rows as they stream past and write the report files."""
+    """Score ``count`` attempt rows as they stream past and write the report files.
+
+    The manifest is loaded (and verified) again here, and ``rows_for`` reads the attempts
+    against it, so the caller's copy can be dropped first: one manifest in memory at a time.
+    """
     from chemgauge.benchmarks.ocsr.evaluate import iter_scored
     from chemgauge.benchmarks.ocsr.manifest import load_manifest
     from chemgauge.benchmarks.ocsr.report import write_report
@@ -111,7 +118,7 @@ def _score_and_report(
         {"policies": list(POLICIES), **extra}, {"manifest": manifest_path}, extra
     ).to_dict()
     with progress_bar("scoring", count, quiet=quiet, min_total=50) as advance:
-        scored = iter_scored(manifest, rows, progress=advance)
+        scored = iter_scored(manifest, rows_for(manifest), progress=advance)
         return write_report(output, manifest, scored, POLICIES, provenance, html=html)
 
 
@@ -215,8 +222,12 @@ def run(
             loaded, recognizer, config, output, restart=restart, progress=advance
         )
     extra = {"backend": recognizer.describe(), "run_config": config.to_dict()}
-    rows = iter_attempt_rows(journal, loaded, config)
-    report = _score_and_report(manifest, output, rows, total, quiet, html, extra)
+    del loaded  # scoring loads and verifies the manifest again
+
+    def rows_for(checked: Manifest) -> Iterable[dict[str, Any]]:
+        return iter_attempt_rows(journal, checked, config)
+
+    report = _score_and_report(manifest, output, rows_for, total, quiet, html, extra)
     if not quiet:
         _print_summary(report)
 
@@ -238,7 +249,9 @@ def score(
             "no attempts journal (run `chemgauge ocsr run --run` first)", path=journal
         )
     attempts = scan_attempts(journal, load_manifest(manifest, verify=False))
-    report = _score_and_report(manifest, output, attempts.rows(), len(attempts), quiet, html, {})
+    report = _score_and_report(
+        manifest, output, lambda _: attempts.rows(), len(attempts), quiet, html, {}
+    )
     if not quiet:
         _print_summary(report)
 
