@@ -211,6 +211,7 @@ def retro_data_reader(fmt: str) -> Callable[[Path], None]:
 
 def read_retro_predictions(path: Path) -> None:
     model = PredictionsFileModel(path, jobs=1)
+    model.prepare()  # lines are keyed (and rejections counted) here
     _check(model.stats, _data_lines(path), path)
 
 

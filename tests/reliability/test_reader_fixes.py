@@ -27,6 +27,7 @@ def test_retro_predictions_count_a_repeated_identical_line(tmp_path: Path) -> No
     line = '{"product": "CCO", "predictions": ["C.O"]}\n'
     path.write_text(line + line + '{"product": "OCC", "predictions": ["C.O"]}\n')
     model = PredictionsFileModel(path, jobs=1)
+    model.prepare()  # lines are keyed (and counted) here
     assert (model.stats.accepted, model.stats.rejected) == (3, 0)
 
 

@@ -69,8 +69,23 @@ def test_conflicting_lines_for_one_product_name_both(tmp_path: Path) -> None:
     path.write_text(
         '{"product": "CCO", "predictions": ["C"]}\n{"product": "OCC", "predictions": ["N"]}\n'
     )
+    model = build_retro_model("predictions", path)  # products are keyed at prepare()
     with pytest.raises(InputFileError, match=r"p.jsonl, line 2: product also on line 1"):
-        build_retro_model("predictions", path)
+        model.prepare()
+
+
+def test_expected_products_are_not_canonicalized_again(tmp_path: Path) -> None:
+    path = tmp_path / "p.jsonl"
+    path.write_text(
+        '{"product": "CCO", "predictions": ["C"]}\n{"product": "CC(=O)O", "predictions": ["N"]}\n'
+    )
+    model = build_retro_model("predictions", path)
+    assert isinstance(model, PredictionsFileModel)
+    model.expect_product("CCO")  # canonical, and spelled exactly so in the file
+    model.expect_product("c1ccccc1")  # not in the file: nothing to remember
+    model.prepare()
+    assert model._canon.misses == 1  # only CC(=O)O was canonicalized
+    assert [o.outputs for o in model.predict(["OCC", "CC(O)=O"], 5)] == [("C",), ("N",)]
 
 
 def test_predictions_folder_must_hold_one_file(tmp_path: Path) -> None:
@@ -90,3 +105,16 @@ def test_syntheseus_model_class_names_are_checked() -> None:
     if importlib.util.find_spec("torch") is None:
         with pytest.raises(ConfigError, match=r"pip install 'syntheseus\[local-retro\]'"):
             build_retro_model("syntheseus:LocalRetro", "/nonexistent")
+
+
+def test_predictions_are_read_back_whatever_the_line_endings(tmp_path: Path) -> None:
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(
+        b'{"product": "CCO", "predictions": ["C"]}\r'
+        b'{"product": "CC(=O)O", "predictions": ["N", "O"]}\r\n'
+        b'{"product": "CCN", "predictions": []}\n'
+    )
+    model = build_retro_model("predictions", path)
+    outputs = [o.outputs for o in model.predict(["OCC", "CC(O)=O", "NCC"], 5)]
+    assert outputs == [("C",), ("N", "O"), ()]
+    assert isinstance(model, PredictionsFileModel) and model.stats.accepted == 3

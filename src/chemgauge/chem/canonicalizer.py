@@ -67,6 +67,15 @@ class Canonicalizer:
         self.hits += 1
         return result
 
+    def known(self, smiles: str) -> bool:
+        """True iff the key of this string is already in the memo."""
+        return smiles in self._cache
+
+    def remember(self, smiles: str, key: str | None) -> None:
+        """Put a key the caller already knows into the memo (e.g. a canonical SMILES is its
+        own ``exact`` key), so it is never computed."""
+        self._remember(smiles, key)
+
     def _remember(self, smiles: str, key: str | None) -> None:
         if len(self._cache) >= self._max_entries:
             self._cache.clear()

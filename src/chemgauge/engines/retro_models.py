@@ -16,17 +16,17 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, NamedTuple, Protocol
 
 import orjson
 
 from chemgauge.chem import Canonicalizer
 from chemgauge.errors import BackendError, ConfigError, InputFileError, MissingDependencyError
 from chemgauge.eval.provenance import sha256_file
-from chemgauge.eval.records import RejectionStats, read_jsonl
+from chemgauge.eval.records import Diagnostic, RejectionStats
 from chemgauge.registry import Registry
 
 __all__ = [
@@ -70,6 +70,13 @@ class RetroModel:
     def _predict(self, products: list[str], num_results: int) -> list[list[str]]:
         """Back-end hook: ranked raw outputs for each distinct product, best first."""
         raise NotImplementedError
+
+    def expect_product(self, product: str) -> None:
+        """Hint before predicting: this canonical product will be asked for (a back-end may
+        use it to skip work; answers never depend on it)."""
+
+    def prepare(self) -> None:
+        """Called after every product was announced and before the first prediction."""
 
     def predict(self, products: Sequence[str], num_results: int) -> list[ModelOutput]:
         """Ranked raw outputs for each product (in input order), cut at ``num_results``."""
@@ -145,6 +152,11 @@ class PredictionsFileModel(RetroModel):
     Two lines for the same product with different predictions is an error naming both
     lines; a repeated identical line is counted as accepted (every line is accounted for); a
     target with no line gets no outputs (counted by the runner as a miss).
+
+    Memory: one product key and one byte offset per line; predictions are read back from the
+    file when asked for. Products are canonicalized once, at :meth:`prepare` (or the first
+    lookup); a line spelled exactly like a product announced by :meth:`expect_product` (the
+    runner announces the targets' canonical products) needs no canonicalization at all.
     """
 
     name = "predictions"
@@ -154,62 +166,154 @@ class PredictionsFileModel(RetroModel):
         self.path = path
         self.sha256 = sha256_file(path)
         self.stats = RejectionStats(path=str(path), strict=strict)
-        self._by_key: dict[str, tuple[int, list[str]]] = {}
-        canon = Canonicalizer("exact")
-        records = list(read_jsonl(path, self.stats))
-        products = [obj["product"] for _, obj in records if isinstance(obj.get("product"), str)]
-        workers = jobs if jobs > 0 else (os.cpu_count() or 1)
-        canon.many(products, jobs=workers if len(products) > 4096 else 1)  # fills the memo
-        for line, obj in records:
+        self._jobs = jobs
+        self._canon = Canonicalizer("exact")
+        # file order: a usable line (number, byte span, product text) or a deferred rejection
+        self._lines: list[_Line | Diagnostic] | None = list(self._scan())
+        self._texts = {entry.product for entry in self._lines if isinstance(entry, _Line)}
+        self._by_key: dict[str, _Line] = {}
+        self._handle: IO[bytes] | None = None
+        self.missing = 0
+
+    def _scan(self) -> Iterator[_Line | Diagnostic]:
+        """Check every line's JSON and schema; rejections are reported in line order at
+        :meth:`prepare`, or at once under ``strict`` (before any other work)."""
+
+        def reject(line: int, reason: str, text: str, detail: str = "") -> Diagnostic:
+            if self.stats.strict:
+                self.stats.reject(line, reason, text, detail)  # raises
+            return Diagnostic(line, reason, text, detail)
+
+        for number, offset, size, raw in _numbered_lines(self.path):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputFileError(
+                    f"not valid UTF-8 ({exc.reason})", path=self.path, line=number
+                ) from None
+            if not text.strip():
+                continue
+            try:
+                obj = orjson.loads(text)
+            except orjson.JSONDecodeError as exc:
+                yield reject(number, "malformed_json", text, str(exc))
+                continue
+            if not isinstance(obj, dict):
+                yield reject(number, "malformed_json", text, "line is not a JSON object")
+                continue
             product, predictions = obj.get("product"), obj.get("predictions")
             if not isinstance(product, str) or not isinstance(predictions, list):
-                self.stats.reject(
-                    line,
+                yield reject(
+                    number,
                     "bad_schema",
                     orjson.dumps(obj).decode()[:120],
                     'needs {"product": str, "predictions": [str, ...]}',
                 )
                 continue
             if not all(isinstance(p, str) for p in predictions):
-                self.stats.reject(line, "bad_schema", product, "predictions must all be strings")
+                yield reject(number, "bad_schema", product, "predictions must all be strings")
                 continue
-            key = canon(product)
+            yield _Line(number, offset, size, product)
+
+    def expect_product(self, product: str) -> None:
+        """``product`` is a canonical SMILES that will be asked for: a line spelled exactly
+        like it has it as its key (canonical SMILES are fixed points), so it is not
+        canonicalized again."""
+        if self._lines is not None and product in self._texts:
+            self._canon.remember(product, product)
+
+    def prepare(self) -> None:
+        """Canonicalize the file's products and index them (once); conflicting lines for
+        one product are an error naming both."""
+        if self._lines is None:
+            return
+        lines, self._lines, self._texts = self._lines, None, set()
+        texts = [e.product for e in lines if isinstance(e, _Line)]
+        workers = self._jobs if self._jobs > 0 else (os.cpu_count() or 1)
+        todo = [t for t in dict.fromkeys(texts) if not self._canon.known(t)]
+        self._canon.many(todo, jobs=workers if len(todo) > 4096 else 1)  # fills the memo
+        for entry in lines:
+            if isinstance(entry, Diagnostic):
+                self.stats.reject(entry.line, entry.reason, entry.excerpt, entry.detail)
+                continue
+            key = self._canon(entry.product)
             if key is None:
-                self.stats.reject(line, "unparsable_product", product)
+                self.stats.reject(entry.number, "unparsable_product", entry.product)
                 continue
-            if key in self._by_key:
-                first, previous = self._by_key[key]
-                if previous != predictions:
+            first = self._by_key.get(key)
+            if first is not None:
+                if self._read(first) != self._read(entry):
                     raise InputFileError(
-                        f"product also on line {first} with different predictions",
-                        path=path,
-                        line=line,
-                        value=product,
+                        f"product also on line {first.number} with different predictions",
+                        path=self.path,
+                        line=entry.number,
+                        value=entry.product,
                     )
                 self.stats.accepted += 1  # the same answer again: consistent, so counted as read
                 continue
-            self._by_key[key] = (line, predictions)
+            self._by_key[key] = entry
             self.stats.accepted += 1
-        self._canon = canon
-        self.missing = 0
+
+    def _read(self, line: _Line) -> list[str]:
+        """The predictions of one line (checked when scanned)."""
+        if self._handle is None:
+            self._handle = open(self.path, "rb")  # noqa: SIM115 - closed by close()
+        self._handle.seek(line.offset)
+        predictions: list[str] = orjson.loads(self._handle.read(line.size))["predictions"]
+        return predictions
+
+    def close(self) -> None:
+        """Close the file handle predictions are read from (reopened if needed)."""
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
 
     def has(self, product: str) -> bool:
         """True iff the file has a line for this product (any spelling)."""
+        self.prepare()
         key = self._canon(product)
         return key is not None and key in self._by_key
 
     def _predict(self, products: list[str], num_results: int) -> list[list[str]]:
+        self.prepare()
         out: list[list[str]] = []
         for product in products:
             key = self._canon(product)
             entry = self._by_key.get(key) if key is not None else None
             if entry is None:
                 self.missing += 1
-            out.append(list(entry[1]) if entry is not None else [])
+            out.append(self._read(entry) if entry is not None else [])
         return out
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "file": self.path.name, "file_sha256": self.sha256}
+
+
+class _Line(NamedTuple):
+    """A usable line of a predictions file: its number, byte span and product text."""
+
+    number: int
+    offset: int
+    size: int
+    product: str
+
+
+def _numbered_lines(path: Path) -> Iterator[tuple[int, int, int, bytes]]:
+    """(1-based line number, byte offset, byte size, text without its ending) of each line of
+    a file, streaming."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise InputFileError(f"cannot open file ({exc.strerror})", path=path) from None
+    with handle:
+        offset = 0
+        number = 0
+        for chunk in handle:
+            # lines end at \n, \r\n or a lone \r, as in text mode (universal newlines)
+            for raw in chunk.splitlines(keepends=True) if b"\r" in chunk else (chunk,):
+                number += 1
+                yield number, offset, len(raw), raw.rstrip(b"\r\n")
+                offset += len(raw)
 
 
 def _resolve_predictions_file(model_dir: Path | None) -> Path:

@@ -20,6 +20,7 @@ from chemgauge.errors import InputFileError
 
 __all__ = [
     "HASH_SCHEME_VERSION",
+    "RowsDigest",
     "RunProvenance",
     "canonical_json",
     "reproducibility_sha256",
@@ -89,12 +90,26 @@ def strip_fields(row: Mapping[str, Any], exclude: Sequence[str]) -> dict[str, An
     return out
 
 
+class RowsDigest:
+    """:func:`reproducibility_sha256` fed one row at a time (for rows that stream past)."""
+
+    def __init__(self, exclude: Sequence[str] = ()) -> None:
+        self.exclude = tuple(exclude)
+        self._digest = hashlib.sha256(_ROWS_DOMAIN)
+
+    def update(self, row: Mapping[str, Any]) -> None:
+        self._digest.update(canonical_json(strip_fields(row, self.exclude)))
+        self._digest.update(b"\n")
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()
+
+
 def reproducibility_sha256(rows: Iterable[Mapping[str, Any]], exclude: Sequence[str]) -> str:
     """SHA-256 over rows in their given order, each as canonical JSON minus ``exclude``."""
-    digest = hashlib.sha256(_ROWS_DOMAIN)
+    digest = RowsDigest(exclude)
     for row in rows:
-        digest.update(canonical_json(strip_fields(row, exclude)))
-        digest.update(b"\n")
+        digest.update(row)
     return digest.hexdigest()
 
 

@@ -10,6 +10,8 @@ bad line is a counted rejection with its line number (an error under ``strict``)
 from __future__ import annotations
 
 import csv
+import itertools
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -30,6 +32,7 @@ __all__ = [
     "RetroTarget",
     "TargetSet",
     "find_fold_file",
+    "iter_targets",
     "load_targets",
     "scan_data_dir",
 ]
@@ -285,8 +288,61 @@ def _canonical_record(fold: str, raw: _Raw) -> RetroTarget | _Reject:
     return RetroTarget(f"{fold}:{line}", line, source_id or None, products[0], reactants, cls)
 
 
-def _canonical_chunk(items: list[tuple[str, _Raw]]) -> list[RetroTarget | _Reject]:
-    return [_canonical_record(fold, raw) for fold, raw in items]
+def _canonical_chunk(items: list[tuple[str, _Raw | _Reject]]) -> list[RetroTarget | _Reject]:
+    return [
+        raw if isinstance(raw, _Reject) else _canonical_record(fold, raw) for fold, raw in items
+    ]
+
+
+#: Inputs shorter than this are canonicalized in-process (a pool costs more than it saves).
+_SERIAL_BELOW = 512
+
+
+def _records(file: DataFile) -> Iterator[_Raw | _Reject]:
+    if file.format == "csv":
+        return _csv_records(file.path)
+    if file.format == "smi":
+        return _smi_records(file.path)
+    return _jsonl_records(file.path)
+
+
+def iter_targets(
+    file: DataFile,
+    stats: RejectionStats,
+    *,
+    limit: int | None = None,
+    executor: ExecutorConfig | None = None,
+) -> Iterator[RetroTarget]:
+    """Read and canonicalize a fold file as a stream, in file order; ``limit`` keeps the first
+    N data lines. Rejected lines are counted in ``stats`` (which raises under ``strict``);
+    memory tracks the executor's window of chunks, not the file."""
+    records = _records(file)
+    if limit is not None:
+        records = itertools.islice(records, limit)
+    head = list(itertools.islice(records, _SERIAL_BELOW))
+    config = executor or ExecutorConfig(kind="serial", jobs=1)
+    if len(head) < _SERIAL_BELOW:
+        config = ExecutorConfig(kind="serial", jobs=1)
+    fed: deque[_Raw | _Reject] = deque()
+
+    def feed() -> Iterator[tuple[str, _Raw | _Reject]]:
+        for record in itertools.chain(head, records):
+            fed.append(record)
+            yield file.fold, record
+
+    runner = make_executor(config)
+    try:
+        for result in runner.map(_canonical_chunk, feed(), chunk_size=256):
+            record = fed.popleft()
+            if isinstance(result, RetroTarget):
+                stats.accepted += 1
+                yield result
+            elif isinstance(result, ItemFailure):
+                stats.reject(record.line, "worker_failure", f"line {record.line}", result.detail)
+            else:
+                stats.reject(result.line, result.reason, result.excerpt, result.detail)
+    finally:
+        runner.close()
 
 
 def load_targets(
@@ -296,42 +352,7 @@ def load_targets(
     limit: int | None = None,
     executor: ExecutorConfig | None = None,
 ) -> TargetSet:
-    """Read and canonicalize a fold file; ``limit`` keeps the first N data lines (in order)."""
+    """Every target of a fold file in memory (:func:`iter_targets`, collected)."""
     stats = RejectionStats(path=str(file.path), strict=strict)
-    if file.format == "csv":
-        records: Iterator[_Raw | _Reject] = _csv_records(file.path)
-    elif file.format == "smi":
-        records = _smi_records(file.path)
-    else:
-        records = _jsonl_records(file.path)
-    order: list[_Raw | _Reject] = []
-    for record in records:
-        if limit is not None and len(order) >= limit:
-            break
-        order.append(record)
-    raws = [r for r in order if isinstance(r, _Raw)]
-    pending: list[tuple[str, _Raw]] = [(file.fold, r) for r in raws]
-    config = executor or ExecutorConfig(kind="serial", jobs=1)
-    if len(pending) < 512:
-        config = ExecutorConfig(kind="serial", jobs=1)
-    runner = make_executor(config)
-    try:
-        done: list[RetroTarget | _Reject | ItemFailure] = []
-        for result in runner.map(_canonical_chunk, pending, chunk_size=256):
-            done.append(result)
-    finally:
-        runner.close()
-    by_line: dict[int, RetroTarget | _Reject | ItemFailure] = {
-        raw.line: result for raw, result in zip(raws, done, strict=True)
-    }
-    targets: list[RetroTarget] = []
-    for record in order:
-        result = by_line[record.line] if isinstance(record, _Raw) else record
-        if isinstance(result, RetroTarget):
-            targets.append(result)
-            stats.accepted += 1
-        elif isinstance(result, ItemFailure):
-            stats.reject(record.line, "worker_failure", f"line {record.line}", result.detail)
-        else:
-            stats.reject(result.line, result.reason, result.excerpt, result.detail)
+    targets = list(iter_targets(file, stats, limit=limit, executor=executor))
     return TargetSet(file, targets, stats, truncated_to=limit)

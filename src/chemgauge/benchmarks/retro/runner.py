@@ -9,32 +9,43 @@ Files under ``results_dir``:
 * ``report.json``: metrics, data accounting, model description, provenance and the
   ``reproducibility_sha256`` over rows. Only its ``run`` block (timing, resume counts,
   executor) may differ between runs on the same inputs.
+
+Everything streams, so memory tracks the chunk size, not the data: targets are canonicalized
+chunk by chunk into a spool file beside the journal (data order), scored from it, and the
+rows file, its hash and the metrics come from one pass over the spool and the journal read
+back by target (:func:`~chemgauge.eval.records.iter_journal_by_keys`). What stays per target
+is one journal offset and key, plus the row of a target whose scoring failed (rare).
 """
 
 from __future__ import annotations
 
 import logging
+import tempfile
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+
+import orjson
 
 import chemgauge
 from chemgauge.benchmarks.retro.config import RetroEvalConfig
-from chemgauge.benchmarks.retro.data import DataFile, TargetSet, find_fold_file, load_targets
-from chemgauge.benchmarks.retro.metrics import aggregate
+from chemgauge.benchmarks.retro.data import DataFile, find_fold_file, iter_targets
+from chemgauge.benchmarks.retro.metrics import RetroTally
 from chemgauge.benchmarks.retro.scoring import ScoreSettings, ScoreTask, score_chunk
 from chemgauge.chem import RDKIT_VERSION
 from chemgauge.engines.retro_models import PredictionsFileModel, RetroModel, build_retro_model
 from chemgauge.errors import DataQualityError
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
-from chemgauge.eval.provenance import reproducibility_sha256, run_provenance, sha256_json
+from chemgauge.eval.provenance import RowsDigest, run_provenance, sha256_json
 from chemgauge.eval.records import (
+    RejectionStats,
     ResumableJsonlWriter,
     atomic_write_json,
     atomic_write_rows,
+    iter_journal_by_keys,
 )
 
 __all__ = [
@@ -52,6 +63,8 @@ PREDICTIONS_JSONL = "predictions.jsonl"
 ROWS_JSONL = "rows.jsonl"
 REPORT_JSON = "report.json"
 REPORT_SCHEMA = "chemgauge-retro-report-v1"
+#: Canonical targets of the running evaluation (a temporary file in ``results_dir``).
+SPOOL_PREFIX = ".targets-"
 
 #: Where the ``syntheseus`` convention deliberately differs from syntheseus's own code.
 SYNTHESEUS_DIVERGENCES = (
@@ -68,11 +81,17 @@ ProgressCallback = Callable[[int], None]
 
 @dataclass
 class RetroRun:
-    """What a run produced: the report mapping and where its files are."""
+    """What a run produced: the report mapping and where its files are (rows are read from
+    ``rows.jsonl`` when asked for, so a large run is not held in memory)."""
 
     report: dict[str, Any]
-    rows: list[dict[str, Any]]
     results_dir: Path
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """Every row, in data order (read from ``rows.jsonl``)."""
+        with open(self.results_dir / ROWS_JSONL, "rb") as handle:
+            return [orjson.loads(line) for line in handle]
 
 
 def _journal_entry(
@@ -103,33 +122,87 @@ def _error_row(task: ScoreTask, failure: ItemFailure) -> dict[str, Any]:
     }
 
 
+def _spooled(path: Path) -> Iterator[dict[str, Any]]:
+    """Target mappings from the spool file, in data order."""
+    with open(path, "rb") as handle:
+        for line in handle:
+            yield orjson.loads(line)
+
+
+def _spool_targets(
+    data_file: DataFile,
+    config: RetroEvalConfig,
+    executor: ExecutorConfig,
+    model: RetroModel,
+    spool: IO[bytes],
+) -> tuple[RejectionStats, int]:
+    """Canonicalize the fold into the spool (one target mapping a line), announcing each
+    product to the model; returns the line accounting and the number of targets."""
+    stats = RejectionStats(path=str(data_file.path), strict=config.strict)
+    count = 0
+    for target in iter_targets(data_file, stats, limit=config.limit, executor=executor):
+        spool.write(orjson.dumps(target.to_dict()) + b"\n")
+        model.expect_product(target.product)
+        count += 1
+    spool.flush()
+    return stats, count
+
+
+@dataclass
+class _Progress:
+    resumed: int = 0
+    scored: int = 0
+
+
 def _tasks(
-    targets: TargetSet,
-    pending: list[int],
+    spool: Path,
+    journal: ResumableJsonlWriter,
     model: RetroModel,
     config: RetroEvalConfig,
     settings: ScoreSettings,
     model_seconds: dict[str, float],
+    counts: _Progress,
 ) -> Iterator[tuple[ScoreTask, ScoreSettings]]:
-    """Model outputs batch by batch (lazily, so the model runs while workers score)."""
-    for start in range(0, len(pending), config.batch_size):
-        batch = [targets.targets[i] for i in pending[start : start + config.batch_size]]
-        results = model.predict([t.product for t in batch], config.num_top_results)
+    """Model outputs batch by batch for targets not yet journaled (lazily, so the model
+    runs while workers score)."""
+    checks = isinstance(model, PredictionsFileModel)
+    batch: list[dict[str, Any]] = []
+    targets = _spooled(spool)
+    while True:
+        for target in targets:
+            if journal.done(target["target"]):
+                counts.resumed += 1
+                continue
+            batch.append(target)
+            if len(batch) >= config.batch_size:
+                break
+        if not batch:
+            return
+        results = model.predict([t["product"] for t in batch], config.num_top_results)
         for target, result in zip(batch, results, strict=True):
             status = None
-            if isinstance(model, PredictionsFileModel) and not model.has(target.product):
+            if checks and not model.has(target["product"]):  # type: ignore[attr-defined]
                 status = "missing_from_predictions"
                 if config.strict:
                     raise DataQualityError(
                         "target product has no line in the predictions file",
-                        path=str(model.path),
-                        value=target.product,
+                        path=str(model.path),  # type: ignore[attr-defined]
+                        value=target["product"],
                     )
-            model_seconds[target.target] = result.seconds
-            yield (
-                ScoreTask(target.to_dict(), result.outputs, result.returned, status),
-                settings,
-            )
+            model_seconds[target["target"]] = result.seconds
+            counts.scored += 1
+            yield ScoreTask(target, result.outputs, result.returned, status), settings
+        batch = []
+
+
+def _final_rows(
+    spool: Path, journal_path: Path, errors: dict[str, dict[str, Any]]
+) -> Iterator[dict[str, Any]]:
+    """Every target's row in data order: from the journal, or its error row."""
+    keys = (t["target"] for t in _spooled(spool))
+    entries = iter_journal_by_keys(journal_path, "target", (t["target"] for t in _spooled(spool)))
+    for key, entry in zip(keys, entries, strict=True):
+        yield entry["row"] if entry is not None else errors[key]
 
 
 def _config_sha256(config: RetroEvalConfig, file_sha: str, model: RetroModel) -> str:
@@ -162,11 +235,6 @@ def run_retro_eval(
     )
     if model is None:
         model = build_retro_model(config.model_class, config.model_dir, **dict(config.model_kwargs))
-    load_start = time.perf_counter()
-    targets = load_targets(
-        data_file, strict=config.strict, limit=config.limit, executor=executor_config
-    )
-    load_seconds = time.perf_counter() - load_start
     provenance = run_provenance(
         config.row_affecting(),
         inputs={"data": data_file.path},
@@ -182,53 +250,75 @@ def run_retro_eval(
         config_sha256=config_sha,
         key_field="target",
         restart=config.restart,
+        keep_rows=False,
     )
-    resumed = sum(1 for t in targets.targets if journal.done(t.target))
-    pending = [i for i, t in enumerate(targets.targets) if not journal.done(t.target)]
     errors: dict[str, dict[str, Any]] = {}
     model_seconds: dict[str, float] = {}
-    score_start = time.perf_counter()
+    counts = _Progress()
+    for stale in out_dir.glob(f"{SPOOL_PREFIX}*.jsonl"):  # left by a killed run
+        stale.unlink(missing_ok=True)
+    spool_file = tempfile.NamedTemporaryFile(  # noqa: SIM115 - removed in the finally below
+        dir=out_dir, prefix=SPOOL_PREFIX, suffix=".jsonl", delete=False
+    )
+    spool = Path(spool_file.name)
     runner = make_executor(executor_config)
     try:
-        tasks = _tasks(targets, pending, model, config, settings, model_seconds)
-        in_flight: deque[ScoreTask] = deque()
+        load_start = time.perf_counter()
+        with spool_file:
+            stats, n_targets = _spool_targets(data_file, config, executor_config, model, spool_file)
+        model.prepare()
+        load_seconds = time.perf_counter() - load_start
 
-        def remember() -> Iterator[tuple[ScoreTask, ScoreSettings]]:
-            for pair in tasks:
-                in_flight.append(pair[0])
-                yield pair
+        score_start = time.perf_counter()
+        try:
+            tasks = _tasks(spool, journal, model, config, settings, model_seconds, counts)
+            in_flight: deque[ScoreTask] = deque()
 
-        last = time.perf_counter()
-        for result in runner.map(score_chunk, remember()):
-            task = in_flight.popleft()
-            now = time.perf_counter()
-            key = task.target["target"]
-            if isinstance(result, ItemFailure):
-                errors[key] = _error_row(task, result)
-            else:
-                journal.write(_journal_entry(task, result, model_seconds.pop(key, 0.0), now - last))
-            last = now
-            if progress is not None:
-                progress(1)
+            def remember() -> Iterator[tuple[ScoreTask, ScoreSettings]]:
+                for pair in tasks:
+                    in_flight.append(pair[0])
+                    yield pair
+
+            last = time.perf_counter()
+            for result in runner.map(score_chunk, remember()):
+                task = in_flight.popleft()
+                now = time.perf_counter()
+                key = task.target["target"]
+                if isinstance(result, ItemFailure):
+                    errors[key] = _error_row(task, result)
+                else:
+                    entry = _journal_entry(task, result, model_seconds.pop(key, 0.0), now - last)
+                    journal.write(entry)
+                last = now
+                if progress is not None:
+                    progress(1)
+        finally:
+            runner.close()
+            journal.close()
+        score_seconds = time.perf_counter() - score_start
+
+        tally = RetroTally(
+            conventions=config.conventions,
+            matchers=config.matchers,
+            ks=config.k,
+            max_k=config.num_top_results,
+            round_trip_max_rank=config.round_trip_max_rank if config.round_trip else None,
+        )
+        digest = RowsDigest()
+
+        def observed() -> Iterator[dict[str, Any]]:
+            for row in _final_rows(spool, journal.path, errors):
+                tally.add(row)
+                digest.update(row)
+                yield row
+
+        atomic_write_rows(out_dir / ROWS_JSONL, observed())
     finally:
-        runner.close()
-        journal.close()
-    score_seconds = time.perf_counter() - score_start
+        spool.unlink(missing_ok=True)
+        close = getattr(model, "close", None)
+        if callable(close):
+            close()
 
-    rows: list[dict[str, Any]] = []
-    for target in targets.targets:
-        entry = journal.existing.get(target.target)
-        rows.append(entry["row"] if entry is not None else errors[target.target])
-    atomic_write_rows(out_dir / ROWS_JSONL, rows)
-
-    metrics = aggregate(
-        rows,
-        conventions=config.conventions,
-        matchers=config.matchers,
-        ks=config.k,
-        max_k=config.num_top_results,
-        round_trip_max_rank=config.round_trip_max_rank if config.round_trip else None,
-    )
     model_block: dict[str, Any] = {**model.describe()}
     if isinstance(model, PredictionsFileModel):
         model_block["predictions_file"] = model.stats.to_dict()
@@ -246,20 +336,20 @@ def run_retro_eval(
             "format": data_file.format,
             "fold": data_file.fold,
             "sha256": file_sha,
-            "limit": targets.truncated_to,
-            "targets": len(targets.targets),
-            "lines": targets.stats.to_dict(),
+            "limit": config.limit,
+            "targets": n_targets,
+            "lines": stats.to_dict(),
         },
         "model": model_block,
-        "metrics": metrics,
+        "metrics": tally.result(),
         "divergences_from_syntheseus": list(SYNTHESEUS_DIVERGENCES),
         "provenance": provenance.to_dict(),
-        "reproducibility_sha256": reproducibility_sha256(rows, exclude=()),
+        "reproducibility_sha256": digest.hexdigest(),
         "run": {
             "executor": executor_config.describe(),
-            "resumed_targets": resumed,
+            "resumed_targets": counts.resumed,
             "journal_truncated_bytes": journal.truncated_bytes,
-            "scored_now": len(pending),
+            "scored_now": counts.scored,
             "timing": {
                 "load_s": load_seconds,
                 "score_s": score_seconds,
@@ -269,4 +359,4 @@ def run_retro_eval(
         },
     }
     atomic_write_json(out_dir / REPORT_JSON, report)
-    return RetroRun(report=report, rows=rows, results_dir=out_dir)
+    return RetroRun(report=report, results_dir=out_dir)
