@@ -229,3 +229,57 @@ def test_outputs_likely_to_need_keys_are_parsed_up_front_without_changing_answer
     result = ReactantSetScorer(["exact"]).compare(truth, outputs)
     assert result.first_seen == (0, 0, 2, 3, 3, 5)
     assert result.correct["exact"] == (True, True, False, False, False, False)
+
+
+def _mutations(sources: list[str], n: int, seed: int) -> list[str]:
+    """Seeded random edits (delete, insert, replace) of real SMILES: mostly invalid, and
+    invalid in the many ways a model's output can be."""
+    import random
+
+    alphabet = [*"cnosCNOSPBFIl()[]=#-+123456789@/\\Hp:%0"]
+    alphabet += ["[nH]", "[Na]", "[Fe]", "[Sn]", "[O-]", "[N+]", "Cl", "Br", "[se]", "[B-]"]
+    alphabet += ["[Pd]", "[c-]", "[n+]", "[Zn+]", "[Mg]"]
+    rng = random.Random(seed)
+    out = []
+    while len(out) < n:
+        chars = list(rng.choice(sources))
+        for _ in range(rng.randint(1, 3)):
+            pos = rng.randrange(len(chars) + 1)
+            roll = rng.random()
+            if roll < 0.4 and chars:
+                chars.pop(min(pos, len(chars) - 1))
+            elif roll < 0.8:
+                chars.insert(pos, rng.choice(alphabet))
+            elif chars:
+                chars[min(pos, len(chars) - 1)] = rng.choice(alphabet)
+        text = "".join(chars)
+        if text and "." not in text:
+            out.append(text)
+    return out
+
+
+def test_validity_screen_agrees_with_a_full_parse_on_mutated_real_smiles() -> None:
+    import csv
+
+    from rdkit.Chem import rdMolDescriptors
+    from tests.conftest import shared_file
+
+    from chemgauge.chem.reactant_sets import screen_component
+    from chemgauge.chem.smiles import try_parse_smiles
+
+    with open(shared_file("uspto50k/test.csv"), newline="") as handle:
+        reactions = [r["reactants>reagents>production"] for r in csv.DictReader(handle)][:300]
+    sources = sorted({c for r in reactions for c in r.split(">")[0].split(".")})
+    sources = [get_matcher("exact").key(s) or s for s in sources]  # unmapped, as outputs are
+    texts = _mutations(sources, 3000, seed=20261130)
+    invalid = 0
+    for text in texts:
+        full = try_parse_smiles(text)
+        expected = (
+            None
+            if full is None
+            else f"{rdMolDescriptors.CalcMolFormula(full)}/{full.GetNumBonds()}"
+        )
+        assert screen_component(text) == expected, text
+        invalid += full is None
+    assert 0.5 * len(texts) < invalid < len(texts)  # both kinds well represented

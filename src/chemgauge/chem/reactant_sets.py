@@ -27,7 +27,6 @@ keys always come from a full parse. About 1.7x cheaper per component than a full
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -135,8 +134,9 @@ def screen_component(text: str) -> str | None:
 _NOT_HEAVY_LETTERS = str.maketrans("", "", "H0123456789()[]=#-+@/\\%.:*$")
 
 
-def _spelling_hint(components: Sequence[str]) -> tuple[str, ...]:
-    return tuple(sorted("".join(sorted(c.translate(_NOT_HEAVY_LETTERS))) for c in components))
+def _spelling_hint(smiles: str) -> str:
+    """The sorted letters of a whole output (components together: '.' is dropped)."""
+    return "".join(sorted(smiles.translate(_NOT_HEAVY_LETTERS)))
 
 
 def _likely_keyed(truth: Sequence[str], outputs: Sequence[str]) -> set[int]:
@@ -144,9 +144,11 @@ def _likely_keyed(truth: Sequence[str], outputs: Sequence[str]) -> set[int]:
     proxy for the structure) match the truth's or another output's. Only a scheduling hint:
     such outputs are parsed fully up front instead of screened and parsed again for the
     key; answers never depend on it."""
-    hints = [_spelling_hint(split_components(o)) for o in outputs]
-    counts = Counter(hints)
-    target = _spelling_hint(truth)
+    hints = [_spelling_hint(o) for o in outputs]
+    counts: dict[str, int] = {}
+    for hint in hints:
+        counts[hint] = counts.get(hint, 0) + 1
+    target = _spelling_hint(".".join(truth))
     return {rank for rank, hint in enumerate(hints) if counts[hint] > 1 or hint == target}
 
 
