@@ -202,9 +202,13 @@ class ReactantSetComparison:
 
 
 class ReactantSetScorer:
-    """Per-process memo of component invariants and keys; scores one target at a time."""
+    """Per-process memo of component invariants and keys; scores one target at a time.
 
-    def __init__(self, policies: Sequence[str] = ("exact",), *, max_entries: int = 500_000):
+    The memo is cleared when it reaches ``max_entries`` (about 25 MB at the default), so a
+    worker's memory does not grow with the number of targets it has scored.
+    """
+
+    def __init__(self, policies: Sequence[str] = ("exact",), *, max_entries: int = 100_000):
         if "exact" not in policies:
             policies = ("exact", *policies)
         self.policies = tuple(dict.fromkeys(policies))

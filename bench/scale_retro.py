@@ -1,0 +1,131 @@
+"""Memory check for the streaming retro evaluation: wall time and peak RSS at 10/50/100%.
+
+Targets are the first N reactions of USPTO-50k's test and validation folds together (read
+from ../shared/data, never copied; 10,008 reactions), with seeded raw outputs from
+chemgauge's synthetic generator (the truth at a random rank or absent, decoys, invalid
+strings, re-spelled duplicates). Each size is the real ``chemgauge retro eval`` CLI in a
+fresh process with ``limit`` at 10%, 50% and 100% of N over the same data and predictions
+files, so only the number of targets changes. Peak RSS is getrusage's for the CLI process
+and its largest child (a scoring worker); the larger one is compared. Target (issue 9):
+peak RSS at 100% at most 1.2x that at 10%.
+
+    .venv/bin/python bench/scale_retro.py                 # 10,008 targets x 50 outputs
+    .venv/bin/python bench/scale_retro.py --n 2000 --outputs 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("CHEMGAUGE_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+# Runs the CLI inside the probe, so the probe's own peak is the CLI's; RUSAGE_CHILDREN is the
+# largest worker process.
+_PROBE = """
+import resource, runpy, sys
+sys.argv = ["chemgauge", *sys.argv[1:]]
+try:
+    runpy.run_module("chemgauge", run_name="__main__")
+except SystemExit as done:
+    if done.code not in (0, None):
+        raise
+own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(own, children)
+"""
+
+
+def build_input(folder: Path, n: int, seed: int, outputs: int = 50, jobs: int = 2) -> None:
+    """``folder/data/test.csv`` (the first ``n`` test-then-validation reactions) and
+    ``folder/predictions.jsonl`` (seeded raw outputs for each distinct product)."""
+    from chemgauge.benchmarks.retro.data import find_fold_file, load_targets
+    from chemgauge.benchmarks.retro.synthetic import SyntheticSettings, generate_outputs
+    from chemgauge.eval.executors import ExecutorConfig
+
+    data = folder / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    lines: list[str] = []
+    for fold in ("test", "val"):
+        with open(DATA / "uspto50k" / f"{fold}.csv", encoding="utf-8") as source:
+            header = next(source)
+            lines.extend(source)
+    if n > len(lines):
+        raise SystemExit(f"--n {n}: only {len(lines)} reactions available")
+    (data / "test.csv").write_text(header + "".join(lines[:n]), encoding="utf-8")
+    executor = ExecutorConfig(kind="local", jobs=jobs)
+    targets = load_targets(find_fold_file(data, "test"), executor=executor).targets
+    settings = SyntheticSettings(seed=seed, outputs_per_target=outputs)
+    generated = generate_outputs(targets, settings, executor=executor)
+    written: set[str] = set()
+    with open(folder / "predictions.jsonl", "w", encoding="utf-8") as handle:
+        for target, outs in zip(targets, generated, strict=True):
+            if target.product not in written:
+                written.add(target.product)
+                handle.write(json.dumps({"product": target.product, "predictions": outs}) + "\n")
+
+
+def run(folder: Path, jobs: int, limit: int | None = None) -> tuple[float, int]:
+    """Wall seconds and peak RSS (KiB, largest process) of one retro eval in a fresh process."""
+    results = folder / "results"
+    shutil.rmtree(results, ignore_errors=True)
+    cmd = ["retro", "eval", f"data_dir={folder / 'data'}", "model_class=predictions"]
+    cmd += [f"model_dir={folder / 'predictions.jsonl'}", f"results_dir={results}"]
+    cmd += [
+        "num_top_results=50",
+        f"jobs={jobs}",
+        "executor=local" if jobs > 1 else "executor=serial",
+    ]
+    cmd += ["--quiet"] + ([f"limit={limit}"] if limit else [])
+    start = time.perf_counter()
+    probe = subprocess.run(
+        [sys.executable, "-c", _PROBE, *cmd], capture_output=True, text=True, check=False
+    )
+    wall = time.perf_counter() - start
+    if probe.returncode != 0:
+        raise RuntimeError(f"retro eval failed ({probe.returncode}): {probe.stderr[-2000:]}")
+    own, children = (int(v) for v in probe.stdout.strip().splitlines()[-1].split())
+    return wall, max(own, children)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=10_008, help="targets at 100%% (<= 10,008)")
+    parser.add_argument("--outputs", type=int, default=50, help="raw outputs per target")
+    parser.add_argument("--seed", type=int, default=20261130)
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args()
+    print(f"# bench/scale_retro.py  {os.cpu_count()} cores  N={args.n}  outputs={args.outputs}")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        start = time.perf_counter()
+        build_input(folder, args.n, args.seed, args.outputs, args.jobs)
+        print(f"input built in {time.perf_counter() - start:.0f} s", flush=True)
+        print(
+            f"{'fraction':>9}{'targets':>9}{'wall s':>9}{'targets/s':>11}{'peak RSS MiB':>14}"
+            f"{'load 1m':>9}",
+            flush=True,
+        )
+        rss: dict[float, int] = {}
+        for fraction in (0.1, 0.5, 1.0):
+            count = int(args.n * fraction)
+            wall, peak = run(folder, args.jobs, count)
+            rss[fraction] = peak
+            print(
+                f"{fraction:>9.0%}{count:>9}{wall:>9.1f}{count / wall:>11.1f}"
+                f"{peak / 1024:>14.0f}{os.getloadavg()[0]:>9.2f}",
+                flush=True,
+            )
+        print(f"peak RSS 100% / 10%: {rss[1.0] / rss[0.1]:.2f}x (target <= 1.2x)")
+
+
+if __name__ == "__main__":
+    main()
