@@ -87,3 +87,20 @@ def test_whitespace_inside_smiles_is_refused_not_truncated() -> None:
     assert "whitespace" in describe_parse_failure("CC O")
     assert canonical_smiles(" CCO\t") == "CCO"
     assert canonical_smiles("C[C@H](O)C(=O)O |o1:1|") == "C[C@H](O)C(=O)O"
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "NCC(=O)N[C@@H]1CC[C@@H](O)CC1",  # first pass is not a fixed point
+        "NCC(=O)N[C@H]1CC[C@H](O)CC1",  # the fixed point itself
+        "C[C@H](N)C(=O)O",
+        "N[C@@H](C)C(O)=O",
+    ],
+)
+def test_a_source_spelling_only_skips_the_check_when_it_is_the_output(spelling: str) -> None:
+    from chemgauge.chem.smiles import mol_to_canonical
+
+    plain = mol_to_canonical(parse_smiles(spelling))
+    assert mol_to_canonical(parse_smiles(spelling), source=spelling) == plain
+    assert mol_to_canonical(parse_smiles(plain), source=plain) == plain

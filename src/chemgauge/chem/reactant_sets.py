@@ -160,7 +160,8 @@ def split_components(smiles: str) -> list[str]:
 def _exact_key_of(mol: Chem.Mol, text: str) -> str:
     if ":" in text:
         clear_atom_maps(mol)
-    return mol_to_canonical(mol)
+        return mol_to_canonical(mol)
+    return mol_to_canonical(mol, source=text)  # a canonical output is not parsed again
 
 
 def _flat_key_of(mol: Chem.Mol, text: str) -> str | None:
