@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from chemgauge.benchmarks.names.inputs import iter_pairs, read_pairs
+from chemgauge.benchmarks.names.inputs import iter_pairs, read_pairs, read_smiles_file
 from chemgauge.engines.namer import CommandNamer
 from chemgauge.errors import BackendError, DataQualityError, InputFileError
 from chemgauge.eval.records import RejectionStats
@@ -110,3 +110,14 @@ def test_command_namer_failures_are_clear(tmp_path: Path) -> None:
     with pytest.raises(BackendError, match="timed out"):
         hang.name(["C"])
     assert CommandNamer.from_string("namer --flag 'a b'").argv == ("namer", "--flag", "a b")
+
+
+def test_a_smiles_file_with_a_repeated_id_counts_the_repeat(tmp_path: Path) -> None:
+    # Before: both lines were kept, so rows.jsonl held the id twice.
+    path = tmp_path / "structures.smi"
+    path.write_text("CCO a\nCCN b\nc1ccccc1 a\nCCC\nCCCC 4\n")
+    stats = RejectionStats()
+    pairs = read_smiles_file(path, stats)
+    assert [(p.item_id, p.line) for p in pairs] == [("a", 1), ("b", 2), ("4", 4)]
+    assert stats.counts == {"duplicate_id": 2}
+    assert [d.line for d in stats.diagnostics] == [3, 5]

@@ -154,10 +154,12 @@ def count_lines(path: str | Path) -> int:
 
 
 def read_smiles_file(path: str | Path, stats: RejectionStats) -> list[NamePair]:
-    """Structures to name with an external namer: first token a SMILES, optional second an id."""
+    """Structures to name with an external namer: first token a SMILES, optional second an id
+    (the line number without one); a repeated id is a counted rejection, as in pair files."""
     source = Path(path)
     stats.path = str(source)
     pairs: list[NamePair] = []
+    seen: set[str] = set()
     for number, text in iter_lines(source):
         tokens = text.split()
         if not tokens:
@@ -165,8 +167,11 @@ def read_smiles_file(path: str | Path, stats: RejectionStats) -> list[NamePair]:
         if try_canonical_smiles(tokens[0]) is None:
             stats.reject(number, "unparseable_smiles", text, describe_parse_failure(tokens[0]))
             continue
+        item_id = tokens[1] if len(tokens) > 1 else str(number)
+        if item_id in seen:
+            stats.reject(number, "duplicate_id", text, f"id {item_id!r} seen before")
+            continue
+        seen.add(item_id)
         stats.accepted += 1
-        pairs.append(
-            NamePair(tokens[1] if len(tokens) > 1 else str(number), number, tokens[0], None)
-        )
+        pairs.append(NamePair(item_id, number, tokens[0], None))
     return pairs
