@@ -17,6 +17,7 @@ from chemgauge.benchmarks.ocsr.external import import_image_set
 from chemgauge.benchmarks.ocsr.manifest import load_manifest
 from chemgauge.benchmarks.ocsr.runner import read_attempts
 from chemgauge.benchmarks.retro.data import DataFile, load_targets
+from chemgauge.chem import mol_to_canonical
 from chemgauge.engines.retro_models import PredictionsFileModel
 from chemgauge.errors import InputFileError
 
@@ -171,3 +172,21 @@ def test_ocsr_score_cli_names_a_bad_journal_line(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert (tmp_path / "report.json").exists() and (tmp_path / "report.html").exists()
+
+
+def test_a_reference_molfile_import_accepts_is_read_back_by_the_run(tmp_path: Path) -> None:
+    # Before: import read a Latin-1 title line leniently, then scoring refused the same file
+    # as "not UTF-8" (one CLEF reference did this).
+    images, references = tmp_path / "images", tmp_path / "refs"
+    images.mkdir()
+    references.mkdir()
+    (images / "a.png").write_bytes(png_bytes(24, 16))
+    (references / "a.mol").write_bytes(b"Ethanol (\xe9thanol)" + ETHANOL_MOLFILE.encode())
+    manifest = import_image_set(
+        images, references, tmp_path / "m.json", name="x", attribution="a", licence="l"
+    )
+    (case,) = manifest.cases
+    assert case.reference is not None and case.reference.smiles == "CCO"
+    loaded = load_manifest(tmp_path / "m.json")
+    mol = loaded.reference_mol(loaded.cases[0])
+    assert mol is not None and mol_to_canonical(mol) == "CCO"

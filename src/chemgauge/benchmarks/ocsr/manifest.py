@@ -133,11 +133,14 @@ class Manifest(BaseModel):
 
 
 def _read_text(path: Path) -> str:
+    """A reference molfile's text, decoded as ``ocsr import`` decodes it (an undecodable byte,
+    typically a Latin-1 name in the title line, becomes U+FFFD), so a manifest that import
+    wrote is always readable by the run that scores it."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:
         raise InputFileError("file not found", path=path) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise InputFileError(f"cannot read file ({exc})", path=path) from None
 
 
