@@ -161,3 +161,25 @@ def test_journal_index_names_a_corrupt_line(tmp_path: Path) -> None:
         handle.write(b'{"no_id": 1}\n')
     with pytest.raises(ConfigError, match=r"line 3: corrupt journal line"):
         index_journal(path, "id")
+
+
+def test_line_spans_split_like_text_mode_and_read_back(tmp_path: Path) -> None:
+    from chemgauge.eval.records import iter_line_spans, iter_lines, read_span
+
+    path = tmp_path / "lines.txt"
+    path.write_bytes("a\r\nbé\rc\n\nd".encode())
+    spans = list(iter_line_spans(path))
+    assert [(s.number, s.text) for s in spans] == list(iter_lines(path))
+    with open(path, "rb") as handle:
+        assert [read_span(handle, s) for s in spans] == [
+            b"a\r\n",
+            "bé\r".encode(),
+            b"c\n",
+            b"\n",
+            b"d",
+        ]
+    path.write_bytes(b"ok\n\xff\n")
+    with pytest.raises(InputFileError, match=r"lines.txt, line 2: not valid UTF-8"):
+        list(iter_line_spans(path))
+    with pytest.raises(InputFileError, match="file not found"):
+        list(iter_line_spans(tmp_path / "missing.txt"))

@@ -26,7 +26,13 @@ import orjson
 from chemgauge.chem import Canonicalizer
 from chemgauge.errors import BackendError, ConfigError, InputFileError, MissingDependencyError
 from chemgauge.eval.provenance import sha256_file
-from chemgauge.eval.records import Diagnostic, RejectionStats
+from chemgauge.eval.records import (
+    Diagnostic,
+    RejectionStats,
+    iter_line_spans,
+    json_object,
+    read_span,
+)
 from chemgauge.registry import Registry
 
 __all__ = [
@@ -77,6 +83,9 @@ class RetroModel:
 
     def prepare(self) -> None:
         """Called after every product was announced and before the first prediction."""
+
+    def close(self) -> None:
+        """Release what the run held (files, processes); the model may be used again."""
 
     def predict(self, products: Sequence[str], num_results: int) -> list[ModelOutput]:
         """Ranked raw outputs for each product (in input order), cut at ``num_results``."""
@@ -184,22 +193,13 @@ class PredictionsFileModel(RetroModel):
                 self.stats.reject(line, reason, text, detail)  # raises
             return Diagnostic(line, reason, text, detail)
 
-        for number, offset, size, raw in _numbered_lines(self.path):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputFileError(
-                    f"not valid UTF-8 ({exc.reason})", path=self.path, line=number
-                ) from None
+        for span in iter_line_spans(self.path):
+            number, text = span.number, span.text
             if not text.strip():
                 continue
-            try:
-                obj = orjson.loads(text)
-            except orjson.JSONDecodeError as exc:
-                yield reject(number, "malformed_json", text, str(exc))
-                continue
-            if not isinstance(obj, dict):
-                yield reject(number, "malformed_json", text, "line is not a JSON object")
+            obj = json_object(text)
+            if isinstance(obj, str):
+                yield reject(number, "malformed_json", text, obj)
                 continue
             product, predictions = obj.get("product"), obj.get("predictions")
             if not isinstance(product, str) or not isinstance(predictions, list):
@@ -213,7 +213,7 @@ class PredictionsFileModel(RetroModel):
             if not all(isinstance(p, str) for p in predictions):
                 yield reject(number, "bad_schema", product, "predictions must all be strings")
                 continue
-            yield _Line(number, offset, size, product)
+            yield _Line(number, span.offset, span.size, product)
 
     def expect_product(self, product: str) -> None:
         """``product`` is a canonical SMILES that will be asked for: a line spelled exactly
@@ -258,8 +258,8 @@ class PredictionsFileModel(RetroModel):
         """The predictions of one line (checked when scanned)."""
         if self._handle is None:
             self._handle = open(self.path, "rb")  # noqa: SIM115 - closed by close()
-        self._handle.seek(line.offset)
-        predictions: list[str] = orjson.loads(self._handle.read(line.size))["predictions"]
+        raw = read_span(self._handle, (line.offset, line.size))
+        predictions: list[str] = orjson.loads(raw)["predictions"]
         return predictions
 
     def close(self) -> None:
@@ -296,24 +296,6 @@ class _Line(NamedTuple):
     offset: int
     size: int
     product: str
-
-
-def _numbered_lines(path: Path) -> Iterator[tuple[int, int, int, bytes]]:
-    """(1-based line number, byte offset, byte size, text without its ending) of each line of
-    a file, streaming."""
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed below
-    except OSError as exc:
-        raise InputFileError(f"cannot open file ({exc.strerror})", path=path) from None
-    with handle:
-        offset = 0
-        number = 0
-        for chunk in handle:
-            # lines end at \n, \r\n or a lone \r, as in text mode (universal newlines)
-            for raw in chunk.splitlines(keepends=True) if b"\r" in chunk else (chunk,):
-                number += 1
-                yield number, offset, len(raw), raw.rstrip(b"\r\n")
-                offset += len(raw)
 
 
 def _resolve_predictions_file(model_dir: Path | None) -> Path:

@@ -21,6 +21,7 @@ from chemgauge.errors import ChemgaugeError, ConfigError, DataQualityError, Inpu
 
 __all__ = [
     "Diagnostic",
+    "LineSpan",
     "OutputFileError",
     "RejectionStats",
     "ResumableJsonlWriter",
@@ -32,8 +33,11 @@ __all__ = [
     "index_journal",
     "iter_journal",
     "iter_journal_by_keys",
+    "iter_line_spans",
     "iter_lines",
+    "json_object",
     "read_jsonl",
+    "read_span",
 ]
 
 MAX_DIAGNOSTICS = 50
@@ -98,15 +102,20 @@ class RejectionStats:
         }
 
 
+def _open_error(path: str | Path, exc: OSError) -> InputFileError:
+    """The error naming an input file that cannot be opened, and why."""
+    if isinstance(exc, FileNotFoundError):
+        return InputFileError("file not found", path=path)
+    if isinstance(exc, IsADirectoryError):
+        return InputFileError("expected a file, found a directory", path=path)
+    return InputFileError(f"cannot open file ({exc.strerror})", path=path)
+
+
 def _open_text(path: str | Path) -> IO[str]:
     try:
         return open(path, encoding="utf-8", newline="")
-    except FileNotFoundError:
-        raise InputFileError("file not found", path=path) from None
-    except IsADirectoryError:
-        raise InputFileError("expected a file, found a directory", path=path) from None
     except OSError as exc:
-        raise InputFileError(f"cannot open file ({exc.strerror})", path=path) from None
+        raise _open_error(path, exc) from None
 
 
 def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
@@ -123,6 +132,58 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
             ) from None
 
 
+@dataclass(frozen=True, slots=True)
+class LineSpan:
+    """One line of a file: its 1-based number, byte span (ending included) and text."""
+
+    number: int
+    offset: int
+    size: int
+    text: str
+
+
+def iter_line_spans(path: str | Path) -> Iterator[LineSpan]:
+    """Like :func:`iter_lines` (same line endings, the same errors naming file and line), plus
+    each line's byte span, so a caller can hold spans and read a line again with
+    :func:`read_span` instead of holding the text."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise _open_error(path, exc) from None
+    with handle:
+        offset = number = 0
+        for chunk in handle:
+            # lines end at \n, \r\n or a lone \r, as in text mode (universal newlines)
+            for raw in chunk.splitlines(keepends=True) if b"\r" in chunk else (chunk,):
+                number += 1
+                try:
+                    text = raw.rstrip(b"\r\n").decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InputFileError(
+                        f"not valid UTF-8 ({exc.reason})", path=path, line=number
+                    ) from None
+                yield LineSpan(number, offset, len(raw), text)
+                offset += len(raw)
+
+
+def read_span(handle: IO[bytes], span: LineSpan | tuple[int, int]) -> bytes:
+    """The bytes of a line again, from a handle opened in binary mode (``(offset, size)``
+    works too, for callers that keep only those)."""
+    offset, size = (span.offset, span.size) if isinstance(span, LineSpan) else span
+    handle.seek(offset)
+    return handle.read(size)
+
+
+def json_object(text: str) -> dict[str, Any] | str:
+    """The JSON object on one line, or why it is not one (the detail of a ``malformed_json``
+    rejection)."""
+    try:
+        obj = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        return str(exc)
+    return obj if isinstance(obj, dict) else "line is not a JSON object"
+
+
 def read_jsonl(path: str | Path, stats: RejectionStats) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, object) for each JSON-object line; blank lines are skipped silently.
 
@@ -133,13 +194,9 @@ def read_jsonl(path: str | Path, stats: RejectionStats) -> Iterator[tuple[int, d
     for number, text in iter_lines(path):
         if not text.strip():
             continue
-        try:
-            obj = orjson.loads(text)
-        except orjson.JSONDecodeError as exc:
-            stats.reject(number, "malformed_json", text, str(exc))
-            continue
-        if not isinstance(obj, dict):
-            stats.reject(number, "malformed_json", text, "line is not a JSON object")
+        obj = json_object(text)
+        if isinstance(obj, str):
+            stats.reject(number, "malformed_json", text, obj)
             continue
         yield number, obj
 

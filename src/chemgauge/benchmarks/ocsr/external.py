@@ -13,7 +13,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from chemgauge.benchmarks.ocsr.manifest import Case, Manifest, Reference, Transformation
+from chemgauge.benchmarks.ocsr.manifest import (
+    Case,
+    Manifest,
+    Reference,
+    Transformation,
+    read_reference_text,
+)
 from chemgauge.benchmarks.ocsr.manifest import write_manifest as _write
 from chemgauge.chem import mol_to_canonical
 from chemgauge.chem.molfile import read_molfile, reference_checks, unsupported_features
@@ -34,15 +40,6 @@ def _listing(folder: str | Path) -> list[Path]:
         raise InputFileError("expected a folder, found a file", path=folder) from None
     except OSError as exc:
         raise InputFileError(f"cannot list folder ({exc.strerror})", path=folder) from None
-
-
-def _read_reference(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except IsADirectoryError:
-        raise InputFileError("expected a reference file, found a directory", path=path) from None
-    except OSError as exc:
-        raise InputFileError(f"cannot read reference ({exc.strerror})", path=path) from None
 
 
 def import_image_set(
@@ -73,7 +70,7 @@ def import_image_set(
         if ref_path is None:
             reason = "no reference file"
         else:
-            reading = read_molfile(_read_reference(ref_path))
+            reading = read_molfile(read_reference_text(ref_path))
             if reading.mol is None:
                 reason = f"reference is not a valid graph: {reading.reason}"
             elif unsupported := unsupported_features(reading.mol):

@@ -34,6 +34,7 @@ __all__ = [
     "Reference",
     "Transformation",
     "load_manifest",
+    "read_reference_text",
     "write_manifest",
 ]
 
@@ -123,7 +124,7 @@ class Manifest(BaseModel):
         if case.reference is None:
             return None
         path = confined_path(self.root, case.reference.molfile)
-        reading = read_molfile(_read_text(path))
+        reading = read_molfile(read_reference_text(path))
         if reading.mol is None:
             raise InputFileError(
                 f"case {case.id!r}: reference molfile is not a valid graph ({reading.reason})",
@@ -132,16 +133,18 @@ class Manifest(BaseModel):
         return reading.mol
 
 
-def _read_text(path: Path) -> str:
-    """A reference molfile's text, decoded as ``ocsr import`` decodes it (an undecodable byte,
-    typically a Latin-1 name in the title line, becomes U+FFFD), so a manifest that import
-    wrote is always readable by the run that scores it."""
+def read_reference_text(path: Path) -> str:
+    """A reference molfile's text, decoded the one way both ``ocsr import`` and the scoring
+    run use (an undecodable byte, typically a Latin-1 name in the title line, becomes
+    U+FFFD), so a manifest that import wrote is always readable by the run that scores it."""
     try:
         return path.read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:
         raise InputFileError("file not found", path=path) from None
+    except IsADirectoryError:
+        raise InputFileError("expected a reference file, found a directory", path=path) from None
     except OSError as exc:
-        raise InputFileError(f"cannot read file ({exc})", path=path) from None
+        raise InputFileError(f"cannot read reference ({exc.strerror})", path=path) from None
 
 
 def load_manifest(path: str | Path, *, verify: bool = True) -> Manifest:

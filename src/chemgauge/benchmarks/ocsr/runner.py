@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
 
@@ -39,6 +39,8 @@ from chemgauge.eval.records import (
     ResumableJsonlWriter,
     index_journal,
     iter_journal_by_keys,
+    iter_line_spans,
+    read_span,
 )
 
 __all__ = [
@@ -352,51 +354,19 @@ def _attempt_problem(row: Any, manifest: Manifest) -> str | None:
 
 @dataclass(frozen=True)
 class AttemptFile:
-    """A checked attempts file: where each row starts, in plan order (never the rows)."""
+    """A checked attempts file: where each row is, in plan order (never the rows)."""
 
     path: Path
-    positions: list[int]
+    spans: list[tuple[int, int]]  # (byte offset, byte size) of each row's line
 
     def __len__(self) -> int:
-        return len(self.positions)
+        return len(self.spans)
 
     def rows(self) -> Iterator[dict[str, Any]]:
         """The rows in plan order, read back one at a time."""
-        with open(self.path, encoding="utf-8", newline="") as handle:
-            for position in self.positions:
-                handle.seek(position)
-                yield orjson.loads(handle.readline().rstrip("\r\n"))
-
-
-def _open_attempts(path: Path) -> IO[str]:
-    try:
-        return open(path, encoding="utf-8", newline="")
-    except FileNotFoundError:
-        raise InputFileError("file not found", path=path) from None
-    except IsADirectoryError:
-        raise InputFileError("expected a file, found a directory", path=path) from None
-    except OSError as exc:
-        raise InputFileError(f"cannot open file ({exc.strerror})", path=path) from None
-
-
-def _positioned_lines(path: Path) -> Iterator[tuple[int, int, str]]:
-    """(1-based line number, stream position, text without line ending), like
-    :func:`~chemgauge.eval.records.iter_lines` (same line splitting and errors) plus where
-    each line starts, so a row can be read again without being held."""
-    with _open_attempts(path) as handle:
-        number = 0
-        try:
-            while True:
-                position = handle.tell()
-                raw = handle.readline()
-                if not raw:
-                    return
-                number += 1
-                yield number, position, raw.rstrip("\r\n")
-        except UnicodeDecodeError as exc:
-            raise InputFileError(
-                f"not valid UTF-8 ({exc.reason})", path=path, line=number + 1
-            ) from None
+        with open(self.path, "rb") as handle:
+            for span in self.spans:
+                yield orjson.loads(read_span(handle, span))
 
 
 def scan_attempts(path: str | Path, manifest: Manifest) -> AttemptFile:
@@ -408,9 +378,10 @@ def scan_attempts(path: str | Path, manifest: Manifest) -> AttemptFile:
     and the id of each attempt.
     """
     path = Path(path)
-    found: list[tuple[int, int]] = []
+    found: list[tuple[int, tuple[int, int]]] = []
     lines: dict[str, int] = {}
-    for number, position, text in _positioned_lines(path):
+    for span in iter_line_spans(path):
+        number, text = span.number, span.text
         if not text.strip():
             continue
         try:
@@ -430,9 +401,9 @@ def scan_attempts(path: str | Path, manifest: Manifest) -> AttemptFile:
                 line=number,
             )
         lines[attempt_id] = number
-        found.append((int(row["plan_index"]), position))
+        found.append((int(row["plan_index"]), (span.offset, span.size)))
     found.sort(key=lambda item: item[0])  # stable: file order among equal plan indexes
-    return AttemptFile(path, [position for _, position in found])
+    return AttemptFile(path, [where for _, where in found])
 
 
 def read_attempts(path: str | Path, manifest: Manifest) -> list[dict[str, Any]]:

@@ -40,6 +40,7 @@ __all__ = [
     "main",
     "parse_json_line",
     "parse_task",
+    "present_directories",
     "tasks_path",
 ]
 
@@ -384,8 +385,9 @@ def load_directory(data_dir: str | Path, directory: str) -> dict[str, ViewData]:
     return views
 
 
-def load_dataset(data_dir: str | Path) -> dict[str, dict[str, ViewData]]:
-    """Every property directory present under ``data_dir``, in the benchmark's order."""
+def present_directories(data_dir: str | Path) -> tuple[Path, list[str]]:
+    """The data folder and its property directories, in the benchmark's order; a missing
+    folder or one without any is an error naming it."""
     root = Path(data_dir)
     if not root.is_dir():
         raise InputFileError("data folder not found", path=root)
@@ -395,6 +397,12 @@ def load_dataset(data_dir: str | Path) -> dict[str, dict[str, ViewData]]:
             f"no property directory found (expected some of {', '.join(PROPERTY_DIRECTORIES)})",
             path=root,
         )
+    return root, present
+
+
+def load_dataset(data_dir: str | Path) -> dict[str, dict[str, ViewData]]:
+    """Every property directory present under ``data_dir``, in the benchmark's order."""
+    root, present = present_directories(data_dir)
     return {d: load_directory(root, d) for d in present}
 
 

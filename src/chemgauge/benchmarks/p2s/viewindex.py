@@ -31,6 +31,7 @@ from chemgauge.benchmarks.p2s.taskfile import (
     label_problem,
     labels_path,
     parse_task,
+    present_directories,
     tasks_path,
 )
 from chemgauge.errors import InputFileError
@@ -303,13 +304,5 @@ def index_directory(data_dir: str | Path, directory: str) -> dict[str, ViewIndex
 
 def index_dataset(data_dir: str | Path) -> dict[str, dict[str, ViewIndex]]:
     """Every property directory present under ``data_dir``, checked, in the benchmark's order."""
-    root = Path(data_dir)
-    if not root.is_dir():
-        raise InputFileError("data folder not found", path=root)
-    present = [d for d in PROPERTY_DIRECTORIES if (root / d).is_dir()]
-    if not present:
-        raise InputFileError(
-            f"no property directory found (expected some of {', '.join(PROPERTY_DIRECTORIES)})",
-            path=root,
-        )
+    root, present = present_directories(data_dir)
     return {d: index_directory(root, d) for d in present}

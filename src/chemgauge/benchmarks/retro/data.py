@@ -17,12 +17,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-import orjson
-
 from chemgauge.chem import ReactionParts, canonical_multiset, split_reaction_smiles
 from chemgauge.errors import ConfigError, InputFileError, SmilesError
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
-from chemgauge.eval.records import RejectionStats, iter_lines
+from chemgauge.eval.records import RejectionStats, iter_lines, json_object
 
 __all__ = [
     "CSV_COLUMN",
@@ -238,13 +236,9 @@ def _jsonl_records(path: Path) -> Iterator[_Raw | _Reject]:
     for line, text in iter_lines(path):
         if not text.strip():
             continue
-        try:
-            obj = orjson.loads(text)
-        except orjson.JSONDecodeError as exc:
-            yield _Reject(line, "malformed_json", text, str(exc))
-            continue
-        if not isinstance(obj, dict):
-            yield _Reject(line, "malformed_json", text, "line is not a JSON object")
+        obj = json_object(text)
+        if isinstance(obj, str):
+            yield _Reject(line, "malformed_json", text, obj)
             continue
         reactants = _smiles_list(obj.get("reactants"))
         products = _smiles_list(obj.get("products"))

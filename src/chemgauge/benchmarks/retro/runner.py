@@ -165,7 +165,7 @@ def _tasks(
 ) -> Iterator[tuple[ScoreTask, ScoreSettings]]:
     """Model outputs batch by batch for targets not yet journaled (lazily, so the model
     runs while workers score)."""
-    checks = isinstance(model, PredictionsFileModel)
+    from_file = model if isinstance(model, PredictionsFileModel) else None
     batch: list[dict[str, Any]] = []
     targets = _spooled(spool)
     while True:
@@ -181,12 +181,12 @@ def _tasks(
         results = model.predict([t["product"] for t in batch], config.num_top_results)
         for target, result in zip(batch, results, strict=True):
             status = None
-            if checks and not model.has(target["product"]):  # type: ignore[attr-defined]
+            if from_file is not None and not from_file.has(target["product"]):
                 status = "missing_from_predictions"
                 if config.strict:
                     raise DataQualityError(
                         "target product has no line in the predictions file",
-                        path=str(model.path),  # type: ignore[attr-defined]
+                        path=str(from_file.path),
                         value=target["product"],
                     )
             model_seconds[target["target"]] = result.seconds
@@ -315,9 +315,7 @@ def run_retro_eval(
         atomic_write_rows(out_dir / ROWS_JSONL, observed())
     finally:
         spool.unlink(missing_ok=True)
-        close = getattr(model, "close", None)
-        if callable(close):
-            close()
+        model.close()
 
     model_block: dict[str, Any] = {**model.describe()}
     if isinstance(model, PredictionsFileModel):

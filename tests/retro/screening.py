@@ -1,0 +1,26 @@
+"""The check shared by the validity-screen tests: the screen agrees with a full parse."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+def invalid_after_checking_screen(texts: Iterable[str]) -> int:
+    """Assert that the screen gives each text the validity and invariant a full parse gives;
+    return how many texts are invalid (so a test can show both kinds were exercised)."""
+    from rdkit.Chem import rdMolDescriptors
+
+    from chemgauge.chem.reactant_sets import screen_component
+    from chemgauge.chem.smiles import try_parse_smiles
+
+    invalid = 0
+    for text in texts:
+        full = try_parse_smiles(text)
+        expected = (
+            None
+            if full is None
+            else f"{rdMolDescriptors.CalcMolFormula(full)}/{full.GetNumBonds()}"
+        )
+        assert screen_component(text) == expected, text
+        invalid += full is None
+    return invalid
