@@ -18,25 +18,19 @@ import argparse
 import json
 import os
 import random
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import rdkit
 from rdkit import Chem, RDLogger
 
+from peak_rss import measure_command
+
 RDLogger.DisableLog("rdApp.*")  # type: ignore[attr-defined]
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("CHEMGAUGE_SHARED_DATA", REPO.parent / "shared" / "data"))
-
-_PROBE = (
-    "import resource, subprocess, sys; "
-    "subprocess.run(sys.argv[1:], check=True); "
-    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
-)
 
 
 def build_input(path: Path, n: int, seed: int) -> None:
@@ -63,11 +57,7 @@ def run_canon(path: Path, jobs: int) -> tuple[float, int]:
     out = path.with_suffix(".out")
     cmd = [sys.executable, "-m", "chemgauge", "canon", str(path), "-o", str(out), "-q"]
     cmd += ["--jobs", str(jobs)]
-    start = time.perf_counter()
-    probe = subprocess.run(
-        [sys.executable, "-c", _PROBE, *cmd], capture_output=True, text=True, check=True
-    )
-    return time.perf_counter() - start, int(probe.stdout.strip().splitlines()[-1])
+    return measure_command(cmd, "chemgauge canon")
 
 
 def build_corpus(path: Path, n: int, seed: int) -> None:
@@ -100,11 +90,7 @@ def run_forward(path: Path, jobs: int) -> tuple[float, int]:
     cmd = [sys.executable, "-m", "chemgauge", "forward", "benchmark", "--corpus", str(path)]
     cmd += ["--output-rows", str(path.with_suffix(".rows")), "--restart", "-q"]
     cmd += ["--output-report", str(path.with_suffix(".report")), "--jobs", str(jobs)]
-    start = time.perf_counter()
-    probe = subprocess.run(
-        [sys.executable, "-c", _PROBE, *cmd], capture_output=True, text=True, check=True
-    )
-    return time.perf_counter() - start, int(probe.stdout.strip().splitlines()[-1])
+    return measure_command(cmd, "chemgauge forward benchmark")
 
 
 def scale_table(  # type: ignore[no-untyped-def]

@@ -21,14 +21,12 @@ import argparse
 import json
 import os
 import random
-import subprocess
-import sys
 import tempfile
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from rdkit import Chem, RDLogger
+
+from peak_rss import Measure, measure_chemgauge
 
 RDLogger.DisableLog("rdApp.*")  # type: ignore[attr-defined]
 
@@ -39,18 +37,6 @@ _FORMATS = (".jsonl", ".tsv", ".csv")
 
 # Runs the CLI in the probe process itself, so the probe's own peak is the CLI's and its
 # children's peak is the largest of the JVMs and workers the CLI started and waited for.
-_PROBE = """
-import resource, runpy, sys
-sys.argv = ["chemgauge", *sys.argv[1:]]
-try:
-    runpy.run_module("chemgauge", run_name="__main__")
-except SystemExit as done:
-    if done.code not in (0, None):
-        raise
-own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-print(own, children)
-"""
 
 
 def _opsin_pairs() -> list[tuple[str, str]]:
@@ -93,20 +79,6 @@ def build_input(path: Path, n: int, seed: int) -> None:
             handle.write(json.dumps(record) + "\n")
 
 
-@dataclass(frozen=True)
-class Measure:
-    """One run: wall seconds and peak RSS in KiB of the CLI process and of its largest child."""
-
-    wall_s: float
-    cli_kib: int
-    child_kib: int
-
-    @property
-    def peak_kib(self) -> int:
-        """The largest process of the run (what bench/scale.py's probe reports)."""
-        return max(self.cli_kib, self.child_kib)
-
-
 def measure(path: Path, jobs: int) -> Measure:
     """Run ``chemgauge names coverage`` on ``path`` in a fresh process; outputs go beside it.
 
@@ -121,15 +93,7 @@ def measure(path: Path, jobs: int) -> Measure:
     cmd = ["names", "coverage", "-i", str(source), "--restart", "-q", "--jobs", str(jobs)]
     cmd += ["--output-rows", str(path.with_suffix(".rows"))]
     cmd += ["--output-report", str(path.with_suffix(".report"))]
-    start = time.perf_counter()
-    probe = subprocess.run(
-        [sys.executable, "-c", _PROBE, *cmd], capture_output=True, text=True, check=False
-    )
-    wall = time.perf_counter() - start
-    if probe.returncode != 0:
-        raise RuntimeError(f"names coverage failed ({probe.returncode}): {probe.stderr[-2000:]}")
-    own, children = (int(v) for v in probe.stdout.strip().splitlines()[-1].split())
-    return Measure(wall, own, children)
+    return measure_chemgauge(cmd, "names coverage")
 
 
 def run(path: Path, jobs: int) -> tuple[float, int]:

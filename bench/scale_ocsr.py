@@ -17,23 +17,18 @@ import argparse
 import json
 import os
 import random
-import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from pathlib import Path
+
+from peak_rss import measure_command
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("CHEMGAUGE_SHARED_DATA", REPO.parent / "shared" / "data"))
 ASSETS = DATA / "ocsr_review" / "assets"
 SETS = ("JPO", "CLEF")
 
-_PROBE = (
-    "import resource, subprocess, sys; "
-    "subprocess.run(sys.argv[1:], check=True); "
-    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
-)
 
 # The CLI with a recognizer answering from the archived-output table (argv[1]).
 _DRIVER = """
@@ -113,11 +108,7 @@ def run(path: Path, jobs: int) -> tuple[float, int]:
     cmd += ["ocsr", "run", "--manifest", str(path), "--backend", "python"]
     cmd += ["--callable", "__main__:recognize", "--run", "--restart", "-q"]
     cmd += ["--jobs", str(jobs), "--output", str(out)]
-    start = time.perf_counter()
-    probe = subprocess.run([sys.executable, "-c", _PROBE, *cmd], capture_output=True, text=True)
-    if probe.returncode != 0:
-        raise RuntimeError(f"ocsr run failed: {probe.stderr[-3000:]}")
-    return time.perf_counter() - start, int(probe.stdout.strip().splitlines()[-1])
+    return measure_command(cmd, "ocsr run")
 
 
 def _slice(full: Path, part: Path, count: int) -> None:

@@ -20,24 +20,18 @@ import hashlib
 import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import orjson
+
+from peak_rss import measure_command
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("CHEMGAUGE_SHARED_DATA", REPO.parent / "shared" / "data"))
 SOURCES = 400
 CONDITIONS = ("correct", "shuffled", "counterfactual")
-
-_PROBE = (
-    "import resource, subprocess, sys; "
-    "subprocess.run(sys.argv[1:], check=True); "
-    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
-)
 
 
 def _dipole(smiles: str, seed: int) -> dict[str, object]:
@@ -127,11 +121,7 @@ def run(path: Path, jobs: int) -> tuple[float, int]:
     out = path.with_name(path.name + "-runs")
     cmd = [sys.executable, "-m", "chemgauge", "p2s", "run", str(path), "-m", "random"]
     cmd += ["-o", str(out), "--restart", "-q", "--batch-size", "64"]
-    start = time.perf_counter()
-    probe = subprocess.run([sys.executable, "-c", _PROBE, *cmd], capture_output=True, text=True)
-    if probe.returncode != 0:
-        raise RuntimeError(f"p2s run failed: {probe.stderr[-3000:]}")
-    return time.perf_counter() - start, int(probe.stdout.strip().splitlines()[-1])
+    return measure_command(cmd, "p2s run")
 
 
 def main() -> None:

@@ -19,29 +19,14 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from peak_rss import measure_chemgauge
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("CHEMGAUGE_SHARED_DATA", REPO.parent / "shared" / "data"))
-
-# Runs the CLI inside the probe, so the probe's own peak is the CLI's; RUSAGE_CHILDREN is the
-# largest worker process.
-_PROBE = """
-import resource, runpy, sys
-sys.argv = ["chemgauge", *sys.argv[1:]]
-try:
-    runpy.run_module("chemgauge", run_name="__main__")
-except SystemExit as done:
-    if done.code not in (0, None):
-        raise
-own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-print(own, children)
-"""
 
 
 def build_input(folder: Path, n: int, seed: int, outputs: int = 50, jobs: int = 2) -> None:
@@ -85,15 +70,8 @@ def run(folder: Path, jobs: int, limit: int | None = None) -> tuple[float, int]:
         "executor=local" if jobs > 1 else "executor=serial",
     ]
     cmd += ["--quiet"] + ([f"limit={limit}"] if limit else [])
-    start = time.perf_counter()
-    probe = subprocess.run(
-        [sys.executable, "-c", _PROBE, *cmd], capture_output=True, text=True, check=False
-    )
-    wall = time.perf_counter() - start
-    if probe.returncode != 0:
-        raise RuntimeError(f"retro eval failed ({probe.returncode}): {probe.stderr[-2000:]}")
-    own, children = (int(v) for v in probe.stdout.strip().splitlines()[-1].split())
-    return wall, max(own, children)
+    result = measure_chemgauge(cmd, "retro eval")
+    return result.wall_s, result.peak_kib
 
 
 def main() -> None:
