@@ -31,6 +31,7 @@ __all__ = [
     "Label",
     "Task",
     "ViewData",
+    "check_view_name",
     "iter_objects",
     "label_problem",
     "labels_path",
@@ -263,12 +264,17 @@ def label_problem(
     return "", None, found
 
 
-def load_view(data_dir: str | Path, directory: str, condition: str) -> ViewData:
-    """Load and check one task file and its label file."""
+def check_view_name(directory: str, condition: str) -> None:
+    """A view is named by one of the benchmark's property directories and conditions."""
     if directory not in PROPERTY_DIRECTORIES:
         raise InputFileError(f"unknown property directory {directory!r}", value=directory)
     if condition not in CONDITIONS:
         raise InputFileError(f"unknown condition {condition!r}", value=condition)
+
+
+def load_view(data_dir: str | Path, directory: str, condition: str) -> ViewData:
+    """Load and check one task file and its label file."""
+    check_view_name(directory, condition)
     view = ViewData(
         directory,
         condition,

@@ -23,10 +23,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from chemgauge.benchmarks.p2s.spec import CONDITIONS, PROPERTY_DIRECTORIES
+from chemgauge.benchmarks.p2s.spec import CONDITIONS
 from chemgauge.benchmarks.p2s.taskfile import (
     Label,
     Task,
+    check_view_name,
     iter_objects,
     label_problem,
     labels_path,
@@ -200,10 +201,7 @@ def _index_labels(view: ViewIndex, facts: dict[str, bytes]) -> _Checking:
 def _index_view(
     data_dir: str | Path, directory: str, condition: str
 ) -> tuple[ViewIndex, _Checking]:
-    if directory not in PROPERTY_DIRECTORIES:
-        raise InputFileError(f"unknown property directory {directory!r}", value=directory)
-    if condition not in CONDITIONS:
-        raise InputFileError(f"unknown condition {condition!r}", value=condition)
+    check_view_name(directory, condition)
     view = ViewIndex(
         directory,
         condition,
