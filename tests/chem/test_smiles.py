@@ -104,3 +104,54 @@ def test_a_source_spelling_only_skips_the_check_when_it_is_the_output(spelling: 
     plain = mol_to_canonical(parse_smiles(spelling))
     assert mol_to_canonical(parse_smiles(spelling), source=spelling) == plain
     assert mol_to_canonical(parse_smiles(plain), source=plain) == plain
+
+
+def _rdkit_default_canonical(smiles: str) -> str | None:
+    """The reference: RDKit's default parse (hydrogen removal included), maps cleared."""
+    from rdkit import Chem
+
+    from chemgauge.chem.smiles import clear_atom_maps, mol_to_canonical
+
+    mol = Chem.MolFromSmiles(smiles)
+    if mol is None or mol.GetNumAtoms() == 0:
+        return None
+    return mol_to_canonical(clear_atom_maps(mol))
+
+
+@pytest.mark.parametrize(
+    "smiles",
+    [
+        "[H]C([H])([H])O",  # hydrogen atoms: the removal pass runs
+        "[2H]C([2H])([2H])O",  # isotopic hydrogens are kept as atoms
+        "[H][H]",
+        "[H+]",
+        "C[Hg]Cl",  # mercury is not a hydrogen atom
+        "[CH3:1][OH:2]",  # bracket hydrogens are counts, not atoms
+        "F/C=C/[H]",
+        "N[C@@H](C)C(=O)O",
+        "[H]/C(F)=C(/[H])F",
+    ],
+)
+def test_key_parse_canonicalizes_like_rdkit_default(smiles: str) -> None:
+    from chemgauge.chem.smiles import clear_atom_maps, mol_to_canonical, try_parse_smiles_for_key
+
+    mol = try_parse_smiles_for_key(smiles)
+    assert mol is not None
+    assert mol_to_canonical(clear_atom_maps(mol)) == _rdkit_default_canonical(smiles)
+
+
+def test_key_parse_canonicalizes_like_rdkit_default_on_real_data(nci_smiles: list[str]) -> None:
+    """Skipping the hydrogen-removal pass changes no canonical SMILES: every component and
+    whole side of 400 mapped USPTO-50k reactions, and the NCI set."""
+    import csv
+
+    from tests.conftest import shared_file
+
+    with open(shared_file("uspto50k/test.csv"), newline="") as handle:
+        reactions = [r["reactants>reagents>production"] for r in csv.DictReader(handle)][:400]
+    texts = {side for r in reactions for side in r.split(">") if side}
+    texts |= {c for side in list(texts) for c in side.split(".")}
+    texts |= set(nci_smiles[:2000])
+    for text in sorted(texts):
+        assert try_canonical_smiles(text) == _rdkit_default_canonical(text), text
+    assert len(texts) > 3000  # (texts with hydrogen atoms are the parametrized cases above)

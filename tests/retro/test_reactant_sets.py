@@ -187,21 +187,46 @@ TRICKY_SMILES = [
     "[*]C",
     "[SiH3]C",
     "C[Mg]c1ccccc1",
+    # stops at a Kekule form with one more H on the sulfur than a full parse gives it
+    "s=1c2nc(N)cn2c1Br",
 ]
 
 
 @pytest.mark.parametrize("smiles", TRICKY_SMILES)
 def test_validity_screen_accepts_exactly_what_a_full_parse_accepts(smiles: str) -> None:
-    from rdkit.Chem import rdMolDescriptors
-
-    from chemgauge.chem.reactant_sets import screen_component
+    from chemgauge.chem.reactant_sets import screen_component, structure_invariant
     from chemgauge.chem.smiles import try_parse_smiles
 
     full = try_parse_smiles(smiles)
     screened = screen_component(smiles)
     assert (screened is None) == (full is None), smiles
     if full is not None:
-        assert screened == f"{rdMolDescriptors.CalcMolFormula(full)}/{full.GetNumBonds()}"
+        assert screened == structure_invariant(full)
+
+
+@pytest.mark.parametrize(
+    ("smiles", "invariant"),
+    [
+        ("CCO", "C2O/2"),
+        ("OCC", "C2O/2"),
+        ("C=C", "C2/1"),  # hydrogens are not counted: C=C and CC share an invariant
+        ("CC", "C2/1"),
+        ("c1ccccc1", "C6/6"),
+        ("C1=CC=CC=C1", "C6/6"),
+        ("[NH4+]", "N+/0"),
+        ("C[Hg]Cl", "CClHg/2"),  # mercury's symbol is not a hydrogen count
+        ("[2H]C([2H])([2H])O", "CO/4"),  # deuterium stays an atom: its bonds count
+        ("s=1c2nc(N)cn2c1Br", "C4BrN3S/10"),
+    ],
+)
+def test_structure_invariant_is_heavy_formula_charge_and_bonds(smiles: str, invariant: str) -> None:
+    from chemgauge.chem.reactant_sets import screen_component, structure_invariant
+    from chemgauge.chem.smiles import try_parse_smiles
+
+    mol = try_parse_smiles(smiles)
+    assert mol is not None
+    assert structure_invariant(mol) == invariant
+    assert screen_component(smiles) == invariant
 
 
 def test_canonical_truth_gives_the_same_answers() -> None:

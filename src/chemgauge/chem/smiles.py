@@ -6,6 +6,8 @@ Canonical forms never carry atom-map numbers: a mapped reaction leaks its reacti
 
 from __future__ import annotations
 
+import re
+
 from rdkit import Chem, RDLogger
 
 from chemgauge.errors import SmilesError
@@ -20,6 +22,7 @@ __all__ = [
     "canonical_smiles",
     "clear_atom_maps",
     "describe_parse_failure",
+    "has_hydrogen_atom",
     "mol_to_canonical",
     "parse_smiles",
     "smiles_refusal",
@@ -27,6 +30,7 @@ __all__ = [
     "try_canonical_multiset",
     "try_canonical_smiles",
     "try_parse_smiles",
+    "try_parse_smiles_for_key",
 ]
 
 
@@ -60,6 +64,37 @@ def try_parse_smiles(smiles: str) -> Chem.Mol | None:
     if not smiles or smiles.isspace() or smiles_refusal(smiles) is not None:
         return None
     mol = Chem.MolFromSmiles(smiles)
+    if mol is None or not 0 < mol.GetNumAtoms() <= MAX_ATOMS:
+        return None
+    return mol
+
+
+# A hydrogen written as an atom of its own ([H], [2H], [H+]); '[Hg]' and '[CH3]' are not.
+_HYDROGEN_ATOM = re.compile(r"\[\d*H(?![a-z])")
+_KEEP_HS = Chem.SmilesParserParams()
+setattr(_KEEP_HS, "removeHs", False)  # noqa: B010 - the stubs mistype this attribute
+
+
+def has_hydrogen_atom(smiles: str) -> bool:
+    """The text writes a hydrogen as an atom of its own, which RDKit's parser then removes."""
+    return _HYDROGEN_ATOM.search(smiles) is not None
+
+
+def try_parse_smiles_for_key(smiles: str) -> Chem.Mol | None:
+    """:func:`try_parse_smiles` for a molecule that is only written back out (canonical keys,
+    formulas), about 20% cheaper.
+
+    RDKit's parser ends with a hydrogen-removal pass that sanitizes the molecule a second
+    time. When the text has no hydrogen atom of its own the pass removes nothing, so it is
+    skipped; the canonical SMILES are identical (a test checks this on real data). The
+    molecule is not handed to code that could tell the difference, such as reaction
+    templates, which keep :func:`try_parse_smiles`.
+    """
+    if has_hydrogen_atom(smiles):
+        return try_parse_smiles(smiles)
+    if not smiles or smiles.isspace() or smiles_refusal(smiles) is not None:
+        return None
+    mol = Chem.MolFromSmiles(smiles, _KEEP_HS)
     if mol is None or not 0 < mol.GetNumAtoms() <= MAX_ATOMS:
         return None
     return mol
@@ -132,7 +167,7 @@ def mol_to_canonical(mol: Chem.Mol, *, isomeric: bool = True, source: str | None
 
 def try_canonical_smiles(smiles: str, *, isomeric: bool = True) -> str | None:
     """Canonical (isomeric by default) SMILES with atom maps removed; ``None`` if unparsable."""
-    mol = try_parse_smiles(smiles)
+    mol = try_parse_smiles_for_key(smiles)
     if mol is None:
         return None
     if ":" in smiles:
