@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from rdkit import Chem
 from rdkit.Chem import rdMolDescriptors
@@ -35,10 +35,9 @@ from rdkit.Chem import rdMolDescriptors
 from chemgauge.chem.matchers import get_matcher
 from chemgauge.chem.smiles import (
     MAX_ATOMS,
+    MAX_SMILES_CHARS,
     clear_atom_maps,
-    has_hydrogen_atom,
     mol_to_canonical,
-    smiles_refusal,
     try_parse_smiles,
     try_parse_smiles_for_key,
 )
@@ -106,21 +105,31 @@ def structure_invariant(mol: Chem.Mol) -> str:
     return f"{formula}/{mol.GetNumBonds()}"
 
 
+# Texts the screen leaves to the full parse: a hydrogen atom of its own ([H], [2H]: the full
+# parse removes it), or any character outside printable ASCII (whitespace, which may be refused
+# or a CXSMILES extension, and non-ASCII text), so the screen never decides what
+# :func:`~chemgauge.chem.smiles.smiles_refusal` would refuse.
+_FULL_PATH = re.compile(r"\[\d*H(?![a-z])|[^!-~]")
+
+
 def screen_component(text: str) -> str | None:
     """The invariant of a component RDKit accepts, or ``None`` if a full parse rejects it.
 
-    Texts with explicit hydrogen atoms or refused before parsing take the full path, so the
-    invariant is always that of the molecule :func:`try_parse_smiles` would build.
+    Texts with hydrogen atoms, whitespace or non-ASCII characters, or over the length limit,
+    take the full path, so the invariant is always that of the molecule a full parse builds.
     """
-    if has_hydrogen_atom(text) or smiles_refusal(text) is not None:
+    if len(text) > MAX_SMILES_CHARS or _FULL_PATH.search(text) is not None:
         mol = try_parse_smiles(text)
         return None if mol is None else structure_invariant(mol)
     mol = Chem.MolFromSmiles(text, _SCREEN)
-    if mol is not None and 0 < mol.GetNumAtoms() <= MAX_ATOMS:
-        flags = Chem.SanitizeMol(mol, _screen_ops(text), catchErrors=True)
-        if flags == Chem.SanitizeFlags.SANITIZE_NONE:
-            return structure_invariant(mol)
-    # rejected by the screen: confirm with the full parse (rare, and never wrongly invalid)
+    if mol is None:
+        return None  # a syntax error: a full parse runs the same grammar first and fails too
+    if 0 < mol.GetNumAtoms() <= MAX_ATOMS and not Chem.SanitizeMol(
+        mol, _screen_ops(text), catchErrors=True
+    ):
+        return structure_invariant(mol)
+    # rejected by the screen's sanitization: confirm with the full parse (never wrongly
+    # invalid)
     full = try_parse_smiles_for_key(text)
     return None if full is None else structure_invariant(full)
 
@@ -166,10 +175,14 @@ def _flat_key_of(mol: Chem.Mol, text: str) -> str | None:
     return flat_key_of_mol(mol)
 
 
-@dataclass
 class _Component:
-    invariant: str
-    keys: dict[str, str | None] = field(default_factory=dict)
+    """A valid component's invariant and the keys computed for it so far, by policy."""
+
+    __slots__ = ("invariant", "keys")
+
+    def __init__(self, invariant: str) -> None:
+        self.invariant = invariant
+        self.keys: dict[str, str | None] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +210,9 @@ class ReactantSetComparison:
     keys_computed: int
 
 
+_UNSEEN = _Component("")  # memo sentinel (``None`` is a memoized invalid component)
+
+
 class ReactantSetScorer:
     """Per-process memo of component invariants and keys; scores one target at a time.
 
@@ -220,10 +236,9 @@ class ReactantSetScorer:
         """Memoized validity and invariant of one component. With ``mols`` (the component
         will probably need a key), parse it fully right away and keep the molecule there, so
         the key does not parse it a second time; otherwise run the cheaper screen."""
-        try:
-            return self._memo[text]
-        except KeyError:
-            pass
+        info = self._memo.get(text, _UNSEEN)
+        if info is not _UNSEEN:
+            return info
         self.parsed += 1
         if mols is None:
             invariant = screen_component(text)
