@@ -189,6 +189,15 @@ TRICKY_SMILES = [
     "C[Mg]c1ccccc1",
     # stops at a Kekule form with one more H on the sulfur than a full parse gives it
     "s=1c2nc(N)cn2c1Br",
+    # aromatic rings closed through a metal or a dative bond: the fast ring finder sees a
+    # ring that sanitization's does not (kekulizing on it would wrongly accept these)
+    "CCC[CH2][Sn](c1[CH2]CCC)([c]11cscn1)[CH2]CCC",
+    "c1c([CH2]1[Mg+]1)cccn1",
+    "C[O-][Na]1NCC[n@H]1O",
+    "Cc1ccc(B(O)O)cc[Zn+]Cl1",
+    "C(F)(F)(F)Oc1(Cl)[Zn+][O-]cc(C=O)c1",
+    "c1cc2n(c1)->[B]2",
+    "C1=CC=CN1->[B]1cccc1",
 ]
 
 
@@ -296,3 +305,57 @@ def test_validity_screen_agrees_with_a_full_parse_on_mutated_real_smiles() -> No
     texts = _mutations(sources, 3000, seed=20261130)
     invalid = invalid_after_checking_screen(texts)
     assert 0.5 * len(texts) < invalid < len(texts)  # both kinds well represented
+
+
+def _aromatic_mutations(sources: list[str], n: int, seed: int) -> list[str]:
+    """Seeded token edits aimed at kekulization: aromatic atoms swapped for one another or
+    for their aliphatic, charged or hydrogen-bearing forms, ring closures dropped, doubled or
+    renumbered, aromatic fragments inserted."""
+    import random
+    import re
+
+    token = re.compile(r"\[[^\]]*\]|Cl|Br|%\d\d|.")
+    swaps = {
+        "c": ["C", "n", "[nH]", "[c-]", "s", "o", "[se]", "p", "[n+]", "b"],
+        "n": ["N", "c", "[nH]", "[n+]", "[n-]"],
+        "C": ["c", "[CH]"],
+        "o": ["O", "s", "c"],
+        "s": ["S", "o", "c"],
+        "N": ["n"],
+        "=": ["", ":"],
+    }
+    inserts = ["c1", "n1", "c2", "1", "2", "=", ":", "c", "n", "[nH]"]
+    rng = random.Random(seed)
+    out: list[str] = []
+    while len(out) < n:
+        tokens = token.findall(rng.choice(sources))
+        for _ in range(rng.randint(1, 3)):
+            i = rng.randrange(len(tokens))
+            roll = rng.random()
+            if tokens[i] in swaps and roll < 0.6:
+                tokens[i] = rng.choice(swaps[tokens[i]])
+            elif tokens[i].isdigit() and roll < 0.8:
+                tokens[i] = rng.choice(["", str(rng.randint(1, 9)), tokens[i] * 2])
+            elif roll < 0.9:
+                tokens.insert(i, rng.choice(inserts))
+            elif len(tokens) > 1:
+                tokens.pop(i)
+        text = "".join(tokens)
+        if text and "." not in text:
+            out.append(text)
+    return out
+
+
+def test_validity_screen_agrees_with_a_full_parse_on_aromatic_edits_of_real_smiles() -> None:
+    import csv
+
+    from tests.conftest import shared_file
+    from tests.retro.screening import invalid_after_checking_screen
+
+    with open(shared_file("uspto50k/test.csv"), newline="") as handle:
+        reactions = [r["reactants>reagents>production"] for r in csv.DictReader(handle)][:300]
+    sources = sorted({c for r in reactions for c in r.split(">")[0].split(".")})
+    sources = [key for s in sources if (key := get_matcher("exact").key(s)) and "c" in key]
+    texts = _aromatic_mutations(sources, 4000, seed=20261130)
+    invalid = invalid_after_checking_screen(texts)
+    assert 0.5 * len(texts) < invalid < 0.98 * len(texts)  # valid edits exercised too

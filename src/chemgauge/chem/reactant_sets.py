@@ -19,8 +19,10 @@ organometallic clean-up when a metal may be present, valence, kekulization when 
 atom may be present). The steps it skips (SSSR symmetrization, radicals, aromaticity,
 conjugation, hybridization, chirality clean-up, hydrogen adjustment, stereo perception) cannot
 reject a molecule, so the screen accepts exactly what a full parse accepts; a screen rejection
-is confirmed by a full parse anyway, and keys always come from a full parse. Kekulization
-finds its own rings, as in a full parse. About 1.4x cheaper per component than a full parse.
+is confirmed by a full parse anyway, and keys always come from a full parse. Without metals or
+dative bonds, kekulization runs on the fast ring finder's rings instead of the SSSR
+sanitization would compute (see :func:`_kekulizes`). Seeded mutation fuzzes of real SMILES
+(tests) guard the equivalence. About 1.7x cheaper per component than a full parse.
 """
 
 from __future__ import annotations
@@ -76,15 +78,42 @@ _NON_METALS = frozenset(
 
 
 def _screen_ops(text: str) -> Chem.SanitizeFlags:
-    """The sanitization steps that can reject this text's structure."""
+    """The sanitization steps that can reject this text's structure, kekulization aside."""
     ops = _SCREEN_OPS
     if "[" in text:
         symbols = _BRACKET_ELEMENT.findall(text)
         if len(symbols) != text.count("[") or not _NON_METALS.issuperset(symbols):
             ops |= Chem.SanitizeFlags.SANITIZE_CLEANUP_ORGANOMETALLICS
-    if _MAY_BE_AROMATIC.search(text):
-        ops |= Chem.SanitizeFlags.SANITIZE_KEKULIZE
     return ops  # type: ignore[no-any-return]  # the stubs type flag unions as Any
+
+
+def _kekulizes(mol: Chem.Mol) -> bool:
+    """Kekulization as sanitization runs it (aromatic flags cleared, valences re-checked), on
+    ring membership from RDKit's fast ring finder: sanitization would first reset the ring
+    information and compute an SSSR through ring families, about a third of the screen's
+    cost. Only for molecules without metals or dative bonds, where the two ring perceptions
+    cover the same ring atoms and bonds."""
+    Chem.FastFindRings(mol)
+    try:
+        Chem.Kekulize(mol, clearAromaticFlags=True)
+        mol.UpdatePropertyCache(strict=True)
+    except Exception:  # RDKit's sanitization exceptions; anything else: the full parse decides
+        return False
+    return True
+
+
+def _screen_accepts(mol: Chem.Mol, text: str) -> bool:
+    """True if the sanitization steps that can reject a structure all pass."""
+    ops = _screen_ops(text)
+    aromatic = _MAY_BE_AROMATIC.search(text) is not None
+    if ops & Chem.SanitizeFlags.SANITIZE_CLEANUP_ORGANOMETALLICS or "->" in text or "<-" in text:
+        # rings through metals or dative bonds: let sanitization perceive them its own way
+        if aromatic:
+            ops |= Chem.SanitizeFlags.SANITIZE_KEKULIZE
+        return not Chem.SanitizeMol(mol, ops, catchErrors=True)
+    if Chem.SanitizeMol(mol, ops, catchErrors=True):
+        return False
+    return not aromatic or _kekulizes(mol)
 
 
 # The hydrogen count in a Hill formula: 'H' not starting a two-letter element (Hg, He, ...).
@@ -124,9 +153,7 @@ def screen_component(text: str) -> str | None:
     mol = Chem.MolFromSmiles(text, _SCREEN)
     if mol is None:
         return None  # a syntax error: a full parse runs the same grammar first and fails too
-    if 0 < mol.GetNumAtoms() <= MAX_ATOMS and not Chem.SanitizeMol(
-        mol, _screen_ops(text), catchErrors=True
-    ):
+    if 0 < mol.GetNumAtoms() <= MAX_ATOMS and _screen_accepts(mol, text):
         return structure_invariant(mol)
     # rejected by the screen's sanitization: confirm with the full parse (never wrongly
     # invalid)
