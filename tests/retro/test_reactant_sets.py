@@ -292,17 +292,23 @@ def _mutations(sources: list[str], n: int, seed: int) -> list[str]:
     return out
 
 
-def test_validity_screen_agrees_with_a_full_parse_on_mutated_real_smiles() -> None:
+def _real_reactant_components() -> list[str]:
+    """The reactant components of the first 300 USPTO-50k test reactions, unmapped (as model
+    outputs are): the sources the mutation fuzzes edit."""
     import csv
 
     from tests.conftest import shared_file
-    from tests.retro.screening import invalid_after_checking_screen
 
     with open(shared_file("uspto50k/test.csv"), newline="") as handle:
         reactions = [r["reactants>reagents>production"] for r in csv.DictReader(handle)][:300]
     sources = sorted({c for r in reactions for c in r.split(">")[0].split(".")})
-    sources = [get_matcher("exact").key(s) or s for s in sources]  # unmapped, as outputs are
-    texts = _mutations(sources, 3000, seed=20261130)
+    return [get_matcher("exact").key(s) or s for s in sources]
+
+
+def test_validity_screen_agrees_with_a_full_parse_on_mutated_real_smiles() -> None:
+    from tests.retro.screening import invalid_after_checking_screen
+
+    texts = _mutations(_real_reactant_components(), 3000, seed=20261130)
     invalid = invalid_after_checking_screen(texts)
     assert 0.5 * len(texts) < invalid < len(texts)  # both kinds well represented
 
@@ -347,15 +353,9 @@ def _aromatic_mutations(sources: list[str], n: int, seed: int) -> list[str]:
 
 
 def test_validity_screen_agrees_with_a_full_parse_on_aromatic_edits_of_real_smiles() -> None:
-    import csv
-
-    from tests.conftest import shared_file
     from tests.retro.screening import invalid_after_checking_screen
 
-    with open(shared_file("uspto50k/test.csv"), newline="") as handle:
-        reactions = [r["reactants>reagents>production"] for r in csv.DictReader(handle)][:300]
-    sources = sorted({c for r in reactions for c in r.split(">")[0].split(".")})
-    sources = [key for s in sources if (key := get_matcher("exact").key(s)) and "c" in key]
-    texts = _aromatic_mutations(sources, 4000, seed=20261130)
+    aromatic = [s for s in _real_reactant_components() if "c" in s]
+    texts = _aromatic_mutations(aromatic, 4000, seed=20261130)
     invalid = invalid_after_checking_screen(texts)
     assert 0.5 * len(texts) < invalid < 0.98 * len(texts)  # valid edits exercised too
