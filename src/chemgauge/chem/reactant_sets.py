@@ -36,11 +36,11 @@ from rdkit.Chem import rdMolDescriptors
 
 from chemgauge.chem.matchers import get_matcher
 from chemgauge.chem.smiles import (
+    HYDROGEN_ATOM,
     MAX_ATOMS,
     MAX_SMILES_CHARS,
     clear_atom_maps,
     mol_to_canonical,
-    try_parse_smiles,
     try_parse_smiles_for_key,
 )
 from chemgauge.chem.stereo import flat_key_of_mol
@@ -138,7 +138,7 @@ def structure_invariant(mol: Chem.Mol) -> str:
 # parse removes it), or any character outside printable ASCII (whitespace, which may be refused
 # or a CXSMILES extension, and non-ASCII text), so the screen never decides what
 # :func:`~chemgauge.chem.smiles.smiles_refusal` would refuse.
-_FULL_PATH = re.compile(r"\[\d*H(?![a-z])|[^!-~]")
+_FULL_PATH = re.compile(f"{HYDROGEN_ATOM.pattern}|[^!-~]")
 
 
 def screen_component(text: str) -> str | None:
@@ -148,7 +148,7 @@ def screen_component(text: str) -> str | None:
     take the full path, so the invariant is always that of the molecule a full parse builds.
     """
     if len(text) > MAX_SMILES_CHARS or _FULL_PATH.search(text) is not None:
-        mol = try_parse_smiles(text)
+        mol = try_parse_smiles_for_key(text)
         return None if mol is None else structure_invariant(mol)
     mol = Chem.MolFromSmiles(text, _SCREEN)
     if mol is None:

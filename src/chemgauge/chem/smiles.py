@@ -16,13 +16,13 @@ from chemgauge.errors import SmilesError
 RDLogger.DisableLog("rdApp.*")  # type: ignore[attr-defined]
 
 __all__ = [
+    "HYDROGEN_ATOM",
     "MAX_ATOMS",
     "MAX_SMILES_CHARS",
     "canonical_multiset",
     "canonical_smiles",
     "clear_atom_maps",
     "describe_parse_failure",
-    "has_hydrogen_atom",
     "mol_to_canonical",
     "parse_smiles",
     "smiles_refusal",
@@ -59,25 +59,29 @@ def smiles_refusal(smiles: str) -> str | None:
     return None
 
 
-def try_parse_smiles(smiles: str) -> Chem.Mol | None:
-    """Parse and sanitize a SMILES; ``None`` if it is empty, too large or RDKit rejects it."""
+def _parse_within_limits(
+    smiles: str, params: Chem.SmilesParserParams | None = None
+) -> Chem.Mol | None:
+    """RDKit's parse (its defaults unless ``params``) of a text the size and text checks let
+    through; ``None`` if refused, rejected, empty or over :data:`MAX_ATOMS`."""
     if not smiles or smiles.isspace() or smiles_refusal(smiles) is not None:
         return None
-    mol = Chem.MolFromSmiles(smiles)
+    mol = Chem.MolFromSmiles(smiles) if params is None else Chem.MolFromSmiles(smiles, params)
     if mol is None or not 0 < mol.GetNumAtoms() <= MAX_ATOMS:
         return None
     return mol
 
 
-# A hydrogen written as an atom of its own ([H], [2H], [H+]); '[Hg]' and '[CH3]' are not.
-_HYDROGEN_ATOM = re.compile(r"\[\d*H(?![a-z])")
+def try_parse_smiles(smiles: str) -> Chem.Mol | None:
+    """Parse and sanitize a SMILES; ``None`` if it is empty, too large or RDKit rejects it."""
+    return _parse_within_limits(smiles)
+
+
+#: A hydrogen written as an atom of its own ([H], [2H], [H+]), which RDKit's parser then
+#: removes; '[Hg]' and '[CH3]' are not.
+HYDROGEN_ATOM = re.compile(r"\[\d*H(?![a-z])")
 _KEEP_HS = Chem.SmilesParserParams()
 setattr(_KEEP_HS, "removeHs", False)  # noqa: B010 - the stubs mistype this attribute
-
-
-def has_hydrogen_atom(smiles: str) -> bool:
-    """The text writes a hydrogen as an atom of its own, which RDKit's parser then removes."""
-    return _HYDROGEN_ATOM.search(smiles) is not None
 
 
 def try_parse_smiles_for_key(smiles: str) -> Chem.Mol | None:
@@ -90,14 +94,7 @@ def try_parse_smiles_for_key(smiles: str) -> Chem.Mol | None:
     molecule is not handed to code that could tell the difference, such as reaction
     templates, which keep :func:`try_parse_smiles`.
     """
-    if has_hydrogen_atom(smiles):
-        return try_parse_smiles(smiles)
-    if not smiles or smiles.isspace() or smiles_refusal(smiles) is not None:
-        return None
-    mol = Chem.MolFromSmiles(smiles, _KEEP_HS)
-    if mol is None or not 0 < mol.GetNumAtoms() <= MAX_ATOMS:
-        return None
-    return mol
+    return _parse_within_limits(smiles, None if HYDROGEN_ATOM.search(smiles) else _KEEP_HS)
 
 
 def describe_parse_failure(smiles: str) -> str:
