@@ -29,8 +29,8 @@ from chemgauge.benchmarks.forward.batch import EnumerateItem, RulesSpec, enumera
 from chemgauge.benchmarks.forward.extraction import extract_split_templates
 from chemgauge.benchmarks.forward.uspto import uspto_records
 from chemgauge.chem import canonical_multiset, try_flatten_stereo
-from chemgauge.engines.forward import predict_products_detailed
-from chemgauge.engines.rules import load_rules
+from chemgauge.engines.forward.predictor import predict_products_detailed
+from chemgauge.engines.forward.rules import load_rules
 from chemgauge.eval.executors import ExecutorConfig
 from chemgauge.eval.ranking import distribution
 from chemgauge.eval.stats import wilson_interval

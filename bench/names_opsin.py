@@ -23,7 +23,7 @@ from typing import TypeVar
 
 from py2opsin import py2opsin
 
-from chemgauge.engines.opsin import OpsinConfig, OpsinRunner
+from chemgauge.engines.opsin.runner import OpsinConfig, OpsinRunner
 
 T = TypeVar("T")
 SINGLE_CALLS = 300

@@ -25,7 +25,7 @@ from chemgauge.benchmarks.ocsr.report import write_report
 from chemgauge.benchmarks.ocsr.review import PUBLISHED_COUNTS, rescore_review
 from chemgauge.benchmarks.ocsr.runner import RunConfig, run_attempts
 from chemgauge.benchmarks.ocsr.scoring import POLICIES
-from chemgauge.engines.ocsr_backends import OsraRecognizer
+from chemgauge.engines.ocsr.recognizers import OsraRecognizer
 from chemgauge.eval.provenance import run_provenance
 
 REPO = Path(__file__).resolve().parents[1]

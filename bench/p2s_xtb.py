@@ -24,8 +24,8 @@ from chemgauge.benchmarks.p2s.claim import claim_report, prediction_paths
 from chemgauge.benchmarks.p2s.run import RunConfig, run_model
 from chemgauge.chem import try_canonical_smiles
 from chemgauge.chem.properties import embed_geometry, structure_counts
-from chemgauge.engines.p2s.models import ModelOptions, get_model
-from chemgauge.engines.p2s.properties import get_provider
+from chemgauge.engines.p2s.models import ModelOptions
+from chemgauge.engines.p2s.registry import get_model, get_provider
 
 MODELS = ("property_oracle", "structure_only", "random")
 PROPERTIES = ("dipole", "gap")

@@ -101,7 +101,7 @@ def test_names_coverage(tmp_path: Path) -> None:
 
 def test_ocsr_run_and_score(tmp_path: Path) -> None:
     from chemgauge.benchmarks.ocsr.cohort import COHORT, build_cohort
-    from chemgauge.engines.ocsr_backends import RECOGNIZERS
+    from chemgauge.engines.ocsr.base import RECOGNIZERS
 
     manifest = build_cohort(tmp_path / "cohort", tuple(e for e in COHORT if e.id == "ethanol"))
     ethanol = manifest.by_id["ethanol"].sha256

@@ -21,7 +21,7 @@ from chemgauge.benchmarks.forward.rows import (
     invalid_row,
     scored_row,
 )
-from chemgauge.engines.forward import Candidate, ForwardReport, ForwardStats
+from chemgauge.engines.forward.predictor import Candidate, ForwardReport, ForwardStats
 
 
 def reaction(accepted: list[list[str]], reactants: tuple[str, ...] = ("CCO",)) -> BenchReaction:

@@ -11,7 +11,7 @@ import pytest
 from chemgauge.benchmarks.forward.extraction import extract_split_templates
 from chemgauge.benchmarks.forward.runner import BenchmarkConfig, run_benchmark
 from chemgauge.benchmarks.forward.sources import ManifestError, load_rules_for_source
-from chemgauge.engines.rules import load_embedded_rules
+from chemgauge.engines.forward.rules import load_embedded_rules
 from chemgauge.errors import ConfigError, InputFileError
 from chemgauge.eval.executors import ExecutorConfig
 from chemgauge.eval.splits import assign_split

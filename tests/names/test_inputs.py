@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from chemgauge.benchmarks.names.inputs import iter_pairs, read_pairs, read_smiles_file
-from chemgauge.engines.namer import CommandNamer
+from chemgauge.engines.opsin.namer import CommandNamer
 from chemgauge.errors import BackendError, DataQualityError, InputFileError
 from chemgauge.eval.records import RejectionStats
 

@@ -71,7 +71,7 @@ def _opsin_pairs() -> list[NamePair]:
 
 @pytest.mark.slow
 def test_opsin_reproduces_its_own_test_pairs() -> None:
-    from chemgauge.engines.opsin import OpsinConfig, OpsinRunner
+    from chemgauge.engines.opsin.runner import OpsinConfig, OpsinRunner
 
     pairs = _opsin_pairs()
     assert len(pairs) == 1047  # 1,048 pairs; one InChI RDKit cannot read back
@@ -106,7 +106,7 @@ def test_opsin_reproduces_its_own_test_pairs() -> None:
 
 
 def test_radical_cases_parse_with_the_radicals_option() -> None:
-    from chemgauge.engines.opsin import OpsinConfig, OpsinRunner
+    from chemgauge.engines.opsin.runner import OpsinConfig, OpsinRunner
 
     cases = {"methyl": "[CH3]", "phenyl": "[c]1ccccc1", "prop-2-yl": "C[CH]C"}
     pairs = [NamePair(str(i), i, s, n) for i, (n, s) in enumerate(cases.items(), start=1)]

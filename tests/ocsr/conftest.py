@@ -11,7 +11,7 @@ import pytest
 
 from chemgauge.benchmarks.ocsr.cohort import COHORT, build_cohort
 from chemgauge.benchmarks.ocsr.manifest import Manifest
-from chemgauge.engines.ocsr_backends import RECOGNIZERS
+from chemgauge.engines.ocsr.base import RECOGNIZERS
 
 SMALL = tuple(e for e in COHORT if e.id in {"ethanol", "gly_l_ala", "boc_l_ala_sodium"})
 

@@ -13,15 +13,9 @@ from typing import Any, ClassVar
 
 import pytest
 
-from chemgauge.engines.ocsr_backends import (
-    CommandRecognizer,
-    CommandSpec,
-    HttpRecognizer,
-    HttpSpec,
-    OsraRecognizer,
-    parse_structured_answer,
-    run_bounded,
-)
+from chemgauge.engines.ocsr.base import parse_structured_answer, run_bounded
+from chemgauge.engines.ocsr.http import HttpRecognizer, HttpSpec
+from chemgauge.engines.ocsr.recognizers import CommandRecognizer, CommandSpec, OsraRecognizer
 from chemgauge.errors import BackendError, ConfigError
 
 PY = sys.executable

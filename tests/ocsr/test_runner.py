@@ -19,7 +19,8 @@ from chemgauge.benchmarks.ocsr.runner import (
     run_attempts,
 )
 from chemgauge.benchmarks.ocsr.scoring import POLICIES
-from chemgauge.engines.ocsr_backends import RECOGNIZERS, PythonRecognizer
+from chemgauge.engines.ocsr.base import RECOGNIZERS
+from chemgauge.engines.ocsr.recognizers import PythonRecognizer
 from chemgauge.errors import ConfigError
 
 GLY_ALA = "NCC(=O)N[C@@H](C)C(=O)O"

@@ -25,7 +25,8 @@ from chemgauge.benchmarks.ocsr.runner import (
     scan_attempts,
 )
 from chemgauge.benchmarks.ocsr.scoring import POLICIES
-from chemgauge.engines.ocsr_backends import RECOGNIZERS, PythonRecognizer
+from chemgauge.engines.ocsr.base import RECOGNIZERS
+from chemgauge.engines.ocsr.recognizers import PythonRecognizer
 from chemgauge.eval.provenance import strip_fields
 from chemgauge.eval.records import iter_journal
 

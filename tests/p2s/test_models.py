@@ -13,12 +13,9 @@ from chemgauge.benchmarks.p2s.prompts import NO_PROPERTY_TEXT, prompt_kind, rend
 from chemgauge.benchmarks.p2s.run import RunConfig, run_model
 from chemgauge.benchmarks.p2s.spec import PROPERTY_DIRECTORIES
 from chemgauge.engines.p2s.distance import combined_distances, property_distance
-from chemgauge.engines.p2s.models import (
-    ModelOptions,
-    P2SModel,
-    get_model,
-)
-from chemgauge.engines.p2s.properties import TableProvider, get_provider
+from chemgauge.engines.p2s.models import ModelOptions, P2SModel
+from chemgauge.engines.p2s.properties import TableProvider
+from chemgauge.engines.p2s.registry import get_model, get_provider
 from chemgauge.errors import ConfigError, UnknownNameError
 
 

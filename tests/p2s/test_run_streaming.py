@@ -7,7 +7,8 @@ from pathlib import Path
 import orjson
 
 from chemgauge.benchmarks.p2s.run import RunConfig, run_model
-from chemgauge.engines.p2s.models import ModelOptions, P2SModel, get_model
+from chemgauge.engines.p2s.models import ModelOptions, P2SModel
+from chemgauge.engines.p2s.registry import get_model
 
 
 class Counting:

@@ -10,8 +10,9 @@ import pytest
 from chemgauge.benchmarks.p2s.build import BuildConfig, build_benchmark
 from chemgauge.benchmarks.p2s.claim import claim_report, prediction_paths
 from chemgauge.benchmarks.p2s.run import RunConfig, run_model
-from chemgauge.engines.p2s.models import ModelOptions, get_model
-from chemgauge.engines.p2s.properties import ProviderOptions, get_provider
+from chemgauge.engines.p2s.models import ModelOptions
+from chemgauge.engines.p2s.properties import ProviderOptions
+from chemgauge.engines.p2s.registry import get_model, get_provider
 from chemgauge.errors import MissingDependencyError
 
 

@@ -24,7 +24,7 @@ from chemgauge.benchmarks.ocsr.external import import_image_set
 from chemgauge.benchmarks.ocsr.manifest import load_manifest
 from chemgauge.benchmarks.ocsr.runner import read_attempts
 from chemgauge.benchmarks.retro.data import DataFile, load_targets
-from chemgauge.engines.retro_models import PredictionsFileModel
+from chemgauge.engines.retro.predictions import PredictionsFileModel
 from chemgauge.eval.provenance import sha256_bytes
 
 __all__ = [

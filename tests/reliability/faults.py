@@ -24,7 +24,7 @@ _RUN_TIMEOUT_S = 300.0
 NAMES_DRIVER = """
 import sys, time
 import chemgauge.cli.names as names
-from chemgauge.engines.opsin import OpsinRunner
+from chemgauge.engines.opsin.runner import OpsinRunner
 names._BLOCK = 3
 _real = OpsinRunner.names_to_smiles
 def _slow(self, batch):
@@ -62,7 +62,7 @@ time.perf_counter = lambda: 0.0
 FORWARD_DRIVER = (
     _FROZEN_CLOCK
     + """
-import chemgauge.engines.forward as forward
+import chemgauge.engines.forward.predictor as forward
 _real = forward.predict_products_detailed
 def _slow(*args, **kwargs):
     time.sleep(0.02)
@@ -77,7 +77,7 @@ app(sys.argv[1:])
 RETRO_DRIVER = (
     _FROZEN_CLOCK
     + """
-from chemgauge.engines.retro_models import RetroModel
+from chemgauge.engines.retro.registry import RetroModel
 _real = RetroModel.predict
 def _slow(self, products, num_results):
     time.sleep(0.02)

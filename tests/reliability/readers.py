@@ -19,7 +19,7 @@ from chemgauge.benchmarks.names.inputs import read_pairs, read_smiles_file
 from chemgauge.benchmarks.p2s.scoring import read_predictions
 from chemgauge.benchmarks.p2s.taskfile import load_view
 from chemgauge.cli import app
-from chemgauge.engines.rules import load_rule_file
+from chemgauge.engines.forward.rules import load_rule_file
 from chemgauge.errors import ChemgaugeError
 from chemgauge.eval.records import RejectionStats, iter_lines, read_jsonl
 

@@ -14,8 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from chemgauge.cli import app
-from chemgauge.engines.namer import CommandNamer
-from chemgauge.engines.opsin import OpsinConfig, OpsinRunner, OpsinStatus
+from chemgauge.engines.opsin.namer import CommandNamer
+from chemgauge.engines.opsin.runner import OpsinConfig, OpsinRunner, OpsinStatus
 from chemgauge.errors import BackendError, ChemgaugeError
 from chemgauge.eval import records
 from chemgauge.eval.records import OutputFileError, ResumableJsonlWriter, atomic_write_bytes

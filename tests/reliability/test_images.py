@@ -34,7 +34,8 @@ from chemgauge.benchmarks.ocsr.manifest import load_manifest
 from chemgauge.benchmarks.ocsr.report import write_report
 from chemgauge.benchmarks.ocsr.runner import RunConfig, run_attempts
 from chemgauge.benchmarks.ocsr.scoring import POLICIES
-from chemgauge.engines.ocsr_backends import RECOGNIZERS, PythonRecognizer
+from chemgauge.engines.ocsr.base import RECOGNIZERS
+from chemgauge.engines.ocsr.recognizers import PythonRecognizer
 from chemgauge.errors import ConfigError, InputFileError
 from chemgauge.eval.images import ImageLimits, ImageRefusedError, read_image_header
 
@@ -198,7 +199,8 @@ from pathlib import Path
 from PIL import Image
 from chemgauge.benchmarks.ocsr.manifest import load_manifest
 from chemgauge.benchmarks.ocsr.runner import RunConfig, run_attempts
-from chemgauge.engines.ocsr_backends import RECOGNIZERS, PythonRecognizer
+from chemgauge.engines.ocsr.base import RECOGNIZERS
+from chemgauge.engines.ocsr.recognizers import PythonRecognizer
 
 # A recognizer with no protection of its own (as OSRA has none): it decodes whatever it gets.
 Image.MAX_IMAGE_PIXELS = None

@@ -18,7 +18,7 @@ from chemgauge.benchmarks.ocsr.manifest import load_manifest
 from chemgauge.benchmarks.ocsr.runner import read_attempts
 from chemgauge.benchmarks.retro.data import DataFile, load_targets
 from chemgauge.chem import mol_to_canonical
-from chemgauge.engines.retro_models import PredictionsFileModel
+from chemgauge.engines.retro.predictions import PredictionsFileModel
 from chemgauge.errors import InputFileError
 
 

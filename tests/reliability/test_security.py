@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from chemgauge.benchmarks.names.inputs import read_smiles_file
 from chemgauge.cli import app
-from chemgauge.engines.namer import CommandNamer
+from chemgauge.engines.opsin.namer import CommandNamer
 from chemgauge.eval.records import RejectionStats
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "chemgauge"

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from chemgauge.cli.app import app
 from chemgauge.errors import ConfigError, InputFileError
 from chemgauge.report.compare import compare_runs
-from chemgauge.report.runs import load_run
+from chemgauge.report.loading import load_run
 
 
 def _overall(result: dict) -> dict[str, dict]:  # type: ignore[type-arg]

@@ -13,9 +13,10 @@ from chemgauge.cli.forward import demo_corpus_path
 from chemgauge.errors import ConfigError
 from chemgauge.eval.records import atomic_write_json
 from chemgauge.report.compare import compare_runs
-from chemgauge.report.families import get_adapter
 from chemgauge.report.html import render_run_html
-from chemgauge.report.runs import Run, load_run
+from chemgauge.report.loading import load_run
+from chemgauge.report.registry import get_adapter
+from chemgauge.report.runs import Run
 from chemgauge.report.verify import verify_run
 
 

@@ -14,9 +14,9 @@ import pytest
 from tests.report.conftest import NAMES_B, make_names_run
 
 from chemgauge.report.drawings import structure_svg
-from chemgauge.report.families import get_adapter
 from chemgauge.report.html import render_run_html
-from chemgauge.report.runs import load_run
+from chemgauge.report.loading import load_run
+from chemgauge.report.registry import get_adapter
 from chemgauge.report.verify import verify_run
 
 

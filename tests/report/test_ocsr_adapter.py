@@ -12,11 +12,11 @@ from typer.testing import CliRunner
 
 from chemgauge.benchmarks.ocsr.cohort import COHORT, build_cohort
 from chemgauge.cli.app import app
-from chemgauge.engines.ocsr_backends import RECOGNIZERS
+from chemgauge.engines.ocsr.base import RECOGNIZERS
 from chemgauge.report.compare import compare_runs
-from chemgauge.report.families import get_adapter
 from chemgauge.report.html import render_run_html
-from chemgauge.report.runs import load_run
+from chemgauge.report.loading import load_run
+from chemgauge.report.registry import get_adapter
 from chemgauge.report.verify import verify_run
 
 GLY_L_ALA = "C[C@H](NC(=O)CN)C(=O)O"

@@ -21,9 +21,9 @@ from chemgauge.cli.app import app
 from chemgauge.engines.p2s.properties import TableProvider
 from chemgauge.errors import ConfigError, InputFileError
 from chemgauge.report.compare import compare_runs
-from chemgauge.report.families import get_adapter
 from chemgauge.report.html import render_run_html
-from chemgauge.report.runs import load_run
+from chemgauge.report.loading import load_run
+from chemgauge.report.registry import get_adapter
 from chemgauge.report.verify import verify_run
 
 runner = CliRunner()

@@ -9,12 +9,12 @@ import orjson
 import pytest
 
 from chemgauge.benchmarks.retro import RetroEvalConfig, run_retro_eval
-from chemgauge.engines.retro_models import CallableRetroModel
+from chemgauge.engines.retro.base import CallableRetroModel
 from chemgauge.errors import ConfigError
 from chemgauge.report.compare import compare_runs
-from chemgauge.report.families import get_adapter
 from chemgauge.report.html import render_run_html
-from chemgauge.report.runs import load_run
+from chemgauge.report.loading import load_run
+from chemgauge.report.registry import get_adapter
 from chemgauge.report.verify import verify_run
 
 REACTIONS = (

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from chemgauge.cli.app import app
 from chemgauge.errors import InputFileError, UnknownNameError
-from chemgauge.report.runs import load_run
+from chemgauge.report.loading import load_run
 from chemgauge.report.verify import diff_json, verify_run
 
 

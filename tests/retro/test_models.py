@@ -7,12 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from chemgauge.engines.retro_models import (
-    CallableRetroModel,
-    PredictionsFileModel,
-    build_retro_model,
-    retro_model_names,
-)
+from chemgauge.engines.retro.base import CallableRetroModel
+from chemgauge.engines.retro.predictions import PredictionsFileModel
+from chemgauge.engines.retro.registry import build_retro_model, retro_model_names
 from chemgauge.errors import BackendError, ConfigError, InputFileError, UnknownNameError
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from chemgauge.benchmarks.retro import RetroEvalConfig, run_retro_eval
 from chemgauge.benchmarks.retro.roundtrip import build_forward_function
-from chemgauge.engines.retro_models import CallableRetroModel
+from chemgauge.engines.retro.base import CallableRetroModel
 from chemgauge.errors import UnknownNameError
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from chemgauge.benchmarks.retro import RetroEvalConfig, run_retro_eval
 from chemgauge.benchmarks.retro.runner import PREDICTIONS_JSONL, REPORT_JSON, ROWS_JSONL
-from chemgauge.engines.retro_models import CallableRetroModel
+from chemgauge.engines.retro.base import CallableRetroModel
 from chemgauge.errors import ConfigError, DataQualityError
 
 REACTIONS = [

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from chemgauge.engines.retro_models import build_retro_model
-from chemgauge.engines.retro_templates import (
+from chemgauge.engines.retro.registry import build_retro_model
+from chemgauge.engines.retro.templates import (
     TemplateRetroModel,
     TemplateSet,
     extract_template,

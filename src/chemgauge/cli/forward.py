@@ -28,8 +28,8 @@ from chemgauge.cli.summary import (
     rate_cell,
     summary_table,
 )
-from chemgauge.engines.forward import ForwardConfig, predict_products_detailed
-from chemgauge.engines.rules import load_rules
+from chemgauge.engines.forward.predictor import ForwardConfig, predict_products_detailed
+from chemgauge.engines.forward.rules import load_rules
 from chemgauge.errors import ConfigError, DataQualityError, InputFileError
 from chemgauge.eval.records import atomic_open, atomic_write_bytes, iter_lines
 

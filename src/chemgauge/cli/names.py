@@ -128,7 +128,7 @@ def coverage(
     quiet: bool = QUIET,
 ) -> None:
     """Score a structure-to-name generator: a name counts only if OPSIN reads it back right."""
-    from chemgauge.engines.opsin import OpsinConfig, OpsinRunner
+    from chemgauge.engines.opsin.runner import OpsinConfig, OpsinRunner
 
     if (input_path is None) == (namer_cmd is None):
         raise ConfigError("give exactly one of --input (pairs) or --namer-cmd (with --smiles)")
@@ -143,7 +143,7 @@ def coverage(
     else:
         if smiles_file is None:
             raise ConfigError("--namer-cmd needs --smiles FILE with the structures to name")
-        from chemgauge.engines.namer import CommandNamer
+        from chemgauge.engines.opsin.namer import CommandNamer
 
         structures = read_smiles_file(smiles_file, stats)
         names = CommandNamer.from_string(namer_cmd or "", namer_timeout).name(

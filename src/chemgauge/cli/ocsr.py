@@ -15,7 +15,7 @@ import typer
 
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import print_summary, rate_cell, summary_table
-from chemgauge.errors import ConfigError, InputFileError
+from chemgauge.errors import InputFileError
 from chemgauge.eval.images import DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_IMAGE_PIXELS, ImageLimits
 
 if TYPE_CHECKING:
@@ -74,23 +74,17 @@ def _backend(
     api_key_env: str,
     target: str | None,
 ) -> Any:
-    from chemgauge.engines import ocsr_backends as b
+    from chemgauge.engines.ocsr.registry import RecognizerOptions, build_recognizer
 
-    if backend == "osra":
-        return b.OsraRecognizer()
-    if backend == "command":
-        if not command:
-            raise ConfigError("--backend command needs --command-arg (repeat it per argument)")
-        return b.CommandRecognizer(b.CommandSpec(tuple(command), fmt=fmt))
-    if backend == "http":
-        if not url or not model:
-            raise ConfigError("--backend http needs --url and --model")
-        return b.HttpRecognizer(b.HttpSpec(url, model, api_key_env=api_key_env))
-    if backend == "python":
-        if not target:
-            raise ConfigError("--backend python needs --callable (registered name or module:func)")
-        return b.PythonRecognizer(target)
-    raise ConfigError(f"unknown backend {backend!r}; known: {', '.join(b.BACKEND_NAMES)}")
+    options = RecognizerOptions(
+        command=tuple(command),
+        fmt=fmt,
+        url=url,
+        model=model,
+        api_key_env=api_key_env,
+        target=target,
+    )
+    return build_recognizer(backend, options)
 
 
 def _score_and_report(

@@ -25,8 +25,9 @@ from chemgauge.benchmarks.p2s.validate import check_view
 from chemgauge.cli.options import QUIET
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import count_rate_cell, print_summary, rate_cell, summary_table
-from chemgauge.engines.p2s.models import ModelOptions, P2SModel, get_model
-from chemgauge.engines.p2s.properties import PropertyProvider, ProviderOptions, get_provider
+from chemgauge.engines.p2s.models import ModelOptions, P2SModel
+from chemgauge.engines.p2s.properties import PropertyProvider, ProviderOptions
+from chemgauge.engines.p2s.registry import get_model, get_provider
 from chemgauge.errors import ConfigError
 from chemgauge.eval.records import atomic_write_json
 

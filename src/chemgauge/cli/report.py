@@ -43,9 +43,9 @@ def report(
     quiet: bool = QUIET,
 ) -> None:
     """Headline numbers with intervals for one run, and an HTML report with plots and drawings."""
-    from chemgauge.report.families import get_adapter
     from chemgauge.report.formatting import fmt_count, fmt_rate
-    from chemgauge.report.runs import load_run
+    from chemgauge.report.loading import load_run
+    from chemgauge.report.registry import get_adapter
     from chemgauge.report.verify import verify_run
 
     run = load_run(run_dir, report_path=report_path, rows_path=rows_path, family=family)
@@ -126,8 +126,8 @@ def compare(
 ) -> None:
     """Paired comparison of two runs on the same items: McNemar, bootstrap CI, Holm."""
     from chemgauge.report.compare import compare_runs
-    from chemgauge.report.families import get_adapter
-    from chemgauge.report.runs import load_run
+    from chemgauge.report.loading import load_run
+    from chemgauge.report.registry import get_adapter
 
     a, b = load_run(run_a), load_run(run_b)
     result = compare_runs(a, b, force=force, seed=seed, resamples=resamples)
@@ -157,7 +157,7 @@ def verify(
     quiet: bool = QUIET,
 ) -> None:
     """Recompute every aggregate and the row hash from the rows; exit 1 on any difference."""
-    from chemgauge.report.runs import load_run
+    from chemgauge.report.loading import load_run
     from chemgauge.report.verify import verify_run
 
     run = load_run(run_dir, report_path=report_path, rows_path=rows_path, family=family)

@@ -10,7 +10,7 @@ from chemgauge.benchmarks.retro import RetroEvalConfig, run_retro_eval
 from chemgauge.benchmarks.retro.data import find_fold_file, load_targets
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import print_summary, rate_cell, summary_table
-from chemgauge.engines.retro_models import build_retro_model, retro_model_names
+from chemgauge.engines.retro.registry import build_retro_model, retro_model_names
 from chemgauge.errors import ConfigError
 
 app = typer.Typer(

@@ -1,1 +1,1 @@
-"""chemgauge.engines."""
+"""Systems and calculators chemgauge ships or drives, one package per benchmark family."""

@@ -18,7 +18,8 @@ import numpy as np
 
 from chemgauge.errors import ConfigError, InputFileError
 from chemgauge.eval.stats import Interval, mcnemar_exact
-from chemgauge.report.families import FamilyAdapter, Rate, get_adapter
+from chemgauge.report.families import FamilyAdapter, Rate
+from chemgauge.report.registry import get_adapter
 from chemgauge.report.runs import Run
 
 __all__ = [

@@ -18,11 +18,9 @@ from typing import Any, ClassVar, Literal
 
 from chemgauge.eval.provenance import reproducibility_sha256
 from chemgauge.eval.stats import wilson_interval
-from chemgauge.registry import Registry
 from chemgauge.report.runs import Run
 
 __all__ = [
-    "REPORT_FAMILIES",
     "Distribution",
     "FailureCase",
     "FamilyAdapter",
@@ -32,8 +30,6 @@ __all__ = [
     "Section",
     "Structure",
     "Table",
-    "adapter_classes",
-    "get_adapter",
 ]
 
 Row = Mapping[str, Any]
@@ -232,25 +228,6 @@ class FamilyAdapter(ABC):
     def item_structures(self, row: Row) -> tuple[Structure, ...]:
         """Structures for an item in compare listings: the reference, then this run's answer."""
         return ()
-
-
-REPORT_FAMILIES: Registry[type[FamilyAdapter]] = Registry(
-    "report family", group="chemgauge.report_families"
-)
-
-
-def adapter_classes() -> dict[str, type[FamilyAdapter]]:
-    """Every registered adapter class by family name (built-ins, then plugins)."""
-    from chemgauge.report import adapters  # noqa: F401 - registers the built-ins
-
-    return {name: REPORT_FAMILIES.get(name) for name in REPORT_FAMILIES.names()}
-
-
-def get_adapter(family: str) -> FamilyAdapter:
-    """An adapter instance for a family name (unknown names fail with did-you-mean)."""
-    from chemgauge.report import adapters  # noqa: F401 - registers the built-ins
-
-    return REPORT_FAMILIES.get(family)()
 
 
 def resolve_input_path(

@@ -16,7 +16,8 @@ from typing import Any
 
 from chemgauge.errors import InputFileError
 from chemgauge.eval.provenance import sha256_file
-from chemgauge.report.families import get_adapter, resolve_input_path
+from chemgauge.report.families import resolve_input_path
+from chemgauge.report.registry import get_adapter
 from chemgauge.report.runs import Run
 
 __all__ = ["Check", "Difference", "Verification", "diff_json", "verify_run"]

@@ -13,8 +13,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from chemgauge.engines.forward import ForwardConfig, ForwardReport, predict_products_detailed
-from chemgauge.engines.rules import RuleSet, load_rules
+from chemgauge.engines.forward.predictor import (
+    ForwardConfig,
+    ForwardReport,
+    predict_products_detailed,
+)
+from chemgauge.engines.forward.rules import RuleSet, load_rules
 from chemgauge.errors import ChemgaugeError, ConfigError
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
 

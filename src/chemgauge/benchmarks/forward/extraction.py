@@ -21,7 +21,7 @@ import chemgauge
 from chemgauge.benchmarks.forward.corpus import Corpus, build_corpus
 from chemgauge.benchmarks.forward.sources import build_manifest
 from chemgauge.benchmarks.forward.uspto import uspto_lines
-from chemgauge.engines.template_extraction import ExtractionSummary, extract_forward_templates
+from chemgauge.engines.forward.extraction import ExtractionSummary, extract_forward_templates
 from chemgauge.errors import ConfigError
 from chemgauge.eval.executors import ExecutorConfig
 from chemgauge.eval.provenance import sha256_bytes, sha256_file

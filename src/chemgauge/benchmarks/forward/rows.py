@@ -26,7 +26,7 @@ from typing import Any
 
 from chemgauge.benchmarks.forward.corpus import BenchReaction, InvalidRecord
 from chemgauge.chem import try_flatten_stereo
-from chemgauge.engines.forward import ForwardReport
+from chemgauge.engines.forward.predictor import ForwardReport
 from chemgauge.errors import ChemgaugeError
 from chemgauge.eval.ranking import ndcg_at_k
 

@@ -43,8 +43,12 @@ from chemgauge.benchmarks.forward.rows import (
     scored_row,
 )
 from chemgauge.benchmarks.forward.sources import LoadedRules, load_rules_for_source
-from chemgauge.engines.forward import SCORE_SCHEME, ForwardConfig, predict_products_detailed
-from chemgauge.engines.rules import EMBEDDED_RULES_VERSION, RULES_CONTENT_HASH_SCHEME
+from chemgauge.engines.forward.predictor import (
+    SCORE_SCHEME,
+    ForwardConfig,
+    predict_products_detailed,
+)
+from chemgauge.engines.forward.rules import EMBEDDED_RULES_VERSION, RULES_CONTENT_HASH_SCHEME
 from chemgauge.errors import ConfigError, DataQualityError
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
 from chemgauge.eval.provenance import sha256_json

@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from chemgauge.engines.rules import RuleSet, load_embedded_rules, load_rule_file
+from chemgauge.engines.forward.rules import RuleSet, load_embedded_rules, load_rule_file
 from chemgauge.errors import ConfigError, InputFileError
 from chemgauge.eval.provenance import sha256_file
 from chemgauge.eval.splits import SPLIT_PROTOCOL_VERSION, TRAIN_MAX_BUCKET, VAL_MAX_BUCKET

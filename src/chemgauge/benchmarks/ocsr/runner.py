@@ -31,7 +31,7 @@ from typing import Any
 import orjson
 
 from chemgauge.benchmarks.ocsr.manifest import Manifest
-from chemgauge.engines.ocsr_backends import Recognizer
+from chemgauge.engines.ocsr.base import Recognizer
 from chemgauge.errors import ConfigError, InputFileError
 from chemgauge.eval.images import ImageLimits, ImageRefusedError, read_image_header
 from chemgauge.eval.provenance import sha256_json

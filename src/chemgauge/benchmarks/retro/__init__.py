@@ -1,8 +1,8 @@
 """Single-step retrosynthesis evaluation (syntheseus-compatible, stricter and faster).
 
 Library entry points: :class:`RetroEvalConfig` and :func:`run_retro_eval` (pass ``model=`` to
-evaluate any :class:`chemgauge.engines.retro_models.RetroModel`, for example a
-:class:`~chemgauge.engines.retro_models.CallableRetroModel` around a Python function).
+evaluate any :class:`chemgauge.engines.retro.base.RetroModel`, for example a
+:class:`~chemgauge.engines.retro.base.CallableRetroModel` around a Python function).
 """
 
 from chemgauge.benchmarks.retro.config import RetroEvalConfig

@@ -39,8 +39,8 @@ FORWARD_MODELS: Registry[ForwardFactory] = Registry(
 
 
 def _chemgauge_engine() -> ForwardFunction:
-    from chemgauge.engines.forward import ForwardConfig, predict_products_detailed
-    from chemgauge.engines.rules import load_embedded_rules
+    from chemgauge.engines.forward.predictor import ForwardConfig, predict_products_detailed
+    from chemgauge.engines.forward.rules import load_embedded_rules
 
     rules = load_embedded_rules()
     config = ForwardConfig(max_results=10, balance=False)

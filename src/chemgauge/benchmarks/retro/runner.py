@@ -36,7 +36,9 @@ from chemgauge.benchmarks.retro.data import DataFile, find_fold_file, iter_targe
 from chemgauge.benchmarks.retro.metrics import RetroTally
 from chemgauge.benchmarks.retro.scoring import ScoreSettings, ScoreTask, score_chunk
 from chemgauge.chem import RDKIT_VERSION
-from chemgauge.engines.retro_models import PredictionsFileModel, RetroModel, build_retro_model
+from chemgauge.engines.retro.base import RetroModel
+from chemgauge.engines.retro.predictions import PredictionsFileModel
+from chemgauge.engines.retro.registry import build_retro_model
 from chemgauge.errors import DataQualityError
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
 from chemgauge.eval.provenance import RowsDigest, run_provenance, sha256_json

@@ -21,13 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from chemgauge.engines.p2s.models import (
-    Messages,
-    P2SModel,
-    Task,
-    invalid_prediction,
-    prediction,
-)
+from chemgauge.engines.p2s.models import Messages, P2SModel, Task, invalid_prediction, prediction
 from chemgauge.errors import BackendError, ConfigError
 
 __all__ = ["ChatConfig", "ChatModel", "parse_answer"]

@@ -30,17 +30,14 @@ from chemgauge.chem import try_canonical_smiles
 from chemgauge.chem.properties import structure_counts
 from chemgauge.engines.p2s.distance import combined_distances
 from chemgauge.engines.p2s.properties import PropertyProvider
-from chemgauge.errors import BackendError, ConfigError, SmilesError
-from chemgauge.registry import Registry
+from chemgauge.errors import BackendError, SmilesError
 
 __all__ = [
-    "P2S_MODELS",
     "ModelOptions",
     "P2SModel",
     "PropertyOracle",
     "RandomBaseline",
     "StructureOnlyBaseline",
-    "get_model",
     "invalid_prediction",
     "prediction",
 ]
@@ -184,30 +181,3 @@ class PropertyOracle(P2SModel):
                 prediction(task["record_id"], best, f"nearest property (d={distances[best]:.4g})")
             )
         return out
-
-
-def _oracle_factory(options: ModelOptions) -> P2SModel:
-    if options.provider is None:
-        raise ConfigError("property_oracle needs a property provider (--provider NAME)")
-    return PropertyOracle(options.provider)
-
-
-def _chat_factory(options: ModelOptions) -> P2SModel:
-    from chemgauge.engines.p2s.chat import ChatModel
-
-    if options.chat is None or options.render is None:
-        raise ConfigError("the chat model needs --base-url and --chat-model")
-    return ChatModel(options.chat, options.render)
-
-
-ModelFactory = Callable[[ModelOptions], P2SModel]
-P2S_MODELS: Registry[ModelFactory] = Registry("p2s model", group="chemgauge.p2s_models")
-P2S_MODELS.register("structure_only", lambda options: StructureOnlyBaseline())
-P2S_MODELS.register("random", lambda options: RandomBaseline(options.seed))
-P2S_MODELS.register("property_oracle", _oracle_factory)
-P2S_MODELS.register("chat", _chat_factory)
-
-
-def get_model(name: str, options: ModelOptions | None = None) -> P2SModel:
-    """Build a registered model; unknown names fail with close matches."""
-    return P2S_MODELS.get(name)(options or ModelOptions())

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,15 +26,12 @@ from typing import Any
 from chemgauge.chem import canonical_smiles, try_canonical_smiles
 from chemgauge.errors import ConfigError, InputFileError, SmilesError
 from chemgauge.eval.records import RejectionStats, read_jsonl
-from chemgauge.registry import Registry
 
 __all__ = [
-    "PROPERTY_PROVIDERS",
     "PropertyProvider",
     "PropertyResult",
     "ProviderOptions",
     "TableProvider",
-    "get_provider",
 ]
 
 
@@ -156,28 +153,3 @@ class TableProvider(PropertyProvider):
             key = try_canonical_smiles(smiles) or smiles
             out.append(self._rows.get(key) or PropertyResult({}, "", "not in the table"))
         return out
-
-
-def _table_factory(options: ProviderOptions) -> PropertyProvider:
-    if options.table is None:
-        raise ConfigError("the table provider needs a table file (--table FILE)")
-    return TableProvider(options.table)
-
-
-def _xtb_factory(options: ProviderOptions) -> PropertyProvider:
-    from chemgauge.engines.p2s.xtb import XtbProvider
-
-    return XtbProvider(seed=options.seed, infrared=options.infrared)
-
-
-ProviderFactory = Callable[[ProviderOptions], PropertyProvider]
-PROPERTY_PROVIDERS: Registry[ProviderFactory] = Registry(
-    "property provider", group="chemgauge.property_providers"
-)
-PROPERTY_PROVIDERS.register("table", _table_factory)
-PROPERTY_PROVIDERS.register("xtb", _xtb_factory)
-
-
-def get_provider(name: str, options: ProviderOptions | None = None) -> PropertyProvider:
-    """Build a registered provider; unknown names fail with close matches."""
-    return PROPERTY_PROVIDERS.get(name)(options or ProviderOptions())

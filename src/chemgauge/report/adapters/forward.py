@@ -18,7 +18,6 @@ from chemgauge.benchmarks.forward.aggregate import (
 )
 from chemgauge.benchmarks.forward.provenance import rows_reproducibility_sha256
 from chemgauge.report.families import (
-    REPORT_FAMILIES,
     Distribution,
     FailureCase,
     FamilyAdapter,
@@ -311,6 +310,3 @@ class ForwardAdapter(FamilyAdapter):
     def item_structures(self, row: Row) -> tuple[Structure, ...]:
         top = row["top_candidates"][0] if row["top_candidates"] else None
         return (Structure("expected product", _products(row)), Structure("top-1", top))
-
-
-REPORT_FAMILIES.register("forward", ForwardAdapter)

@@ -16,7 +16,6 @@ from chemgauge.benchmarks.names.runner import MAX_WRONG_LISTED, confidently_wron
 from chemgauge.chem import try_parse_smiles
 from chemgauge.eval.provenance import sha256_json
 from chemgauge.report.families import (
-    REPORT_FAMILIES,
     FailureCase,
     FamilyAdapter,
     Rate,
@@ -280,6 +279,3 @@ class NamesAdapter(FamilyAdapter):
             Structure("input", row["smiles"]),
             Structure("read back", row["opsin_smiles"]),
         )
-
-
-REPORT_FAMILIES.register("names", NamesAdapter)

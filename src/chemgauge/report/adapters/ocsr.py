@@ -18,7 +18,6 @@ from chemgauge.benchmarks.ocsr.runner import TIMING_FIELDS
 from chemgauge.benchmarks.ocsr.scoring import MATCH
 from chemgauge.eval.provenance import reproducibility_sha256
 from chemgauge.report.families import (
-    REPORT_FAMILIES,
     Distribution,
     FailureCase,
     FamilyAdapter,
@@ -235,6 +234,3 @@ class OcsrAdapter(FamilyAdapter):
             Structure("reference", row["reference_smiles"]),
             Structure("recognized", row["candidate"].get("smiles")),
         )
-
-
-REPORT_FAMILIES.register("ocsr", OcsrAdapter)

@@ -18,7 +18,6 @@ from chemgauge.benchmarks.p2s.claim import ClaimConfig
 from chemgauge.benchmarks.p2s.report import STATUSES, aggregate, item_key
 from chemgauge.benchmarks.p2s.spec import CONDITIONS
 from chemgauge.report.families import (
-    REPORT_FAMILIES,
     Distribution,
     FailureCase,
     FamilyAdapter,
@@ -406,6 +405,3 @@ def _difference(block: Mapping[str, Any]) -> str:
         f"{fmt_signed_pct(block['estimate'])} "
         f"[{fmt_signed_pct(block['low'])}, {fmt_signed_pct(block['high'])}]"
     )
-
-
-REPORT_FAMILIES.register("p2s", P2SAdapter)

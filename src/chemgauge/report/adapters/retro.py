@@ -18,7 +18,6 @@ import orjson
 from chemgauge.benchmarks.retro.metrics import aggregate
 from chemgauge.eval.provenance import reproducibility_sha256
 from chemgauge.report.families import (
-    REPORT_FAMILIES,
     Distribution,
     FailureCase,
     FamilyAdapter,
@@ -319,6 +318,3 @@ class RetroAdapter(FamilyAdapter):
 
     def item_structures(self, row: Row) -> tuple[Structure, ...]:
         return (Structure("true reactants", ".".join(row["reactants"])),)
-
-
-REPORT_FAMILIES.register("retro", RetroAdapter)

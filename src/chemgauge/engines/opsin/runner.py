@@ -2,7 +2,7 @@
 
 Starting Java per name costs ~1 s; a persistent JVM answers in well under a
 millisecond. By default chemgauge runs its own small line server
-(`opsin_server/OpsinLineServer.java`, compiled once with `javac`) on the OPSIN
+(`server/OpsinLineServer.java`, compiled once with `javac`) on the OPSIN
 jar bundled by py2opsin, because OPSIN's CLI reports failures and warnings on
 stderr where, once names are pipelined, they cannot be tied to a name. When the
 server cannot be built (no JDK, no writable cache), `mode="auto"` falls back to
@@ -27,7 +27,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal, Self
 
-from chemgauge.engines.opsin_java import (
+from chemgauge.engines.opsin.java import (
     SERVER_CLASS,
     JavaTools,
     OpsinJar,
@@ -36,12 +36,7 @@ from chemgauge.engines.opsin_java import (
     locate_jar,
     server_source_sha256,
 )
-from chemgauge.engines.opsin_process import (
-    OpsinProcess,
-    OpsinResult,
-    OpsinStatus,
-    ProtocolError,
-)
+from chemgauge.engines.opsin.process import OpsinProcess, OpsinResult, OpsinStatus, ProtocolError
 from chemgauge.errors import BackendError, ConfigError
 
 __all__ = ["OpsinConfig", "OpsinResult", "OpsinRunner", "OpsinStats", "OpsinStatus"]

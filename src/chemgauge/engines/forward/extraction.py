@@ -35,8 +35,8 @@ import orjson
 from rdkit import Chem
 
 from chemgauge.chem import canonical_multiset, try_flatten_stereo
-from chemgauge.engines.forward import ForwardConfig, predict_products_detailed
-from chemgauge.engines.rules import Rule, RuleSet, compile_smirks
+from chemgauge.engines.forward.predictor import ForwardConfig, predict_products_detailed
+from chemgauge.engines.forward.rules import Rule, RuleSet, compile_smirks
 from chemgauge.errors import SmilesError
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
 from chemgauge.eval.provenance import sha256_bytes
@@ -235,7 +235,7 @@ class ExtractedTemplate:
     reaction_class: str | None
 
     def to_rule_json(self) -> dict[str, Any]:
-        """A line of the rule-file format (see :mod:`chemgauge.engines.rules`)."""
+        """A line of the rule-file format (see :mod:`chemgauge.engines.forward.rules`)."""
         line: dict[str, Any] = {
             "template_id": self.template_id,
             "smirks": self.smirks,

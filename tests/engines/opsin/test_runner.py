@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from rdkit import Chem, RDLogger
 
-from chemgauge.engines.opsin import OpsinConfig, OpsinResult, OpsinRunner, OpsinStatus
+from chemgauge.engines.opsin.runner import OpsinConfig, OpsinResult, OpsinRunner, OpsinStatus
 from chemgauge.errors import BackendError, ConfigError
 
 external = pytest.mark.external
@@ -46,7 +46,7 @@ while line := sys.stdin.readline():
 
 RDLogger.DisableLog("rdApp.*")
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SHARED_DATA = Path(os.environ.get("CHEMGAUGE_SHARED_DATA", REPO.parent / "shared" / "data"))
 PAIRS_DIR = SHARED_DATA / "opsin" / "name_to_inchi"
 SLOW_NAME = "methyl" * 3000 + "benzene"  # OPSIN needs more than 20 s for this one

@@ -27,7 +27,7 @@ import orjson
 from rdkit import Chem
 
 from chemgauge.chem import Canonicalizer, clear_atom_maps, try_parse_smiles
-from chemgauge.engines.retro_models import RetroModel
+from chemgauge.engines.retro.base import RetroModel
 from chemgauge.errors import ConfigError, InputFileError
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
 from chemgauge.eval.provenance import sha256_bytes, sha256_file

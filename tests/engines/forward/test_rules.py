@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from chemgauge.chem import canonical_multiset
-from chemgauge.engines.forward import predict_products_detailed
-from chemgauge.engines.rules import (
+from chemgauge.engines.forward.predictor import predict_products_detailed
+from chemgauge.engines.forward.rules import (
     EMBEDDED_RULES_VERSION,
     Rule,
     RuleSet,

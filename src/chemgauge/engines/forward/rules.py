@@ -42,7 +42,7 @@ __all__ = [
 
 # Bump whenever forward_rules.jsonl changes (a rule added, removed or edited).
 EMBEDDED_RULES_VERSION = "1"
-EMBEDDED_RULES_SOURCE = "chemgauge.engines/forward_rules.jsonl"
+EMBEDDED_RULES_SOURCE = "chemgauge.engines.forward/forward_rules.jsonl"
 # SHA-256 of canonical JSON of the sorted [template_id, smirks] pairs; versioned on its own.
 RULES_CONTENT_HASH_SCHEME = "rules-content-sha256-v1"
 
@@ -301,7 +301,7 @@ def load_rule_file(path: str | Path) -> RuleSet:
 @functools.cache
 def load_embedded_rules() -> RuleSet:
     """The rule set shipped inside the package (version :data:`EMBEDDED_RULES_VERSION`)."""
-    data = resources.files("chemgauge.engines").joinpath("forward_rules.jsonl").read_bytes()
+    data = resources.files("chemgauge.engines.forward").joinpath("forward_rules.jsonl").read_bytes()
     parsed = parse_rule_lines(_decoded_lines(data, EMBEDDED_RULES_SOURCE), EMBEDDED_RULES_SOURCE)
     return RuleSet(
         rules=parsed.rules,

@@ -40,9 +40,9 @@ from rdkit import Chem
 from rdkit.Chem import rdChemReactions
 
 from chemgauge.chem import parse_smiles, try_canonical_smiles
-from chemgauge.engines import rules as rules_module
-from chemgauge.engines.balance import Balance, atom_counts, compute_balance
-from chemgauge.engines.rules import Rule, RuleSet, compile_smirks, load_embedded_rules
+from chemgauge.engines.forward import rules as rules_module
+from chemgauge.engines.forward.balance import Balance, atom_counts, compute_balance
+from chemgauge.engines.forward.rules import Rule, RuleSet, compile_smirks, load_embedded_rules
 from chemgauge.errors import ConfigError, SmilesError
 
 __all__ = [

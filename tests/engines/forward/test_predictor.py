@@ -12,15 +12,15 @@ import pytest
 from rdkit import Chem
 
 from chemgauge.chem import canonical_multiset, canonical_smiles
-from chemgauge.engines import forward
-from chemgauge.engines.balance import hill_formula
-from chemgauge.engines.forward import (
+from chemgauge.engines.forward import predictor as forward
+from chemgauge.engines.forward.balance import hill_formula
+from chemgauge.engines.forward.predictor import (
     SCORE_SCHEME,
     ForwardConfig,
     predict_products,
     predict_products_detailed,
 )
-from chemgauge.engines.rules import (
+from chemgauge.engines.forward.rules import (
     RuleSet,
     compile_smirks,
     load_embedded_rules,
@@ -29,7 +29,7 @@ from chemgauge.engines.rules import (
 )
 from chemgauge.errors import ConfigError, SmilesError
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SHARED_DATA = Path(os.environ.get("CHEMGAUGE_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 

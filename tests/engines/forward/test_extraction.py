@@ -7,10 +7,8 @@ import csv
 import pytest
 
 from chemgauge.chem import canonical_multiset
-from chemgauge.engines import template_extraction as te
-from chemgauge.engines.forward import predict_products_detailed
-from chemgauge.engines.rules import parse_rule_lines
-from chemgauge.engines.template_extraction import (
+from chemgauge.engines.forward import extraction as te
+from chemgauge.engines.forward.extraction import (
     FAILURE_REASONS,
     extract_forward_template,
     extract_forward_templates,
@@ -18,6 +16,8 @@ from chemgauge.engines.template_extraction import (
     template_id_of,
     unmap_absent_reactant_atoms,
 )
+from chemgauge.engines.forward.predictor import predict_products_detailed
+from chemgauge.engines.forward.rules import parse_rule_lines
 from chemgauge.errors import SmilesError
 from chemgauge.eval.executors import ExecutorConfig
 

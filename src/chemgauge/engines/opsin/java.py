@@ -2,7 +2,7 @@
 
 OPSIN ships inside the `py2opsin` package (a pinned dependency), so the jar, its
 SHA-256 and both versions are recorded with every run. The line server
-(`opsin_server/OpsinLineServer.java`) is compiled once with `javac` into a user
+(`server/OpsinLineServer.java`) is compiled once with `javac` into a user
 cache directory keyed by jar, source and compiler, so a new jar or JDK rebuilds it.
 """
 
@@ -23,7 +23,7 @@ from pathlib import Path
 from chemgauge.errors import BackendError, MissingDependencyError
 
 SERVER_CLASS = "OpsinLineServer"
-SERVER_SOURCE = "opsin_server/OpsinLineServer.java"
+SERVER_SOURCE = "server/OpsinLineServer.java"
 _JAR_GLOB = "opsin-cli-*-jar-with-dependencies.jar"
 _OPSIN_POM = "META-INF/maven/uk.ac.cam.ch.opsin/opsin-core/pom.properties"
 _JAVA_HINT = (
@@ -157,7 +157,7 @@ def cache_root() -> Path:
 
 def server_source() -> str:
     """The line server's Java source as shipped in the package."""
-    resource = importlib.resources.files("chemgauge.engines").joinpath(SERVER_SOURCE)
+    resource = importlib.resources.files("chemgauge.engines.opsin").joinpath(SERVER_SOURCE)
     return resource.read_text(encoding="utf-8")
 
 

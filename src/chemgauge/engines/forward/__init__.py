@@ -1,0 +1,1 @@
+"""The forward predictor chemgauge ships: a template engine, its embedded rules, extraction."""

@@ -1,0 +1,284 @@
+"""The recognizer interface: one base class every image-to-structure back-end derives from.
+
+A back-end implements one hook, ``_recognize(image, timeout)``; the base class owns timing,
+call counting, output bounds and turning exceptions into a ``failure`` record, so a broken
+back-end costs one attempt, never the run. External programs run from an argument list
+(never a shell string) with a timeout and bounded output (:func:`run_bounded`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from chemgauge.errors import BackendError
+from chemgauge.registry import Registry
+
+__all__ = [
+    "BACKEND_STATUSES",
+    "CLARIFICATION",
+    "COMPLETED",
+    "DEFAULT_MAX_OUTPUT",
+    "FAILURE",
+    "PROVISIONAL",
+    "RECOGNIZERS",
+    "TIMEOUT",
+    "ProcessResult",
+    "Recognition",
+    "Recognizer",
+    "RecognizerOutput",
+    "guess_format",
+    "parse_structured_answer",
+    "run_bounded",
+    "sha256_text",
+]
+
+COMPLETED = "completed"
+
+
+PROVISIONAL = "provisional"
+
+
+CLARIFICATION = "clarification"
+
+
+FAILURE = "failure"
+
+
+TIMEOUT = "timeout"
+
+
+BACKEND_STATUSES = (COMPLETED, PROVISIONAL, CLARIFICATION, FAILURE, TIMEOUT)
+
+
+DEFAULT_MAX_OUTPUT = 1 << 20
+
+
+#: Python recognizers: callables ``(image: Path) -> str | RecognizerOutput | Mapping``.
+RECOGNIZERS: Registry[Callable[[Path], Any]] = Registry(
+    "ocsr_recognizer", group="chemgauge.ocsr_recognizers"
+)
+
+
+@dataclass(frozen=True)
+class RecognizerOutput:
+    """What a back-end answered, before any chemistry: status, graph text and raw output."""
+
+    status: str
+    text: str = ""
+    fmt: str = "smiles"
+    message: str = ""
+    raw_output: str = ""
+    stderr: str = ""
+    exit_code: int | None = None
+    truncated: bool = False
+    usage: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.status not in BACKEND_STATUSES:
+            raise ValueError(f"unknown recognizer status {self.status!r}")
+        if self.fmt not in ("smiles", "molfile"):
+            raise ValueError(f"unknown graph format {self.fmt!r}")
+
+
+@dataclass(frozen=True)
+class Recognition:
+    """One attempt as recorded: the output plus timing and back-end identity."""
+
+    output: RecognizerOutput
+    backend: str
+    backend_version: str
+    elapsed_seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain mapping for rows."""
+        out = self.output
+        return {
+            "status": out.status,
+            "candidate_text": out.text,
+            "candidate_format": out.fmt,
+            "message": out.message,
+            "raw_output": out.raw_output,
+            "stderr": out.stderr,
+            "exit_code": out.exit_code,
+            "output_truncated": out.truncated,
+            "usage": dict(out.usage) if out.usage is not None else "unavailable",
+            "backend": self.backend,
+            "backend_version": self.backend_version,
+            "elapsed_seconds": self.elapsed_seconds,
+        }
+
+
+def guess_format(text: str) -> str:
+    """``molfile`` if the text looks like a molfile/SDF, else ``smiles``."""
+    return "molfile" if ("M  END" in text or "V2000" in text or "V3000" in text) else "smiles"
+
+
+class Recognizer(ABC):
+    """Base of every back-end: one ``_recognize`` hook, everything else shared."""
+
+    name = "recognizer"
+
+    def __init__(self, *, max_output_bytes: int = DEFAULT_MAX_OUTPUT) -> None:
+        self.max_output_bytes = max_output_bytes
+        self.calls = 0
+        self._version: str | None = None
+
+    def version(self) -> str:
+        """Back-end version string (cached; ``unknown`` when it cannot be told)."""
+        if self._version is None:
+            try:
+                self._version = self._detect_version()
+            except Exception as exc:  # version detection must never stop a run
+                self._version = f"unknown ({exc})"
+        return self._version
+
+    def _detect_version(self) -> str:
+        return "unknown"
+
+    def describe(self) -> dict[str, Any]:
+        """Configuration recorded in the run provenance (no secrets)."""
+        return {"backend": self.name, "version": self.version()}
+
+    def check(self) -> None:  # noqa: B027 - optional hook, most back-ends need no check
+        """Raise :class:`BackendError` if the back-end cannot run at all (before a run)."""
+
+    @abstractmethod
+    def _recognize(self, image: Path, timeout: float) -> RecognizerOutput:
+        """Recognize one image within ``timeout`` seconds."""
+
+    def recognize(self, image: Path, timeout: float) -> Recognition:
+        """Run one attempt; exceptions become a ``failure`` with the reason kept."""
+        self.calls += 1
+        start = time.perf_counter()
+        try:
+            output = self._recognize(image, timeout)
+        except Exception as exc:  # a back-end bug costs one attempt, not the run
+            output = RecognizerOutput(FAILURE, message=f"{type(exc).__name__}: {exc}")
+        elapsed = time.perf_counter() - start
+        if len(output.raw_output) > self.max_output_bytes:
+            output = replace(
+                output, raw_output=output.raw_output[: self.max_output_bytes], truncated=True
+            )
+        return Recognition(output, self.name, self.version(), round(elapsed, 4))
+
+
+@dataclass(frozen=True)
+class ProcessResult:
+    """A finished (or killed) child process with its bounded output."""
+
+    stdout: str
+    stderr: str
+    exit_code: int | None
+    timed_out: bool
+    truncated: bool
+
+
+def run_bounded(args: Sequence[str], timeout: float, max_bytes: int) -> ProcessResult:
+    """Run an argument list with a wall-time limit, keeping at most ``max_bytes`` per stream.
+
+    Output beyond the bound is drained and dropped (the child is not blocked on a full pipe);
+    on timeout the child is killed and whatever it printed so far is returned.
+    """
+    try:
+        process = subprocess.Popen(
+            list(args), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+    except FileNotFoundError as exc:
+        raise BackendError(f"program not found: {args[0]!r}") from exc
+    assert process.stdout is not None and process.stderr is not None
+    out_fd, err_fd = process.stdout.fileno(), process.stderr.fileno()
+    buffers: dict[int, bytearray] = {out_fd: bytearray(), err_fd: bytearray()}
+    open_fds = {out_fd, err_fd}
+    truncated = False
+    timed_out = False
+    deadline = time.monotonic() + timeout
+    while open_fds:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            timed_out = True
+            break
+        ready, _, _ = select.select(list(open_fds), [], [], remaining)
+        for fd in ready:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                open_fds.discard(fd)
+                continue
+            room = max_bytes - len(buffers[fd])
+            if len(chunk) > room:
+                truncated = True
+            buffers[fd].extend(chunk[: max(room, 0)])
+    if timed_out:
+        process.kill()
+    try:
+        exit_code = process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        exit_code = process.wait()
+    process.stdout.close()
+    process.stderr.close()
+    return ProcessResult(
+        stdout=bytes(buffers[out_fd]).decode("utf-8", errors="replace"),
+        stderr=bytes(buffers[err_fd]).decode("utf-8", errors="replace"),
+        exit_code=None if timed_out else exit_code,
+        timed_out=timed_out,
+        truncated=truncated,
+    )
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    """The first JSON object in ``text`` (models often wrap JSON in prose or code fences)."""
+    start = text.find("{")
+    while start != -1:
+        try:
+            obj, _ = json.JSONDecoder().raw_decode(text[start:])
+        except json.JSONDecodeError:
+            start = text.find("{", start + 1)
+            continue
+        return obj if isinstance(obj, dict) else None
+    return None
+
+
+def parse_structured_answer(text: str) -> RecognizerOutput:
+    """Read the JSON answer protocol: ``{"smiles"|"molfile": ..., "clarification": ...}``.
+
+    A ``status`` field may say ``provisional`` (a draft the program did not finish); a
+    clarification with no graph is ``clarification``; anything unreadable is ``failure``.
+    """
+    obj = _json_object(text)
+    if obj is None:
+        return RecognizerOutput(FAILURE, message="no JSON object in the answer", raw_output=text)
+    molfile = obj.get("molfile")
+    smiles = obj.get("smiles")
+    graph, fmt = ("", "smiles")
+    if isinstance(molfile, str) and molfile.strip():
+        graph, fmt = molfile, "molfile"
+    elif isinstance(smiles, str) and smiles.strip():
+        graph = smiles.strip()
+    clarification = obj.get("clarification") or obj.get("message") or ""
+    clarification = str(clarification) if clarification else ""
+    declared = str(obj.get("status", "")).lower()
+    if declared == PROVISIONAL and graph:
+        status = PROVISIONAL
+    elif graph:
+        status = COMPLETED
+    elif clarification or declared == CLARIFICATION:
+        status = CLARIFICATION
+    else:
+        status = FAILURE
+        clarification = clarification or "answer holds no structure"
+    return RecognizerOutput(status, text=graph, fmt=fmt, message=clarification, raw_output=text)
+
+
+def sha256_text(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()

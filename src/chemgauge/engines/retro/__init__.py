@@ -1,0 +1,1 @@
+"""Retro models: the base interface, the built-ins and the model registry."""
