@@ -4,9 +4,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
+# Longest excerpt of input text shown in a diagnostic or an error message (characters).
+EXCERPT_CHARS = 200
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was cut (no 5 MB echo)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [{len(text) - limit:,} more characters]"
+
 
 class ChemgaugeError(Exception):
-    """Base of every error chemgauge raises on purpose; the CLI prints these without a traceback."""
+    """Base of every error chemgauge raises on purpose; the CLI prints these without a traceback.
+
+    ``exit_code`` is the CLI's exit status for it (2: usage or input error).
+    """
+
+    exit_code = 2
 
 
 class ConfigError(ChemgaugeError):
@@ -32,7 +47,7 @@ class SmilesError(ChemgaugeError):
     """A SMILES string could not be parsed or processed."""
 
     def __init__(self, smiles: str, reason: str = "unparsable SMILES") -> None:
-        super().__init__(f"{reason}: {smiles!r}")
+        super().__init__(f"{reason}: {excerpt(smiles)!r}")
         self.smiles = smiles
         self.reason = reason
 
@@ -54,11 +69,17 @@ class InputFileError(ChemgaugeError):
             if line is not None:
                 where += f", line {line}"
             where += ": "
-        shown = f" (value: {value[:200]!r})" if value is not None else ""
-        super().__init__(f"{where}{message}{shown}")
+        shown = f" (value: {excerpt(value)!r})" if value is not None else ""
+        super().__init__(f"{where}{excerpt(message, 4 * EXCERPT_CHARS)}{shown}")
         self.path = None if path is None else str(path)
         self.line = line
         self.value = value
+
+
+class MissingInputError(InputFileError):
+    """An input file a command needs does not exist (exit status 3)."""
+
+    exit_code = 3
 
 
 class DataQualityError(InputFileError):

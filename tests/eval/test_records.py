@@ -47,9 +47,13 @@ def test_missing_file_and_bad_utf8(tmp_path: Path) -> None:
     with pytest.raises(InputFileError, match="file not found"):
         list(read_jsonl(tmp_path / "nope.jsonl", RejectionStats()))
     bad = tmp_path / "bad.jsonl"
-    bad.write_bytes(b'{"a": 1}\n\xff\xfe\n')
-    with pytest.raises(InputFileError, match="UTF-8"):
-        list(read_jsonl(bad, RejectionStats()))
+    bad.write_bytes(b'{"a": 1}\n\xff\xfe\n{"a": 3}\n')
+    stats = RejectionStats()
+    assert list(read_jsonl(bad, stats)) == [(1, {"a": 1}), (3, {"a": 3})]
+    assert dict(stats.counts) == {"invalid_utf8": 1}
+    assert stats.diagnostics[0].line == 2
+    with pytest.raises(DataQualityError, match=r"bad\.jsonl, line 2: invalid_utf8"):
+        list(read_jsonl(bad, RejectionStats(strict=True)))
 
 
 def test_atomic_writes_leave_no_temporary_files(tmp_path: Path) -> None:

@@ -28,10 +28,18 @@ class CountingError(AssertionError):
     """A reader returned but lost a line: neither accepted nor counted."""
 
 
+def _is_data(raw: bytes) -> bool:
+    """A line a reader must account for: any line that is not UTF-8, or non-blank text."""
+    try:
+        return bool(raw.decode("utf-8").strip())
+    except UnicodeDecodeError:
+        return True
+
+
 def _data_lines(path: Path, header: bool = False) -> int:
-    text = path.read_bytes().decode("utf-8")
-    # The readers split on LF, CR and CRLF only (str.splitlines also splits on \f, \x1c, ...).
-    lines = [t for t in re.split(r"\r\n|\r|\n", text) if t.strip()]
+    data = path.read_bytes().removeprefix(b"\xef\xbb\xbf")
+    # The readers split bytes on LF, CR and CRLF only, then decode each line on its own.
+    lines = [t for t in re.split(rb"\r\n|\r|\n", data) if _is_data(t)]
     return len(lines) - (1 if header and lines else 0)
 
 
@@ -61,9 +69,8 @@ def read_names_table(path: Path) -> None:
     stats = RejectionStats()
     pairs = read_pairs(path, stats)
     assert stats.accepted == len(pairs)
-    if path.suffix == ".jsonl":
-        _check(stats, _data_lines(path), path)
-    # CSV/TSV: quoted fields may span lines, so the line count is not the record count.
+    # CSV/TSV too: every physical line is one record (a quote never spans lines)
+    _check(stats, _data_lines(path, header=path.suffix != ".jsonl"), path)
 
 
 def read_names_smiles(path: Path) -> None:

@@ -44,15 +44,17 @@ def test_retro_csv_cell_with_whitespace_before_a_separator_is_a_counted_rejectio
     )
     targets = load_targets(DataFile("test", "csv", path))
     assert targets.stats.accepted == 1
-    assert dict(targets.stats.counts) == {"not_a_reaction": 1}
-    assert targets.stats.diagnostics[0].line == 2
+    # The CR ends a line: the open quote is line 2's problem, the rest is line 3's; the
+    # two halves are never read as one row.
+    assert dict(targets.stats.counts) == {"malformed_row": 1, "wrong_column_count": 1}
+    assert [d.line for d in targets.stats.diagnostics] == [2, 3]
 
 
 def test_ocsr_manifest_that_is_a_directory_is_named(tmp_path: Path) -> None:
     # Before: IsADirectoryError.
     folder = tmp_path / "manifest.json"
     folder.mkdir()
-    with pytest.raises(InputFileError, match=r"manifest.json: expected a manifest file"):
+    with pytest.raises(InputFileError, match=r"manifest.json: expected a file, found a directory"):
         load_manifest(folder)
 
 
@@ -86,7 +88,7 @@ def test_ocsr_import_refuses_unreadable_files_naming_them(tmp_path: Path) -> Non
         run()
     (images / "a.png").write_bytes(png_bytes(24, 16))
     (references / "a.mol").mkdir()
-    with pytest.raises(InputFileError, match=r"a.mol: expected a reference file"):
+    with pytest.raises(InputFileError, match=r"a.mol: expected a file, found a directory"):
         run()
     (references / "a.mol").rmdir()
     (references / "a.mol").write_text(ETHANOL_MOLFILE)

@@ -15,26 +15,20 @@ from chemgauge.chem.canonicalizer import canonicalize_stream
 from chemgauge.cli.options import CHUNK_SIZE, EXECUTOR, JOBS, QUIET, RAY_ADDRESS, executor_config
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import count_rate_cell, print_summary, summary_table
-from chemgauge.errors import DataQualityError, InputFileError
+from chemgauge.errors import DataQualityError, excerpt
 from chemgauge.eval.executors import make_executor
-from chemgauge.eval.records import atomic_open, iter_lines
+from chemgauge.eval.lines import Line, check_input_file, iter_text_lines, read_stream
+from chemgauge.eval.records import atomic_open
 
 
 def _check_source(source: str) -> None:
-    if source == "-":
-        return
-    path = Path(source)
-    if not path.is_file():
-        reason = "expected a file, found a directory" if path.is_dir() else "file not found"
-        raise InputFileError(reason, path=path)
+    if source != "-":
+        check_input_file(source)
 
 
-def _lines(source: str) -> Iterator[tuple[int, str]]:
-    if source == "-":
-        for number, line in enumerate(sys.stdin, start=1):
-            yield number, line.rstrip("\r\n")
-        return
-    yield from iter_lines(source)
+def _lines(source: str) -> Iterator[Line]:
+    """Every line, undecodable ones included (they get an empty key and a report)."""
+    return read_stream(sys.stdin.buffer) if source == "-" else iter_text_lines(source)
 
 
 def _count_lines(source: str) -> int | None:
@@ -80,12 +74,12 @@ def canon(
     invalid = 0
     blank = 0
     runner = make_executor(config)
-    pending: list[tuple[int, str, list[str]]] = []
+    pending: list[tuple[Line, list[str]]] = []
 
-    def smiles_of(entries: Iterator[tuple[int, str]]) -> Iterator[str]:
-        for number, text in entries:
-            tokens = text.split(maxsplit=1)
-            pending.append((number, text, tokens))
+    def smiles_of(entries: Iterator[Line]) -> Iterator[str]:
+        for line in entries:
+            tokens = [] if line.problem else line.text.split(maxsplit=1)
+            pending.append((line, tokens))
             yield tokens[0] if tokens else ""
 
     try:
@@ -100,18 +94,20 @@ def canon(
                 chunk_size=config.chunk_size,
             )
             for index, key in enumerate(keys):
-                number, text, tokens = pending[index - lines]
-                if key is None and tokens:
+                line, tokens = pending[index - lines]
+                number, text = line.number, line.text
+                if line.problem or (key is None and tokens):
                     invalid += 1
-                    reason = describe_parse_failure(tokens[0])
+                    value = text if line.problem else tokens[0]
+                    reason = line.problem or describe_parse_failure(value)
                     if strict:
-                        raise DataQualityError(reason, path=source, line=number, value=tokens[0])
+                        raise DataQualityError(reason, path=source, line=number, value=value)
                     if not quiet:
-                        typer.echo(f"{source}:{number}: {reason}: {tokens[0]!r}", err=True)
-                if not tokens:
+                        typer.echo(f"{source}:{number}: {reason}: {excerpt(value)!r}", err=True)
+                elif not tokens:
                     blank += 1
                 rest = f"\t{tokens[1]}" if len(tokens) > 1 else ""
-                sink.write(f"{key or ''}{rest}\n" if text.strip() else "\n")
+                sink.write(f"{key or ''}{rest}\n" if tokens else "\n")
                 if index - lines == len(pending) - 1:
                     advance(len(pending))
                     lines += len(pending)

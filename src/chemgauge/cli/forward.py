@@ -30,8 +30,9 @@ from chemgauge.cli.summary import (
 )
 from chemgauge.engines.forward.predictor import ForwardConfig, predict_products_detailed
 from chemgauge.engines.forward.rules import load_rules
-from chemgauge.errors import ConfigError, DataQualityError, InputFileError
-from chemgauge.eval.records import atomic_open, atomic_write_bytes, iter_lines
+from chemgauge.errors import ConfigError, DataQualityError
+from chemgauge.eval.lines import check_input_file
+from chemgauge.eval.records import RejectionStats, atomic_open, atomic_write_bytes, iter_lines
 
 app = typer.Typer(
     help="Template forward predictor (embedded rules) and the forward-prediction benchmark.",
@@ -82,10 +83,10 @@ def predict(
     )
 
 
-def _enumerate_items(path: Path) -> tuple[list[EnumerateItem], int]:
+def _enumerate_items(path: Path, stats: RejectionStats) -> tuple[list[EnumerateItem], int]:
     items: list[EnumerateItem] = []
     blank = 0
-    for line, text in iter_lines(path):
+    for line, text in iter_lines(path, stats):
         tokens = text.split()
         if not tokens:
             blank += 1
@@ -113,8 +114,12 @@ def enumerate_(
     paths = tuple(str(p) for p in templates or [])
     rules = load_rules(paths, embedded=True)
     spec = RulesSpec.of(rules, paths, True)
-    items, _ = _enumerate_items(input_path)
-    errors = 0
+    unreadable = RejectionStats(strict=strict)
+    items, _ = _enumerate_items(input_path, unreadable)
+    if not quiet:
+        for diagnostic in unreadable.diagnostics:
+            typer.echo(f"{input_path}:{diagnostic.line}: {diagnostic.detail}", err=True)
+    errors = unreadable.rejected
     pooled = 0
     with (
         progress_bar("forward enumerate", len(items), quiet=quiet, min_total=50) as advance,
@@ -132,7 +137,7 @@ def enumerate_(
             sink.write(orjson.dumps(record) + b"\n")
             advance(1)
     if not quiet:
-        n = len(items)
+        n = len(items) + unreadable.rejected
         print_summary(
             summary_table(
                 f"forward enumerate: {n} reactions, {errors} with errors",
@@ -175,13 +180,22 @@ def extract_templates(
 def corpus_from_uspto(
     csv_files: list[Path] = typer.Argument(..., help="USPTO CSV files (id,class,rxn)."),
     out: Path = typer.Option(..., "--out", "-o", help="Corpus JSONL to write."),
+    strict: bool = typer.Option(False, "--strict", help="Stop at the first unreadable line."),
 ) -> None:
-    """Convert USPTO CSV layout into one schema-1 corpus (patent ids as group keys)."""
+    """Convert USPTO CSV layout into one schema-1 corpus (patent ids as group keys).
+
+    A line that cannot be read (not UTF-8, bad quoting, wrong column count, not a reaction)
+    is counted and listed on stderr, or with --strict stops the conversion.
+    """
     for path in csv_files:
-        if not path.is_file():
-            raise InputFileError("file not found", path=path)
-    n = write_uspto_corpus(csv_files, out)
-    typer.echo(f"{n} records -> {out}", err=True)
+        check_input_file(path)
+    stats = [RejectionStats(path=str(path), strict=strict) for path in csv_files]
+    n = write_uspto_corpus(csv_files, out, stats)
+    for tally in stats:
+        for d in tally.diagnostics:
+            typer.echo(f"{tally.path}:{d.line}: {d.reason}: {d.detail}", err=True)
+    rejected = sum(tally.rejected for tally in stats)
+    typer.echo(f"{n} records -> {out}; {rejected} lines rejected", err=True)
 
 
 def _summary_table(report: dict[str, Any]) -> Table:

@@ -17,7 +17,14 @@ from typing import IO, Any
 
 import orjson
 
-from chemgauge.errors import ChemgaugeError, ConfigError, DataQualityError, InputFileError
+from chemgauge.errors import (
+    ChemgaugeError,
+    ConfigError,
+    DataQualityError,
+    InputFileError,
+    excerpt,
+)
+from chemgauge.eval.lines import Line, iter_decoded, iter_text_lines
 
 __all__ = [
     "Diagnostic",
@@ -41,7 +48,6 @@ __all__ = [
 ]
 
 MAX_DIAGNOSTICS = 50
-_EXCERPT = 120
 
 
 class OutputFileError(ChemgaugeError):
@@ -78,10 +84,10 @@ class RejectionStats:
         """Count a rejection; in strict mode raise instead, naming file, line and value."""
         if self.strict:
             message = f"{reason}{': ' + detail if detail else ''}"
-            raise DataQualityError(message, path=self.path, line=line, value=text[:_EXCERPT])
+            raise DataQualityError(message, path=self.path, line=line, value=text)
         self.counts[reason] += 1
         if len(self.diagnostics) < self.max_diagnostics:
-            self.diagnostics.append(Diagnostic(line, reason, text[:_EXCERPT], detail))
+            self.diagnostics.append(Diagnostic(line, reason, excerpt(text), excerpt(detail)))
 
     @property
     def rejected(self) -> int:
@@ -102,74 +108,39 @@ class RejectionStats:
         }
 
 
-def _open_error(path: str | Path, exc: OSError) -> InputFileError:
-    """The error naming an input file that cannot be opened, and why."""
-    if isinstance(exc, FileNotFoundError):
-        return InputFileError("file not found", path=path)
-    if isinstance(exc, IsADirectoryError):
-        return InputFileError("expected a file, found a directory", path=path)
-    return InputFileError(f"cannot open file ({exc.strerror})", path=path)
+def iter_lines(path: str | Path, stats: RejectionStats | None = None) -> Iterator[tuple[int, str]]:
+    """Yield (1-based line number, text without line ending), streaming (see
+    :mod:`chemgauge.eval.lines`: BOM stripped, each line decoded alone). A line that is not
+    UTF-8 is counted in ``stats`` as ``invalid_utf8`` and skipped; without ``stats`` it is an
+    error naming file and line."""
+    if stats is not None and stats.path is None:
+        stats.path = str(path)
+    return iter_decoded(path, None if stats is None else stats.reject)
 
 
-def _open_text(path: str | Path) -> IO[str]:
-    try:
-        return open(path, encoding="utf-8", newline="")
-    except OSError as exc:
-        raise _open_error(path, exc) from None
+# One line of a file with its byte span (kept under its older name for readers of spans).
+LineSpan = Line
 
 
-def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
-    """Yield (1-based line number, text without line ending), streaming; names the file on error."""
-    handle = _open_text(path)
-    with handle:
-        number = 0
-        try:
-            for number, raw in enumerate(handle, start=1):
-                yield number, raw.rstrip("\r\n")
-        except UnicodeDecodeError as exc:
-            raise InputFileError(
-                f"not valid UTF-8 ({exc.reason})", path=path, line=number + 1
-            ) from None
-
-
-@dataclass(frozen=True, slots=True)
-class LineSpan:
-    """One line of a file: its 1-based number, byte span (ending included) and text."""
-
-    number: int
-    offset: int
-    size: int
-    text: str
-
-
-def iter_line_spans(path: str | Path) -> Iterator[LineSpan]:
-    """Like :func:`iter_lines` (same line endings, the same errors naming file and line), plus
-    each line's byte span, so a caller can hold spans and read a line again with
+def iter_line_spans(path: str | Path, stats: RejectionStats | None = None) -> Iterator[Line]:
+    """Like :func:`iter_lines` (same lines, the same handling of undecodable ones), plus each
+    line's byte span, so a caller can hold spans and read a line again with
     :func:`read_span` instead of holding the text."""
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed below
-    except OSError as exc:
-        raise _open_error(path, exc) from None
-    with handle:
-        offset = number = 0
-        for chunk in handle:
-            # lines end at \n, \r\n or a lone \r, as in text mode (universal newlines)
-            for raw in chunk.splitlines(keepends=True) if b"\r" in chunk else (chunk,):
-                number += 1
-                try:
-                    text = raw.rstrip(b"\r\n").decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise InputFileError(
-                        f"not valid UTF-8 ({exc.reason})", path=path, line=number
-                    ) from None
-                yield LineSpan(number, offset, len(raw), text)
-                offset += len(raw)
+    if stats is not None and stats.path is None:
+        stats.path = str(path)
+    for line in iter_text_lines(path):
+        if line.problem is None:
+            yield line
+        elif stats is not None:
+            stats.reject(line.number, "invalid_utf8", line.text, line.problem)
+        else:
+            raise InputFileError(line.problem, path=path, line=line.number, value=line.text)
 
 
 def read_span(handle: IO[bytes], span: LineSpan | tuple[int, int]) -> bytes:
     """The bytes of a line again, from a handle opened in binary mode (``(offset, size)``
     works too, for callers that keep only those)."""
-    offset, size = (span.offset, span.size) if isinstance(span, LineSpan) else span
+    offset, size = (span.offset, span.size) if isinstance(span, Line) else span
     handle.seek(offset)
     return handle.read(size)
 
@@ -187,11 +158,10 @@ def json_object(text: str) -> dict[str, Any] | str:
 def read_jsonl(path: str | Path, stats: RejectionStats) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, object) for each JSON-object line; blank lines are skipped silently.
 
-    Lines that are not JSON objects are counted as ``malformed_json`` in ``stats``.
+    Lines that are not JSON objects are counted as ``malformed_json`` in ``stats``, lines
+    that are not UTF-8 as ``invalid_utf8``.
     """
-    if stats.path is None:
-        stats.path = str(path)
-    for number, text in iter_lines(path):
+    for number, text in iter_lines(path, stats):
         if not text.strip():
             continue
         obj = json_object(text)

@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from chemgauge.errors import InputFileError
+from chemgauge.eval.lines import read_document
 
 __all__ = ["REPORT_NAME", "ROWS_NAME", "Run", "read_report"]
 
@@ -52,14 +53,7 @@ class Run:
 
 
 def read_report(path: Path) -> dict[str, Any]:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputFileError("report file not found", path=path) from None
-    except IsADirectoryError:
-        raise InputFileError("expected a report JSON file, found a directory", path=path) from None
-    except OSError as exc:
-        raise InputFileError(f"cannot read report ({exc.strerror})", path=path) from None
+    data = read_document(path)  # exact causes (missing, a folder, a symlink loop); BOM dropped
     try:
         report = orjson.loads(data)
     except orjson.JSONDecodeError as exc:

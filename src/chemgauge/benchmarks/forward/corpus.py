@@ -7,7 +7,9 @@ reaction SMILES, read only by template extraction, never by the benchmark). Blan
 skipped silently; every other problem is counted in :class:`CorpusLoadStats` with a bounded
 list of warnings, and every rejected line that has a ``reaction_id`` becomes an
 ``input_invalid`` row (:class:`InvalidRecord`). ``strict`` turns the first one into a
-:class:`~chemgauge.errors.DataQualityError` naming file, line and value.
+:class:`~chemgauge.errors.DataQualityError` naming file, line and value. Lines are read by
+:mod:`chemgauge.eval.lines` (a leading BOM stripped); a line that is not UTF-8 is counted as
+``malformed_json`` with its own line number, like any other line that is not a JSON object.
 
 Two keys, never used for each other's purpose:
 
@@ -34,10 +36,10 @@ from typing import Any
 import orjson
 
 from chemgauge.chem import Canonicalizer, describe_parse_failure
-from chemgauge.errors import DataQualityError
+from chemgauge.errors import DataQualityError, excerpt
 from chemgauge.eval.keystore import FirstSeenStore
+from chemgauge.eval.lines import Line, iter_text_lines
 from chemgauge.eval.provenance import sha256_file, sha256_json
-from chemgauge.eval.records import iter_lines
 from chemgauge.eval.splits import assign_split
 
 __all__ = [
@@ -112,7 +114,7 @@ class CorpusLoadStats:
         """Increment ``code`` and keep the warning if there is room."""
         self.counts[code] += 1
         if len(self.warnings) < self.max_warnings:
-            self.warnings.append(CorpusWarning(code, line, reaction_id, message))
+            self.warnings.append(CorpusWarning(code, line, reaction_id, excerpt(message)))
 
     def counters(self) -> dict[str, int]:
         """Every counter, zeros included, in the protocol's order."""
@@ -304,7 +306,12 @@ class CorpusStream:
     """
 
     def __init__(
-        self, records: Iterable[tuple[int, str]], *, path: str, sha256: str, strict: bool = False
+        self,
+        records: Iterable[Line | tuple[int, str]],
+        *,
+        path: str,
+        sha256: str,
+        strict: bool = False,
     ) -> None:
         self.path = path
         self.sha256 = sha256
@@ -357,8 +364,13 @@ class CorpusStream:
         stats = self.stats
         canon = Canonicalizer("exact", max_entries=_MEMO_ENTRIES)
         conflict_detail = "duplicates of this reaction supply different explicit group_key values"
-        for line, text in self._records:
+        for record in self._records:
+            line, text = record[0], record[1]
             stats.lines_read += 1
+            if isinstance(record, Line) and record.problem is not None:
+                # not text: counted like any line that is not a JSON object (no row: no id)
+                self._reject(line, _Reject("malformed_json", record.problem), text)
+                continue
             if not text.strip():
                 stats.blank_lines += 1
                 continue
@@ -461,13 +473,13 @@ class CorpusStream:
 
 
 def build_corpus(
-    records: Iterable[tuple[int, str]],
+    records: Iterable[Line | tuple[int, str]],
     *,
     path: str,
     sha256: str,
     strict: bool = False,
 ) -> Corpus:
-    """Build a whole corpus in memory from ``(line number, text)`` pairs (see the module
+    """Build a whole corpus in memory from lines or ``(line number, text)`` pairs (see the module
     docstring); :class:`CorpusStream` is the same reading without holding the entries."""
     stream = CorpusStream(records, path=path, sha256=sha256, strict=strict)
     entries = list(stream)
@@ -478,13 +490,13 @@ def build_corpus(
 def open_corpus(path: str | Path, *, strict: bool = False) -> CorpusStream:
     """Stream a schema-1 JSONL corpus file (hashed first); a missing file is an error naming it."""
     digest = sha256_file(path)
-    return CorpusStream(iter_lines(path), path=str(path), sha256=digest, strict=strict)
+    return CorpusStream(iter_text_lines(path), path=str(path), sha256=digest, strict=strict)
 
 
 def load_corpus(path: str | Path, *, strict: bool = False) -> Corpus:
     """Read a schema-1 JSONL corpus file; a missing file is an error naming it."""
     digest = sha256_file(path)
-    return build_corpus(iter_lines(path), path=str(path), sha256=digest, strict=strict)
+    return build_corpus(iter_text_lines(path), path=str(path), sha256=digest, strict=strict)
 
 
 def iter_records(corpus: Corpus) -> Iterator[BenchReaction]:

@@ -24,8 +24,9 @@ from chemgauge.benchmarks.forward.uspto import uspto_lines
 from chemgauge.engines.forward.extraction import ExtractionSummary, extract_forward_templates
 from chemgauge.errors import ConfigError
 from chemgauge.eval.executors import ExecutorConfig
+from chemgauge.eval.lines import iter_text_lines
 from chemgauge.eval.provenance import sha256_bytes, sha256_file
-from chemgauge.eval.records import atomic_write_bytes, atomic_write_json, iter_lines
+from chemgauge.eval.records import atomic_write_bytes, atomic_write_json
 
 __all__ = ["EXTRACT_SPLITS", "ExtractionRun", "extract_split_templates", "read_any_corpus"]
 
@@ -56,7 +57,7 @@ def read_any_corpus(path: Path, *, strict: bool = False) -> tuple[Corpus, str]:
     digest = sha256_file(path)
     if path.suffix.lower() == ".csv":
         return build_corpus(uspto_lines(path), path=str(path), sha256=digest, strict=strict), "csv"
-    corpus = build_corpus(iter_lines(path), path=str(path), sha256=digest, strict=strict)
+    corpus = build_corpus(iter_text_lines(path), path=str(path), sha256=digest, strict=strict)
     return corpus, "jsonl"
 
 

@@ -12,7 +12,6 @@ the benchmark counts it (``unparseable_smiles``) instead of this step hiding it.
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,8 @@ import orjson
 from chemgauge.benchmarks.forward.corpus import CORPUS_SCHEMA_VERSION
 from chemgauge.chem import try_canonical_smiles
 from chemgauge.errors import InputFileError
-from chemgauge.eval.records import atomic_write_bytes
+from chemgauge.eval.lines import Line, iter_text_lines, parse_delimited
+from chemgauge.eval.records import RejectionStats, atomic_open
 
 __all__ = ["USPTO_COLUMN", "uspto_lines", "uspto_records", "write_uspto_corpus"]
 
@@ -35,50 +35,98 @@ def _unmapped_components(side: str) -> list[str]:
     return [try_canonical_smiles(text) or text for text in side.split(".") if text]
 
 
-def uspto_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line, record)`` for every data row of one USPTO CSV file."""
+def _rows(path: str | Path) -> Iterator[tuple[Line, dict[str, Any] | None]]:
+    """Each line of one USPTO CSV with its record, or ``None`` and the line's problem set
+    (not UTF-8, bad quoting, wrong column count, not a reaction); the header must read."""
     stem = Path(path).stem
-    try:
-        handle = open(path, encoding="utf-8", newline="")  # noqa: SIM115 - closed below
-    except OSError as exc:
-        raise InputFileError(f"cannot open file ({exc.strerror})", path=path) from None
-    with handle:
-        reader = csv.DictReader(handle)
-        fields = reader.fieldnames or []
-        if USPTO_COLUMN not in fields:
-            raise InputFileError(f"CSV header has no {USPTO_COLUMN!r} column", path=path, line=1)
-        for row in reader:
-            line = reader.line_num
-            text = (row.get(USPTO_COLUMN) or "").strip()
-            parts = text.split(">")
-            if len(parts) != 3:
-                raise InputFileError(
-                    "reaction needs reactants>reagents>products", path=path, line=line, value=text
-                )
-            record: dict[str, Any] = {
-                "schema_version": CORPUS_SCHEMA_VERSION,
-                "reaction_id": f"{stem}:{line}",
-                "reactants": _unmapped_components(parts[0]),
-                "accepted_products": [_unmapped_components(parts[2])],
-            }
-            reaction_class = (row.get("class") or "").strip()
-            if reaction_class and reaction_class.upper() != "UNK":
-                record["reaction_class"] = reaction_class
-            patent = (row.get("id") or "").strip()
-            if patent:
-                record["group_key"] = patent
-            record["mapped_reaction"] = text
-            yield line, record
+    lines = iter_text_lines(path)
+    first = next(lines, None)
+    header = [] if first is None or first.problem else parse_delimited(first.text)
+    if isinstance(header, str) or USPTO_COLUMN not in header:
+        raise InputFileError(f"CSV header has no {USPTO_COLUMN!r} column", path=path, line=1)
+    column = {name: index for index, name in reversed(list(enumerate(header)))}
+    for line in lines:
+        if line.problem is not None:
+            yield line, None
+            continue
+        if not line.text.strip():
+            continue
+        cells = parse_delimited(line.text)
+        if isinstance(cells, str):
+            yield line._replace(problem=cells), None
+            continue
+        if len(cells) != len(header):
+            problem = f"{len(cells)} columns where the header has {len(header)}"
+            yield line._replace(problem=problem), None
+            continue
+        text = cells[column[USPTO_COLUMN]].strip()
+        parts = text.split(">")
+        if len(parts) != 3:
+            yield line._replace(problem="reaction needs reactants>reagents>products"), None
+            continue
+        record: dict[str, Any] = {
+            "schema_version": CORPUS_SCHEMA_VERSION,
+            "reaction_id": f"{stem}:{line.number}",
+            "reactants": _unmapped_components(parts[0]),
+            "accepted_products": [_unmapped_components(parts[2])],
+        }
+        reaction_class = cells[column["class"]].strip() if "class" in column else ""
+        if reaction_class and reaction_class.upper() != "UNK":
+            record["reaction_class"] = reaction_class
+        patent = cells[column["id"]].strip() if "id" in column else ""
+        if patent:
+            record["group_key"] = patent
+        record["mapped_reaction"] = text
+        yield line, record
 
 
-def uspto_lines(path: str | Path) -> Iterator[tuple[int, str]]:
-    """The records of one CSV as ``(line, JSON text)``, ready for the corpus builder."""
-    for line, record in uspto_records(path):
-        yield line, orjson.dumps(record).decode()
+def uspto_records(
+    path: str | Path, stats: RejectionStats | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line, record)`` for every data row of one USPTO CSV file; a line that cannot be
+    read (see :mod:`chemgauge.eval.lines`) is counted in ``stats`` by reason, or without
+    ``stats`` is an error naming file and line."""
+    if stats is not None and stats.path is None:
+        stats.path = str(path)
+    for line, record in _rows(path):
+        if record is not None:
+            yield line.number, record
+            continue
+        problem = line.problem or ""
+        reason = "invalid_utf8" if problem.startswith("not valid UTF-8") else "malformed_row"
+        if stats is None:
+            raise InputFileError(problem, path=path, line=line.number, value=line.text)
+        stats.reject(line.number, reason, line.text, problem)
 
 
-def write_uspto_corpus(paths: Sequence[str | Path], out: str | Path) -> int:
-    """Convert CSV files (in the order given) into one corpus JSONL, atomically; returns rows."""
-    lines = [orjson.dumps(record) + b"\n" for path in paths for _, record in uspto_records(path)]
-    atomic_write_bytes(out, b"".join(lines))
-    return len(lines)
+def uspto_lines(path: str | Path) -> Iterator[Line]:
+    """The records of one CSV as lines of JSON text, ready for the corpus builder; a line
+    that cannot be read keeps its problem, so the corpus counts it (``malformed_json``)."""
+    for line, record in _rows(path):
+        if record is None:
+            yield line
+        else:
+            yield Line(line.number, orjson.dumps(record).decode())
+
+
+def write_uspto_corpus(
+    paths: Sequence[str | Path], out: str | Path, stats: Sequence[RejectionStats] = ()
+) -> int:
+    """Convert CSV files (in the order given) into one corpus JSONL, atomically; returns rows.
+
+    ``stats`` (one per file) receive the lines that could not be read; without them, the
+    first such line is an error naming file and line."""
+    counted: list[RejectionStats | None] = [*stats] or [None] * len(paths)
+    rows = 0
+
+    def lines() -> Iterator[bytes]:
+        nonlocal rows
+        for path, tally in zip(paths, counted, strict=True):
+            for _, record in uspto_records(path, tally):
+                rows += 1
+                yield orjson.dumps(record) + b"\n"
+
+    with atomic_open(out) as handle:
+        for line in lines():
+            handle.write(line)
+    return rows

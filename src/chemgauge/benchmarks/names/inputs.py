@@ -6,7 +6,6 @@ as the namer takes it in one batch.
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 
 from chemgauge.chem import describe_parse_failure, try_canonical_smiles
 from chemgauge.errors import InputFileError
+from chemgauge.eval.lines import iter_text_lines, parse_delimited
 from chemgauge.eval.records import RejectionStats, iter_lines, read_jsonl
 
 __all__ = ["NamePair", "count_lines", "iter_pairs", "read_pairs", "read_smiles_file"]
@@ -34,29 +34,22 @@ class NamePair:
 def _table_records(
     path: Path, delimiter: str, stats: RejectionStats
 ) -> Iterator[tuple[int, dict[str, str]]]:
-    """Check the header now; then stream (line, record) pairs, counting malformed records."""
-    lines = iter_lines(path)
+    """Check the header now; then stream (line, record) pairs, counting malformed records.
+
+    Each physical line is one record (:func:`~chemgauge.eval.lines.parse_delimited`): a stray
+    quote is that line's ``malformed_row``, never a merge of two rows; a line that is not
+    UTF-8 is ``invalid_utf8``.
+    """
+    lines = iter_text_lines(path)
     first = next(lines, None)
     if first is None:
         raise InputFileError("file is empty (expected a header with smiles and name)", path=path)
-    # A malformed record is quoted with the text of line ``reader.line_num``, which DictReader
-    # updates only between reads (so it can lag behind): caught when csv asks for a line.
-    quoted = [first[1]]
-
-    def texts() -> Iterator[str]:
-        yield first[1].lstrip("\ufeff")
-        last = first
-        for item in lines:
-            if reader.line_num == last[0]:
-                quoted[0] = last[1]
-            last = item
-            yield item[1]
-
-    reader = csv.DictReader(texts(), delimiter=delimiter)
-    try:
-        header = [h.strip() for h in (reader.fieldnames or [])]
-    except csv.Error as exc:
-        raise InputFileError(f"unreadable header ({exc})", path=path, line=1) from None
+    if first.problem is not None:
+        raise InputFileError(first.problem, path=path, line=1, value=first.text)
+    cells = parse_delimited(first.text, delimiter)
+    if isinstance(cells, str):
+        raise InputFileError(f"unreadable header ({cells})", path=path, line=1)
+    header = [h.strip() for h in cells]
     missing = [c for c in ("smiles", "name") if c not in header]
     if missing:
         raise InputFileError(
@@ -64,17 +57,21 @@ def _table_records(
         )
 
     def records() -> Iterator[tuple[int, dict[str, str]]]:
-        while True:
-            try:
-                record = next(reader)
-            except StopIteration:
-                return
-            except csv.Error as exc:
-                # One bad record (an oversized field, a quote left open): count it and go on.
-                stats.reject(reader.line_num, "malformed_row", quoted[0][:200], str(exc))
+        for line in lines:
+            if line.problem is not None:
+                stats.reject(line.number, "invalid_utf8", line.text, line.problem)
                 continue
-            # The source yields one item per physical line, so line_num is the record's last line.
-            yield reader.line_num, {k.strip(): (v or "") for k, v in record.items() if k}
+            row = parse_delimited(line.text, delimiter) if line.text.strip() else []
+            if isinstance(row, str):
+                stats.reject(line.number, "malformed_row", line.text, row)
+                continue
+            if not row:
+                continue
+            # as csv.DictReader: a missing cell is empty, cells past the header are dropped
+            yield (
+                line.number,
+                {h: row[i] if i < len(row) else "" for i, h in enumerate(header) if h},
+            )
 
     return records()
 
@@ -87,7 +84,11 @@ def _accepted(
         smiles = record.get("smiles")
         name = record.get("name")
         excerpt = f"{smiles}\t{name}"
-        if not isinstance(smiles, str) or not smiles.strip():
+        if smiles is not None and not isinstance(smiles, str):
+            kind = type(smiles).__name__
+            stats.reject(number, "smiles_not_a_string", excerpt, f"smiles is a JSON {kind}")
+            continue
+        if not smiles or not smiles.strip():
             stats.reject(number, "empty_smiles", excerpt)
             continue
         if name is not None and not isinstance(name, str):
@@ -132,8 +133,6 @@ def iter_pairs(path: str | Path, stats: RejectionStats) -> Iterator[NamePair]:
         )
     if not source.is_file():
         raise InputFileError("file not found" if not source.exists() else "not a file", path=path)
-    if suffix != ".jsonl":
-        count_lines(source)  # a bad byte anywhere in a table is reported before its header
     for _ in _records(source, stats):
         pass
     if stats.strict:
@@ -149,8 +148,8 @@ def read_pairs(path: str | Path, stats: RejectionStats) -> list[NamePair]:
 
 
 def count_lines(path: str | Path) -> int:
-    """Physical lines in a text file, read as UTF-8 (a decoding error names file and line)."""
-    return sum(1 for _ in iter_lines(path))
+    """Physical lines in a text file (the progress total; undecodable lines count too)."""
+    return sum(1 for _ in iter_text_lines(path))
 
 
 def read_smiles_file(path: str | Path, stats: RejectionStats) -> list[NamePair]:
@@ -160,7 +159,7 @@ def read_smiles_file(path: str | Path, stats: RejectionStats) -> list[NamePair]:
     stats.path = str(source)
     pairs: list[NamePair] = []
     seen: set[str] = set()
-    for number, text in iter_lines(source):
+    for number, text in iter_lines(source, stats):
         tokens = text.split()
         if not tokens:
             continue

@@ -23,6 +23,7 @@ from rdkit import Chem
 from chemgauge.chem import mol_to_canonical
 from chemgauge.chem.molfile import read_molfile
 from chemgauge.errors import InputFileError
+from chemgauge.eval.lines import read_document
 from chemgauge.eval.paths import confined_path
 from chemgauge.eval.provenance import sha256_file
 from chemgauge.eval.records import atomic_write_json
@@ -137,28 +138,15 @@ def read_reference_text(path: Path) -> str:
     """A reference molfile's text, decoded the one way both ``ocsr import`` and the scoring
     run use (an undecodable byte, typically a Latin-1 name in the title line, becomes
     U+FFFD), so a manifest that import wrote is always readable by the run that scores it."""
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        raise InputFileError("file not found", path=path) from None
-    except IsADirectoryError:
-        raise InputFileError("expected a reference file, found a directory", path=path) from None
-    except OSError as exc:
-        raise InputFileError(f"cannot read reference ({exc.strerror})", path=path) from None
+    return read_document(path).decode("utf-8", errors="replace")
 
 
 def load_manifest(path: str | Path, *, verify: bool = True) -> Manifest:
     """Read and validate a manifest; with ``verify`` check image hashes and references."""
     path = Path(path)
+    raw = read_document(path)  # exact causes (missing, a folder, a symlink loop); BOM dropped
     try:
-        raw = path.read_bytes()
         data = orjson.loads(raw)
-    except FileNotFoundError:
-        raise InputFileError("manifest not found", path=path) from None
-    except IsADirectoryError:
-        raise InputFileError("expected a manifest file, found a directory", path=path) from None
-    except OSError as exc:
-        raise InputFileError(f"cannot read manifest ({exc.strerror})", path=path) from None
     except orjson.JSONDecodeError as exc:
         raise InputFileError(f"manifest is not valid JSON ({exc})", path=path) from None
     if not isinstance(data, dict):

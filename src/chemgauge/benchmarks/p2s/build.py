@@ -141,7 +141,7 @@ def read_sources(path: str | Path, stats: RejectionStats) -> list[tuple[int, str
     """(line, canonical SMILES, name) of each distinct valid source; the rest are counted."""
     out: list[tuple[int, str, str]] = []
     seen: set[str] = set()
-    for number, text in iter_lines(path):
+    for number, text in iter_lines(path, stats):
         tokens = text.split(maxsplit=1)
         if not tokens or tokens[0].startswith("#"):
             continue

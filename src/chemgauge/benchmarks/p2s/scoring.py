@@ -25,6 +25,7 @@ from typing import Any
 from chemgauge.benchmarks.p2s.spec import CONDITIONS, PROPERTY_DIRECTORIES
 from chemgauge.benchmarks.p2s.taskfile import Task, ViewData, load_view, parse_json_line
 from chemgauge.errors import ChemgaugeError, InputFileError
+from chemgauge.eval.lines import iter_text_lines
 
 __all__ = [
     "Outcome",
@@ -157,37 +158,31 @@ def read_predictions(path: str | Path, *, strict: bool = False) -> PredictionFil
     With ``strict``, an unattributable line is an error too instead of a counted one.
     """
     source = Path(path)
-    if not source.is_file():
-        raise InputFileError("file not found", path=source)
     by_record: dict[str, Prediction] = {}
     unattributable = 0
     diagnostics: list[str] = []
-    try:
-        with open(source, encoding="utf-8") as handle:
-            for number, raw in enumerate(handle, start=1):
-                text = raw.rstrip("\r\n")
-                if not text.strip():
-                    continue
-                reason, rid = _attribute(text)
-                if rid is None:
-                    if strict:
-                        raise InputFileError(reason, path=source, line=number, value=text)
-                    unattributable += 1
-                    if len(diagnostics) < MAX_DIAGNOSTICS:
-                        diagnostics.append(f"{source}:{number}: {reason}")
-                    continue
-                obj = parse_json_line(text)
-                rid = obj["record_id"]
-                if rid in by_record:
-                    raise InputFileError(
-                        f"duplicate record_id (first on line {by_record[rid].line})",
-                        path=source,
-                        line=number,
-                        value=rid,
-                    )
-                by_record[rid] = Prediction(rid, _index(obj), number)
-    except UnicodeDecodeError as exc:
-        raise InputFileError(f"not valid UTF-8 ({exc.reason})", path=source) from None
+    for line in iter_text_lines(source):
+        number, text = line.number, line.text
+        if line.problem is None and not text.strip():
+            continue
+        reason, rid = (line.problem, None) if line.problem else _attribute(text)
+        if rid is None:
+            if strict:
+                raise InputFileError(reason, path=source, line=number, value=text)
+            unattributable += 1
+            if len(diagnostics) < MAX_DIAGNOSTICS:
+                diagnostics.append(f"{source}:{number}: {reason}")
+            continue
+        obj = parse_json_line(text)
+        rid = obj["record_id"]
+        if rid in by_record:
+            raise InputFileError(
+                f"duplicate record_id (first on line {by_record[rid].line})",
+                path=source,
+                line=number,
+                value=rid,
+            )
+        by_record[rid] = Prediction(rid, _index(obj), number)
     return PredictionFile(str(source), by_record, unattributable, tuple(diagnostics))
 
 

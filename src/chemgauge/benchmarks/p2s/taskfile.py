@@ -26,6 +26,7 @@ from chemgauge.benchmarks.p2s.spec import (
     validate_property_value,
 )
 from chemgauge.errors import ChemgaugeError, InputFileError
+from chemgauge.eval.lines import iter_text_lines
 
 __all__ = [
     "Label",
@@ -135,24 +136,20 @@ def parse_json_line(text: str) -> dict[str, Any]:
 
 def iter_objects(path: Path) -> Iterator[tuple[int, str, dict[str, Any]]]:
     """(line number, text, object) for each non-blank line, streaming; the first line that is
-    not a JSON object is an error naming file and line."""
-    if not path.is_file():
-        raise InputFileError("file not found", path=path)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            for number, raw in enumerate(handle, start=1):
-                text = raw.rstrip("\r\n")
-                if not text.strip():
-                    continue
-                try:
-                    obj = parse_json_line(text)
-                except ValueError as exc:
-                    raise InputFileError(
-                        f"malformed JSON ({exc})", path=path, line=number, value=text
-                    ) from None
-                yield number, text, obj
-    except UnicodeDecodeError as exc:
-        raise InputFileError(f"not valid UTF-8 ({exc.reason})", path=path) from None
+    not UTF-8 or not a JSON object is an error naming file and line (a BOM is stripped)."""
+    for line in iter_text_lines(path):
+        number, text = line.number, line.text
+        if line.problem is not None:
+            raise InputFileError(line.problem, path=path, line=number, value=text)
+        if not text.strip():
+            continue
+        try:
+            obj = parse_json_line(text)
+        except ValueError as exc:
+            raise InputFileError(
+                f"malformed JSON ({exc})", path=path, line=number, value=text
+            ) from None
+        yield number, text, obj
 
 
 def _read_objects(path: Path) -> list[tuple[int, str, dict[str, Any]]]:

@@ -4,12 +4,14 @@
 the extension picks the format. Two files for one fold, or files in two formats, is an error
 listing them; only the fold being evaluated has to exist. Every target is canonicalized
 through :mod:`chemgauge.chem` with atom maps stripped; reagents are kept out of scoring; a
-bad line is a counted rejection with its line number (an error under ``strict``).
+bad line is a counted rejection with its line number (an error under ``strict``). Lines are
+read by :mod:`chemgauge.eval.lines`: a BOM is stripped, a line that is not UTF-8 is an
+``invalid_utf8`` rejection, and a CSV line is parsed on its own (a quoted field cannot span
+lines; each line of one is counted).
 """
 
 from __future__ import annotations
 
-import csv
 import itertools
 from collections import deque
 from collections.abc import Iterator
@@ -20,7 +22,8 @@ from typing import Any, Literal, NamedTuple
 from chemgauge.chem import ReactionParts, canonical_multiset, split_reaction_smiles
 from chemgauge.errors import ConfigError, InputFileError, SmilesError
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
-from chemgauge.eval.records import RejectionStats, iter_lines, json_object
+from chemgauge.eval.lines import Line, iter_text_lines, parse_delimited
+from chemgauge.eval.records import RejectionStats, json_object
 
 __all__ = [
     "CSV_COLUMN",
@@ -153,72 +156,73 @@ def _split(line: int, text: str) -> ReactionParts | _Reject:
         return _Reject(line, "not_a_reaction", text, "needs reactants>reagents>products")
 
 
+def _unreadable(line: Line) -> _Reject:
+    """A line whose bytes are not UTF-8 text, counted with its own number."""
+    return _Reject(line.number, "invalid_utf8", line.text, line.problem or "")
+
+
 def _csv_records(path: Path) -> Iterator[_Raw | _Reject]:
-    try:
-        handle = open(path, encoding="utf-8", newline="")  # noqa: SIM115 - closed below
-    except OSError as exc:
-        raise InputFileError(f"cannot open file ({exc.strerror})", path=path) from None
-    with handle:
-        reader = csv.reader(handle)
-        try:
-            header = next(reader)
-        except StopIteration:
-            raise InputFileError("empty CSV file (no header)", path=path, line=1) from None
-        except UnicodeDecodeError as exc:
-            raise InputFileError(f"not valid UTF-8 ({exc.reason})", path=path, line=1) from None
-        if CSV_COLUMN not in header:
-            raise InputFileError(
-                f"CSV header has no {CSV_COLUMN!r} column",
-                path=path,
-                line=1,
-                value=",".join(header),
-            )
-        col = header.index(CSV_COLUMN)
-        id_col = header.index("id") if "id" in header else None
-        class_col = header.index("class") if "class" in header else None
-        line = reader.line_num
-        try:
-            for row in reader:
-                line, start = reader.line_num, line + 1
-                if not row or all(not cell.strip() for cell in row):
-                    continue
-                if len(row) != len(header):
-                    yield _Reject(
-                        start, "wrong_column_count", ",".join(row), f"{len(row)} != {len(header)}"
-                    )
-                    continue
-                text = row[col]
-                parts = _split(start, text)
-                if isinstance(parts, _Reject):
-                    yield parts
-                    continue
-                yield _Raw(
-                    start,
-                    parts.reactants,
-                    parts.reagents,
-                    parts.products,
-                    row[id_col] if id_col is not None else None,
-                    row[class_col] if class_col is not None else None,
-                )
-        except UnicodeDecodeError as exc:
-            raise InputFileError(
-                f"not valid UTF-8 ({exc.reason})", path=path, line=line + 1
-            ) from None
-        except csv.Error as exc:
-            raise InputFileError(
-                f"malformed CSV ({exc})", path=path, line=reader.line_num
-            ) from None
-
-
-def _smi_records(path: Path) -> Iterator[_Raw | _Reject]:
-    for line, text in iter_lines(path):
-        if not text.strip():
+    """One record per physical line (:func:`~chemgauge.eval.lines.parse_delimited`): a quote
+    left open is that line's ``malformed_row``, never a merge with the next line."""
+    lines = iter_text_lines(path)
+    first = next(lines, None)
+    if first is None:
+        raise InputFileError("empty CSV file (no header)", path=path, line=1)
+    if first.problem is not None:
+        raise InputFileError(first.problem, path=path, line=1, value=first.text)
+    header = parse_delimited(first.text)
+    if isinstance(header, str):
+        raise InputFileError(f"unreadable CSV header ({header})", path=path, line=1)
+    if CSV_COLUMN not in header:
+        raise InputFileError(
+            f"CSV header has no {CSV_COLUMN!r} column", path=path, line=1, value=first.text
+        )
+    col = header.index(CSV_COLUMN)
+    id_col = header.index("id") if "id" in header else None
+    class_col = header.index("class") if "class" in header else None
+    for line in lines:
+        if line.problem is not None:
+            yield _unreadable(line)
             continue
-        parts = _split(line, text)
+        if not line.text.strip():
+            continue
+        row = parse_delimited(line.text)
+        if isinstance(row, str):
+            yield _Reject(line.number, "malformed_row", line.text, row)
+            continue
+        if all(not cell.strip() for cell in row):
+            continue
+        if len(row) != len(header):
+            yield _Reject(
+                line.number, "wrong_column_count", line.text, f"{len(row)} != {len(header)}"
+            )
+            continue
+        parts = _split(line.number, row[col])
         if isinstance(parts, _Reject):
             yield parts
             continue
-        yield _Raw(line, parts.reactants, parts.reagents, parts.products, None, None)
+        yield _Raw(
+            line.number,
+            parts.reactants,
+            parts.reagents,
+            parts.products,
+            row[id_col] if id_col is not None else None,
+            row[class_col] if class_col is not None else None,
+        )
+
+
+def _smi_records(path: Path) -> Iterator[_Raw | _Reject]:
+    for line in iter_text_lines(path):
+        if line.problem is not None:
+            yield _unreadable(line)
+            continue
+        if not line.text.strip():
+            continue
+        parts = _split(line.number, line.text)
+        if isinstance(parts, _Reject):
+            yield parts
+            continue
+        yield _Raw(line.number, parts.reactants, parts.reagents, parts.products, None, None)
 
 
 def _smiles_list(value: Any) -> list[str] | None:
@@ -233,7 +237,11 @@ def _smiles_list(value: Any) -> list[str] | None:
 
 
 def _jsonl_records(path: Path) -> Iterator[_Raw | _Reject]:
-    for line, text in iter_lines(path):
+    for entry in iter_text_lines(path):
+        if entry.problem is not None:
+            yield _unreadable(entry)
+            continue
+        line, text = entry.number, entry.text
         if not text.strip():
             continue
         obj = json_object(text)

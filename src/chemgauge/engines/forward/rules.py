@@ -23,6 +23,7 @@ from rdkit.Chem import rdChemReactions
 
 from chemgauge.chem import try_parse_smiles
 from chemgauge.errors import RuleFileError
+from chemgauge.eval.lines import open_problem, split_bytes
 from chemgauge.eval.provenance import sha256_json
 
 __all__ = [
@@ -278,12 +279,13 @@ def parse_rule_lines(lines: Iterable[str], source: str) -> RuleSet:
 
 
 def _decoded_lines(data: bytes, source: str) -> list[str]:
+    """Every line's text (split and decoded by :mod:`chemgauge.eval.lines`, BOM stripped);
+    a rule file is all or nothing, so a line that is not UTF-8 is an error naming it."""
     lines: list[str] = []
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        try:
-            lines.append(raw.decode("utf-8").rstrip("\r"))
-        except UnicodeDecodeError as exc:
-            raise RuleFileError(f"not UTF-8 text ({exc.reason})", path=source, line=number) from exc
+    for line in split_bytes(data):
+        if line.problem is not None:
+            raise RuleFileError(line.problem, path=source, line=line.number, value=line.text)
+        lines.append(line.text)
     return lines
 
 
@@ -293,8 +295,8 @@ def load_rule_file(path: str | Path) -> RuleSet:
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
-        reason = exc.strerror or exc.__class__.__name__
-        raise RuleFileError(f"cannot read rule file ({reason})", path=source) from exc
+        reason = open_problem(path, exc)
+        raise RuleFileError(f"cannot read rule file ({reason})", path=source) from None
     return parse_rule_lines(_decoded_lines(data, source), source)
 
 

@@ -12,11 +12,11 @@ import orjson
 from chemgauge.chem import Canonicalizer
 from chemgauge.engines.retro.base import RetroModel
 from chemgauge.errors import InputFileError
+from chemgauge.eval.lines import iter_text_lines
 from chemgauge.eval.provenance import sha256_file
 from chemgauge.eval.records import (
     Diagnostic,
     RejectionStats,
-    iter_line_spans,
     json_object,
     read_span,
 )
@@ -65,8 +65,11 @@ class PredictionsFileModel(RetroModel):
                 self.stats.reject(line, reason, text, detail)  # raises
             return Diagnostic(line, reason, text, detail)
 
-        for span in iter_line_spans(self.path):
+        for span in iter_text_lines(self.path):
             number, text = span.number, span.text
+            if span.problem is not None:
+                yield reject(number, "invalid_utf8", text, span.problem)
+                continue
             if not text.strip():
                 continue
             obj = json_object(text)

@@ -16,7 +16,6 @@ canonical text (so the ranking never depends on file order).
 from __future__ import annotations
 
 import contextlib
-import csv
 import io
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from chemgauge.chem import Canonicalizer, clear_atom_maps, try_parse_smiles
 from chemgauge.engines.retro.base import RetroModel
 from chemgauge.errors import ConfigError, InputFileError
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
+from chemgauge.eval.lines import parse_delimited
 from chemgauge.eval.provenance import sha256_bytes, sha256_file
 from chemgauge.eval.records import atomic_write_bytes, iter_lines
 
@@ -176,12 +176,21 @@ class TemplateSet:
 
 def _mapped_reactions(path: Path) -> list[str]:
     if path.suffix == ".csv":
-        with open(path, encoding="utf-8", newline="") as handle:
-            reader = csv.DictReader(handle)
-            column = "reactants>reagents>production"
-            if reader.fieldnames is None or column not in reader.fieldnames:
-                raise InputFileError(f"CSV header has no {column!r} column", path=path, line=1)
-            return [row[column] for row in reader if row.get(column)]
+        column = "reactants>reagents>production"
+        rows = iter_lines(path)
+        first = next(rows, None)
+        header = [] if first is None else parse_delimited(first[1])
+        if isinstance(header, str) or column not in header:
+            raise InputFileError(f"CSV header has no {column!r} column", path=path, line=1)
+        index = header.index(column)
+        reactions = []
+        for line, text in rows:
+            cells = parse_delimited(text)
+            if isinstance(cells, str):
+                raise InputFileError(cells, path=path, line=line, value=text)
+            if len(cells) > index and cells[index]:
+                reactions.append(cells[index])
+        return reactions
     if path.suffix == ".smi":
         return [text.split()[0] for _, text in iter_lines(path) if text.strip()]
     raise ConfigError(

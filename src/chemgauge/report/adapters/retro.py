@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from chemgauge.benchmarks.retro.metrics import aggregate
+from chemgauge.eval.lines import iter_text_lines
 from chemgauge.eval.provenance import reproducibility_sha256
 from chemgauge.report.families import (
     Distribution,
@@ -67,9 +68,9 @@ class RetroPredictions:
         self.model_seconds: dict[str, float] = {}
         if not path.is_file():
             return
-        for line in path.read_bytes().splitlines():
+        for line in iter_text_lines(path):
             try:
-                entry = orjson.loads(line)
+                entry = orjson.loads(line.text)
             except orjson.JSONDecodeError:
                 continue  # a journal may end in a cut line; drawings are optional
             if not isinstance(entry, dict) or "target" not in entry:
