@@ -48,8 +48,12 @@ def test_canon_policy_and_jobs_agree(tmp_path: Path, nci_smiles: list[str]) -> N
     assert outs[0] == outs[1]
 
 
-def test_user_errors_exit_2_without_traceback(tmp_path: Path) -> None:
-    for args in (["canon", str(tmp_path / "missing.smi")], ["canon", "-p", "exakt", "-"]):
+def test_user_errors_exit_2_or_3_without_traceback(tmp_path: Path) -> None:
+    # 3: a missing input file; 2: any other usage or input error
+    for args, status in (
+        (["canon", str(tmp_path / "missing.smi")], 3),
+        (["canon", "-p", "exakt", "-"], 2),
+    ):
         proc = subprocess.run(
             [sys.executable, "-m", "chemgauge", *args],
             capture_output=True,
@@ -57,7 +61,7 @@ def test_user_errors_exit_2_without_traceback(tmp_path: Path) -> None:
             input="",
             check=False,
         )
-        assert proc.returncode == 2, proc.stderr
+        assert proc.returncode == status, proc.stderr
         assert proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
     assert "did you mean 'exact'" in proc.stderr.lower()
 

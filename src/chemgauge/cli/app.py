@@ -58,7 +58,7 @@ def main() -> None:
         app()
     except ChemgaugeError as exc:
         typer.secho(f"error: {exc}", err=True, fg=typer.colors.RED)
-        sys.exit(2)
+        sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         typer.secho("interrupted", err=True)
         sys.exit(130)

@@ -4,20 +4,30 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import typer
 
 from chemgauge.chem import Canonicalizer, describe_parse_failure, get_matcher
 from chemgauge.chem.canonicalizer import canonicalize_stream
-from chemgauge.cli.options import CHUNK_SIZE, EXECUTOR, JOBS, QUIET, RAY_ADDRESS, executor_config
+from chemgauge.cli.options import (
+    CHUNK_SIZE,
+    EXECUTOR,
+    JOBS,
+    QUIET,
+    RAY_ADDRESS,
+    Inputs,
+    executor_config,
+    guarded,
+)
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import count_rate_cell, print_summary, summary_table
 from chemgauge.errors import DataQualityError, excerpt
 from chemgauge.eval.executors import make_executor
 from chemgauge.eval.lines import Line, check_input_file, iter_text_lines, read_stream
+from chemgauge.eval.outputs import Output
 from chemgauge.eval.records import atomic_open
 
 
@@ -48,6 +58,13 @@ def _output(out: Path | None) -> Iterator[IO[str]]:
         yield handle
 
 
+def _canon_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
+    source = args["source"]
+    inputs = [] if source == "-" else [("SOURCE", Path(source))]
+    return ([] if args["out"] is None else [Output("--out", args["out"])]), inputs
+
+
+@guarded(_canon_files)
 def canon(
     source: str = typer.Argument("-", help="SMILES file (first token per line), or - for stdin."),
     policy: str = typer.Option("exact", "--policy", "-p", help="Identity policy (see matchers)."),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -17,10 +18,28 @@ from chemgauge.benchmarks.forward.batch import (
     enumerate_candidates,
     report_to_dict,
 )
-from chemgauge.benchmarks.forward.extraction import extract_split_templates
-from chemgauge.benchmarks.forward.runner import DEFAULT_CHUNK, BenchmarkConfig, run_benchmark
+from chemgauge.benchmarks.forward.extraction import (
+    MANIFEST_FILE,
+    TEMPLATES_FILE,
+    extract_split_templates,
+)
+from chemgauge.benchmarks.forward.runner import (
+    DEFAULT_CHUNK,
+    BenchmarkConfig,
+    journal_path,
+    run_benchmark,
+)
 from chemgauge.benchmarks.forward.uspto import write_uspto_corpus
-from chemgauge.cli.options import CHUNK_SIZE, EXECUTOR, JOBS, QUIET, RAY_ADDRESS, executor_config
+from chemgauge.cli.options import (
+    CHUNK_SIZE,
+    EXECUTOR,
+    JOBS,
+    QUIET,
+    RAY_ADDRESS,
+    Inputs,
+    executor_config,
+    guarded,
+)
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import (
     count_rate_cell,
@@ -32,6 +51,7 @@ from chemgauge.engines.forward.predictor import ForwardConfig, predict_products_
 from chemgauge.engines.forward.rules import load_rules
 from chemgauge.errors import ConfigError, DataQualityError
 from chemgauge.eval.lines import check_input_file
+from chemgauge.eval.outputs import Output
 from chemgauge.eval.records import RejectionStats, atomic_open, atomic_write_bytes, iter_lines
 
 app = typer.Typer(
@@ -96,7 +116,13 @@ def _enumerate_items(path: Path, stats: RejectionStats) -> tuple[list[EnumerateI
     return items, blank
 
 
+def _enumerate_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
+    templates = [("--templates", path) for path in args["templates"] or []]
+    return [Output("--out", args["out"])], [("--input", args["input_path"]), *templates]
+
+
 @app.command("enumerate")
+@guarded(_enumerate_files)
 def enumerate_(
     input_path: Path = typer.Option(..., "--input", "-i", help="Reactants file: SMILES [id]."),
     out: Path = typer.Option(..., "--out", "-o", help="Candidates JSONL (written atomically)."),
@@ -148,7 +174,13 @@ def enumerate_(
         )
 
 
+def _extraction_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
+    written = Output("--out", args["out"], files=(TEMPLATES_FILE, MANIFEST_FILE))
+    return [written], [("--corpus", args["corpus"])]
+
+
 @app.command("extract-templates")
+@guarded(_extraction_files)
 def extract_templates(
     corpus: Path = typer.Option(..., "--corpus", help="Corpus JSONL (mapped_reaction) or CSV."),
     split: str = typer.Option(..., "--split", help="train, val, test, or all (said so)."),
@@ -176,7 +208,12 @@ def extract_templates(
     )
 
 
+def _uspto_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
+    return [Output("--out", args["out"])], [("CSV_FILES", path) for path in args["csv_files"]]
+
+
 @app.command("corpus-from-uspto")
+@guarded(_uspto_files)
 def corpus_from_uspto(
     csv_files: list[Path] = typer.Argument(..., help="USPTO CSV files (id,class,rxn)."),
     out: Path = typer.Option(..., "--out", "-o", help="Corpus JSONL to write."),
@@ -248,7 +285,21 @@ def demo_corpus_path() -> Path:
     return Path(str(resource))
 
 
+def _benchmark_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
+    rows: Path = args["output_rows"]
+    outputs = [Output("--output-rows", rows, derived=(journal_path(rows),))]
+    if args["output_report"] is not None:
+        outputs.append(Output("--output-report", args["output_report"]))
+    inputs = [
+        ("--corpus", args["corpus"] or demo_corpus_path()),
+        ("--templates", args["templates"]),
+        ("--template-manifest", args["template_manifest"]),
+    ]
+    return outputs, inputs
+
+
 @app.command("benchmark")
+@guarded(_benchmark_files)
 def benchmark(
     corpus: Path | None = typer.Option(
         None, "--corpus", help="Schema-1 JSONL corpus (default: the bundled demo corpus)."

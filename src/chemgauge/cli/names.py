@@ -10,7 +10,7 @@ structure in one batch, so those structures and names are held for the run.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -31,11 +31,12 @@ from chemgauge.benchmarks.names.runner import (
     journal_rows,
     score_pairs,
 )
-from chemgauge.cli.options import QUIET
+from chemgauge.cli.options import QUIET, Inputs, guarded
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import print_summary, rate_cell, summary_table
 from chemgauge.errors import ConfigError
 from chemgauge.eval.executors import ExecutorConfig, make_executor
+from chemgauge.eval.outputs import Output
 from chemgauge.eval.provenance import sha256_file, sha256_json
 from chemgauge.eval.records import (
     RejectionStats,
@@ -93,7 +94,20 @@ def _print_summary(report: dict[str, Any]) -> None:
     )
 
 
+def _journal_path(output_rows: Path) -> Path:
+    return output_rows.with_name(output_rows.name + ".journal")
+
+
+def _coverage_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
+    rows: Path = args["output_rows"]
+    outputs = [Output("--output-rows", rows, derived=(_journal_path(rows),))]
+    if args["output_report"] is not None:
+        outputs.append(Output("--output-report", args["output_report"]))
+    return outputs, [("--input", args["input_path"]), ("--smiles", args["smiles_file"])]
+
+
 @app.command("coverage")
+@guarded(_coverage_files)
 def coverage(
     input_path: Path | None = typer.Option(
         None, "--input", "-i", help="Pairs file (.tsv, .csv or .jsonl) with smiles and name."
@@ -169,7 +183,7 @@ def coverage(
             "input_sha256": sha256_file(source),
         }
     )
-    journal_path = output_rows.with_name(output_rows.name + ".journal")
+    journal_path = _journal_path(output_rows)
     journal = ResumableJsonlWriter(
         journal_path, config_sha256=run_hash, key_field="id", restart=restart, keep_rows=False
     )

@@ -7,16 +7,18 @@ scored one at a time into ``scored.jsonl`` and folded into the report; no row is
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
+from chemgauge.cli.options import Inputs, guarded
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import print_summary, rate_cell, summary_table
 from chemgauge.errors import InputFileError
 from chemgauge.eval.images import DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_IMAGE_PIXELS, ImageLimits
+from chemgauge.eval.outputs import Output
 
 if TYPE_CHECKING:
     from chemgauge.benchmarks.ocsr.manifest import Manifest
@@ -27,7 +29,16 @@ app = typer.Typer(
 )
 
 
+# What each command writes (checked against its inputs and locked before any work).
+_RUN_FILES = ("attempts.jsonl", "scored.jsonl", "report.json", "report.html")
+
+
+def _render_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
+    return [Output("--out", args["out"], files=("manifest.json",))], []
+
+
 @app.command("render")
+@guarded(_render_files)
 def render(
     out: Path = typer.Option(Path("ocsr-cohort"), "--out", "-o", help="Folder for the cohort."),
     width: int = typer.Option(400, help="Drawing width in pixels."),
@@ -46,7 +57,13 @@ def render(
         )
 
 
+def _import_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
+    inputs = [("--images", args["images"]), ("--references", args["references"])]
+    return [Output("--manifest", args["manifest"])], inputs
+
+
 @app.command("import")
+@guarded(_import_files)
 def import_set(
     images: Path = typer.Option(..., help="Folder of PNG images."),
     references: Path = typer.Option(..., help="Folder of reference molfiles (same stems)."),
@@ -158,7 +175,16 @@ def _print_summary(report: dict[str, Any]) -> None:
     )
 
 
+def _run_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
+    if not args["execute"]:  # only the plan is printed
+        return [], [("--manifest", args["manifest"])]
+    return [Output("--output", args["output"], files=_RUN_FILES)], [
+        ("--manifest", args["manifest"])
+    ]
+
+
 @app.command("run")
+@guarded(_run_files)
 def run(
     manifest: Path = typer.Option(..., "--manifest", "-m", help="Manifest JSON."),
     backend: str = typer.Option("osra", help="osra | command | http | python."),
@@ -226,7 +252,14 @@ def run(
         _print_summary(report)
 
 
+def _score_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
+    output: Path = args["output"]
+    inputs = [("--manifest", args["manifest"]), ("attempts journal", output / _RUN_FILES[0])]
+    return [Output("--output", output, files=_RUN_FILES[1:])], inputs
+
+
 @app.command("score")
+@guarded(_score_files)
 def score(
     manifest: Path = typer.Option(..., "--manifest", "-m", help="Manifest JSON."),
     output: Path = typer.Option(..., "--output", "-o", help="Folder with attempts.jsonl."),
@@ -250,7 +283,13 @@ def score(
         _print_summary(report)
 
 
+def _review_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
+    outputs = [] if args["out"] is None else [Output("--out", args["out"])]
+    return outputs, [("--data", args["data"])]
+
+
 @app.command("review")
+@guarded(_review_files)
 def review(
     data: Path = typer.Option(..., help="The ocsr_review folder (holding assets/)."),
     dataset: str = typer.Option("JPO", help="JPO | UOB | CLEF."),

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from typing import get_args
+import functools
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar, get_args
 
 import typer
 
 from chemgauge.errors import ConfigError
 from chemgauge.eval.executors import ExecutorConfig, ExecutorKind
+from chemgauge.eval.outputs import Output, claim_outputs
 
 EXECUTOR = typer.Option(
     "local",
@@ -46,3 +51,29 @@ def executor_config(
         chunk_size=chunk_size or default_chunk,
         ray_address=ray_address,
     )
+
+
+Inputs = Sequence[tuple[str, Path | None]]
+Describe = Callable[[Mapping[str, Any]], tuple[Sequence[Output], Inputs]]
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def guarded(describe: Describe) -> Callable[[F], F]:
+    """Decorate a command so that, before its body runs, its outputs are checked against
+    its inputs and each other and locked for the run (:func:`~chemgauge.eval.outputs.
+    claim_outputs`). ``describe`` maps the command's arguments to ``(outputs, inputs)``."""
+
+    def decorate(command: F) -> F:
+        signature = inspect.signature(command)
+
+        @functools.wraps(command)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            outputs, inputs = describe(bound.arguments)
+            with claim_outputs(outputs, inputs):
+                return command(*args, **kwargs)
+
+        return run  # type: ignore[return-value]
+
+    return decorate

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from chemgauge.benchmarks.p2s.build import BuildConfig, build_benchmark
+from chemgauge.benchmarks.p2s.build import MANIFEST, RECORDS, BuildConfig, build_benchmark
 from chemgauge.benchmarks.p2s.claim import (
     ClaimConfig,
     claim_report,
@@ -22,13 +23,14 @@ from chemgauge.benchmarks.p2s.scoring import score_files
 from chemgauge.benchmarks.p2s.spec import CONDITIONS
 from chemgauge.benchmarks.p2s.taskfile import load_dataset
 from chemgauge.benchmarks.p2s.validate import check_view
-from chemgauge.cli.options import QUIET
+from chemgauge.cli.options import QUIET, Inputs, guarded
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import count_rate_cell, print_summary, rate_cell, summary_table
 from chemgauge.engines.p2s.models import ModelOptions, P2SModel
 from chemgauge.engines.p2s.properties import PropertyProvider, ProviderOptions
 from chemgauge.engines.p2s.registry import get_model, get_provider
 from chemgauge.errors import ConfigError
+from chemgauge.eval.outputs import Output
 from chemgauge.eval.records import atomic_write_json
 
 app = typer.Typer(
@@ -55,7 +57,15 @@ def tasks(
     typer.echo(f"{len(dataset)} property directories, {total} task records, all valid")
 
 
+def _score_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
+    inputs = [("--data", args["data"]), ("--predictions", args["predictions"])]
+    if args["run"] is None:
+        return [], inputs
+    return [Output("--run", args["run"], files=("rows.jsonl", "report.json"))], inputs
+
+
 @app.command("score")
+@guarded(_score_files)
 def score(
     prop: str | None = typer.Option(None, "--property", help="Property directory, e.g. dipole."),
     condition: str | None = typer.Option(
@@ -176,7 +186,13 @@ def _difference_cell(block: dict[str, Any]) -> str:
     return f"{pp(block['estimate'])} pp [{pp(block['low'])}, {pp(block['high'])}]"
 
 
+def _claim_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
+    outputs = [] if args["out"] is None else [Output("--out", args["out"])]
+    return outputs, [("--data", args["data"]), ("--run", args["run"])]
+
+
 @app.command("claim")
+@guarded(_claim_files)
 def claim(
     prop: str = typer.Option(..., "--property", help="Property directory, e.g. dipole."),
     run: Path = typer.Option(..., "--run", help="A model's run folder (<run>/<property>/*.jsonl)."),
@@ -203,7 +219,13 @@ def _provider(name: str, table: Path | None, seed: int, infrared: bool) -> Prope
     return get_provider(name, ProviderOptions(table=table, seed=seed, infrared=infrared))
 
 
+def _build_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
+    written = Output("--out", args["out"], files=(RECORDS, MANIFEST))
+    return [written], [("SOURCES", args["sources"]), ("--table", args["table"])]
+
+
 @app.command("build")
+@guarded(_build_files)
 def build(
     sources: Path = typer.Argument(..., help="SMILES file: SMILES and an optional name a line."),
     out: Path = typer.Option(Path("data"), "--out", "-o", help="Data folder to write."),
@@ -251,7 +273,13 @@ def build(
         )
 
 
+def _run_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
+    inputs = [("DATA", args["data"]), ("--table", args["table"])]
+    return [Output("--out", args["out"], folder=True)], inputs
+
+
 @app.command("run")
+@guarded(_run_files)
 def run(
     data: Path = typer.Argument(..., help="Benchmark data folder."),
     model: str = typer.Option(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from chemgauge.cli.options import QUIET
+from chemgauge.cli.options import QUIET, Inputs, guarded
+from chemgauge.eval.outputs import Output
 from chemgauge.eval.records import atomic_write_json, atomic_write_text
 
 __all__ = ["compare", "register", "report", "verify"]
@@ -27,10 +29,36 @@ FAMILY = typer.Option(
 )
 
 
+# Files a run folder's readers may open (an output must never be one of them).
+_RUN_FILES = ("report.json", "rows.jsonl", "scored.jsonl")
+
+
+def _run_inputs(label: str, run: Path | None) -> list[tuple[str, Path | None]]:
+    if run is None:
+        return []
+    return [(label, run), *((f"{label} ({name})", run / name) for name in _RUN_FILES)]
+
+
+def _report_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
+    outputs = [Output(option, args[key]) for option, key in _WRITTEN if args.get(key)]
+    inputs = _run_inputs("RUN_DIR", args["run_dir"])
+    inputs += [("--report", args["report_path"]), ("--rows", args["rows_path"])]
+    return outputs, inputs
+
+
+def _compare_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
+    outputs = [Output(option, args[key]) for option, key in _WRITTEN if args.get(key)]
+    return outputs, _run_inputs("RUN_A", args["run_a"]) + _run_inputs("RUN_B", args["run_b"])
+
+
+_WRITTEN = (("--html", "html"), ("--json", "json_out"))
+
+
 def _console(err: bool = False) -> Console:
     return Console(stderr=err, highlight=False)
 
 
+@guarded(_report_files)
 def report(
     run_dir: Path | None = RUN_DIR,
     report_path: Path | None = REPORT,
@@ -109,6 +137,7 @@ def _compare_table(result: dict[str, Any]) -> Table:
     return table
 
 
+@guarded(_compare_files)
 def compare(
     run_a: Path = typer.Argument(..., help="Run folder A (or its report file)."),
     run_b: Path = typer.Argument(..., help="Run folder B (or its report file)."),
@@ -147,6 +176,7 @@ def compare(
         _console().print(_compare_table(result))
 
 
+@guarded(_report_files)
 def verify(
     run_dir: Path | None = RUN_DIR,
     report_path: Path | None = REPORT,

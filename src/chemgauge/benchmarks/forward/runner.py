@@ -64,6 +64,7 @@ __all__ = [
     "BenchmarkConfig",
     "BenchmarkResult",
     "PredictChunk",
+    "journal_path",
     "run_benchmark",
 ]
 
@@ -144,7 +145,8 @@ class PredictChunk:
         return rows
 
 
-def _journal_path(output_rows: Path) -> Path:
+def journal_path(output_rows: Path) -> Path:
+    """The resume journal beside a rows file."""
     return output_rows.with_name(output_rows.name + ".journal")
 
 
@@ -393,9 +395,9 @@ def _run(
             "chemgauge_version": provenance["chemgauge_version"],
         }
     )
-    journal_path = _journal_path(config.output_rows)
+    journal_file = journal_path(config.output_rows)
     journal = ResumableJsonlWriter(
-        journal_path,
+        journal_file,
         config_sha256=journal_key,
         key_field="source_line",
         restart=config.restart,
@@ -411,7 +413,7 @@ def _run(
     )
 
     def final_rows(read: Callable[[Path], Iterator[dict[str, Any]]]) -> Iterator[dict[str, Any]]:
-        for row in read(journal_path):
+        for row in read(journal_file):
             record = corpus.overrides.get(row["source_line"])
             if record is not None:  # rejected in hindsight (a duplicate's conflicting key)
                 row = invalid_row(record)
@@ -440,7 +442,7 @@ def _run(
         )
     provenance["reproducibility_sha256"] = digest
     atomic_write_rows(config.output_rows, final_rows(read))
-    journal_path.unlink(missing_ok=True)
+    journal_file.unlink(missing_ok=True)
 
     overall = facts.aggregate()
     total_ms = (time.perf_counter() - started) * 1000

@@ -51,6 +51,7 @@ from chemgauge.eval.records import (
 )
 
 __all__ = [
+    "OUTPUT_FILES",
     "PREDICTIONS_JSONL",
     "REPORT_JSON",
     "ROWS_JSONL",
@@ -65,6 +66,8 @@ PREDICTIONS_JSONL = "predictions.jsonl"
 ROWS_JSONL = "rows.jsonl"
 REPORT_JSON = "report.json"
 REPORT_SCHEMA = "chemgauge-retro-report-v1"
+#: Every file a run writes in ``results_dir`` (the CLI checks them against the inputs first).
+OUTPUT_FILES = (PREDICTIONS_JSONL, ROWS_JSONL, REPORT_JSON)
 #: Canonical targets of the running evaluation (a temporary file in ``results_dir``).
 SPOOL_PREFIX = ".targets-"
 
