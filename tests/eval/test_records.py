@@ -84,7 +84,8 @@ def test_journal_resumes_and_drops_truncated_line(tmp_path: Path) -> None:
 
 def test_journal_refuses_another_config(tmp_path: Path) -> None:
     path = tmp_path / "rows.journal.jsonl"
-    ResumableJsonlWriter(path, config_sha256="c1", key_field="id").close()
+    with ResumableJsonlWriter(path, config_sha256="c1", key_field="id") as journal:
+        journal.write({"id": "a"})
     with pytest.raises(ConfigError, match="another configuration"):
         ResumableJsonlWriter(path, config_sha256="c2", key_field="id")
     fresh = ResumableJsonlWriter(path, config_sha256="c2", key_field="id", restart=True)
@@ -187,3 +188,53 @@ def test_line_spans_split_like_text_mode_and_read_back(tmp_path: Path) -> None:
         list(iter_line_spans(path))
     with pytest.raises(InputFileError, match="file not found"):
         list(iter_line_spans(tmp_path / "missing.txt"))
+
+
+def test_a_journal_without_rows_is_replaced_silently(tmp_path: Path) -> None:
+    # a failed start leaves a header and no row: the next (corrected) run must not need
+    # --restart
+    path = tmp_path / "rows.journal"
+    ResumableJsonlWriter(path, config_sha256="c1", key_field="id").close()
+    with ResumableJsonlWriter(path, config_sha256="c2", key_field="id") as journal:
+        journal.write({"id": "a"})
+    with ResumableJsonlWriter(path, config_sha256="c2", key_field="id") as journal:
+        assert journal.done("a")
+
+
+def test_a_journal_of_another_program_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "rows.journal"
+    with ResumableJsonlWriter(path, config_sha256="c1", key_field="id") as journal:
+        journal.write({"id": "a"})
+    with pytest.raises(ConfigError, match=r"another version of the program.*pass --restart"):
+        ResumableJsonlWriter(path, config_sha256="c1", key_field="id", program_sha256="0" * 64)
+    # an older journal that recorded no program is refused the same way
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b'{"chemgauge_rows_journal": 1, "config_sha256": "c1"}\n' + lines[1])
+    with pytest.raises(ConfigError, match="not recorded"):
+        ResumableJsonlWriter(path, config_sha256="c1", key_field="id")
+
+
+def test_a_failed_write_leaves_no_torn_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+    import os
+
+    from chemgauge.eval import records
+
+    path = tmp_path / "rows.journal"
+    journal = ResumableJsonlWriter(path, config_sha256="c1", key_field="id")
+    journal.write({"id": "a"})
+    real_write = os.write
+
+    def half_then_full(fd: int, data: bytes) -> int:
+        if len(data) > 4:
+            return real_write(fd, bytes(data[: len(data) // 2]))
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(records.os, "write", half_then_full)
+    with pytest.raises(records.OutputFileError, match=r"No space left.*rerun to resume"):
+        journal.write({"id": "b", "payload": "x" * 100})
+    monkeypatch.undo()
+    journal.close()
+    assert path.read_bytes().endswith(b'{"id":"a"}\n')
+    with ResumableJsonlWriter(path, config_sha256="c1", key_field="id") as again:
+        assert again.done("a") and not again.done("b") and again.truncated_bytes == 0

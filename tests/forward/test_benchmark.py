@@ -253,10 +253,19 @@ def test_interrupted_run_resumes_from_its_journal(
 
 def test_journal_from_another_configuration_is_refused(tmp_path: Path) -> None:
     journal = tmp_path / "other.jsonl.journal"
-    journal.write_text('{"chemgauge_rows_journal": 1, "config_sha256": "abc"}\n')
+    journal.write_text(
+        '{"chemgauge_rows_journal": 1, "config_sha256": "abc"}\n{"source_line": 1}\n'
+    )
     with pytest.raises(ConfigError, match="another configuration"):
         run(tmp_path, "other")
     assert run(tmp_path, "other", restart=True).rows == 16
+
+
+def test_a_journal_left_by_a_failed_start_does_not_block_the_next_run(tmp_path: Path) -> None:
+    # a header and no row (the run stopped before its first row): replaced without --restart
+    journal = tmp_path / "other.jsonl.journal"
+    journal.write_text('{"chemgauge_rows_journal": 1, "config_sha256": "abc"}\n')
+    assert run(tmp_path, "other").rows == 16
 
 
 def test_rows_output_must_be_a_file(tmp_path: Path) -> None:

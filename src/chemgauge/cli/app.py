@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import importlib
 import importlib.util
+import os
+import signal
 import sys
+from typing import NoReturn
 
+import click
 import typer
 
 import chemgauge
 from chemgauge.cli import canon, matchers, report
-from chemgauge.errors import ChemgaugeError
+from chemgauge.errors import ChemgaugeError, excerpt
+from chemgauge.eval.interrupts import install_handlers, interrupted, stop_descendants
 
 app = typer.Typer(
     name="chemgauge",
@@ -52,13 +59,53 @@ for _family in FAMILY_MODULES:
         app.add_typer(_module.app, name=_family)
 
 
+# OS errors that are the environment's, not a bug: reported in one line, like a ChemgaugeError.
+_ENVIRONMENT_ERRORS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS, errno.EFBIG, errno.EMFILE, errno.ENFILE}
+)
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    stop_descendants()
+    typer.secho(f"error: {excerpt(message, 1000)}", err=True, fg=typer.colors.RED)
+    sys.exit(code)
+
+
+def _interrupted() -> NoReturn:
+    stop_descendants()
+    signum = interrupted() or signal.SIGINT
+    name = signal.Signals(signum).name
+    typer.secho(
+        f"interrupted ({name}): no output was replaced; rerun the same command to resume",
+        err=True,
+    )
+    sys.exit(128 + signum)
+
+
 def main() -> None:
-    """Console entry point: user-fixable errors print one line, without a traceback, exit 2."""
+    """Console entry point (exit statuses in the module docstring): a user-fixable error is
+    one line on stderr, without a traceback; SIGTERM, SIGHUP and Ctrl-C stop every child
+    process first."""
+    install_handlers()
     try:
-        app()
+        code = app(standalone_mode=False)
     except ChemgaugeError as exc:
-        typer.secho(f"error: {exc}", err=True, fg=typer.colors.RED)
+        _fail(str(exc), exc.exit_code)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        _interrupted()
+    except click.exceptions.ClickException as exc:  # usage errors
+        exc.show()
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        typer.secho("interrupted", err=True)
-        sys.exit(130)
+    except BrokenPipeError:  # the reader of stdout went away (`| head`): stop quietly
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        stop_descendants()
+        sys.exit(141)
+    except OSError as exc:
+        if exc.errno not in _ENVIRONMENT_ERRORS:
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        _fail(f"{where}{exc.strerror or exc}", 2)
+    if interrupted() is not None:  # Typer turns KeyboardInterrupt into a plain exit 130
+        _interrupted()
+    sys.exit(code if isinstance(code, int) else 0)

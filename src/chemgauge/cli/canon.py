@@ -18,6 +18,7 @@ from chemgauge.cli.options import (
     JOBS,
     QUIET,
     RAY_ADDRESS,
+    RAY_TIMEOUT,
     Inputs,
     executor_config,
     guarded,
@@ -73,6 +74,7 @@ def canon(
     executor: str = EXECUTOR,
     jobs: int = JOBS,
     ray_address: str | None = RAY_ADDRESS,
+    ray_timeout: float = RAY_TIMEOUT,
     chunk_size: int | None = CHUNK_SIZE,
     quiet: bool = QUIET,
 ) -> None:
@@ -83,7 +85,9 @@ def canon(
     streamed block by block, so memory does not grow with the file.
     """
     matcher = get_matcher(policy)
-    config = executor_config(executor, jobs, ray_address, chunk_size, default_chunk=2048)
+    config = executor_config(
+        executor, jobs, ray_address, chunk_size, default_chunk=2048, ray_timeout=ray_timeout
+    )
     canonicalizer = Canonicalizer(matcher.name, max_entries=100_000)
     _check_source(source)
     total = _count_lines(source)

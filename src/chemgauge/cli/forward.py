@@ -36,6 +36,7 @@ from chemgauge.cli.options import (
     JOBS,
     QUIET,
     RAY_ADDRESS,
+    RAY_TIMEOUT,
     Inputs,
     executor_config,
     guarded,
@@ -132,11 +133,19 @@ def enumerate_(
     executor: str = EXECUTOR,
     jobs: int = JOBS,
     ray_address: str | None = RAY_ADDRESS,
+    ray_timeout: float = RAY_TIMEOUT,
     chunk_size: int | None = CHUNK_SIZE,
     quiet: bool = QUIET,
 ) -> None:
     """Predict candidates for every line (dot-separated reactants, optional id)."""
-    config = executor_config(executor, jobs, ray_address, chunk_size, default_chunk=DEFAULT_CHUNK)
+    config = executor_config(
+        executor,
+        jobs,
+        ray_address,
+        chunk_size,
+        default_chunk=DEFAULT_CHUNK,
+        ray_timeout=ray_timeout,
+    )
     paths = tuple(str(p) for p in templates or [])
     rules = load_rules(paths, embedded=True)
     spec = RulesSpec.of(rules, paths, True)
@@ -189,11 +198,14 @@ def extract_templates(
     executor: str = EXECUTOR,
     jobs: int = JOBS,
     ray_address: str | None = RAY_ADDRESS,
+    ray_timeout: float = RAY_TIMEOUT,
     chunk_size: int | None = CHUNK_SIZE,
     quiet: bool = QUIET,
 ) -> None:
     """Extract forward templates (rdchiral) from one leakage-safe split, with a manifest."""
-    config = executor_config(executor, jobs, ray_address, chunk_size, default_chunk=32)
+    config = executor_config(
+        executor, jobs, ray_address, chunk_size, default_chunk=32, ray_timeout=ray_timeout
+    )
     run = extract_split_templates(corpus, split, out, config, strict=strict)
     if quiet:
         return
@@ -335,6 +347,7 @@ def benchmark(
     executor: str = EXECUTOR,
     jobs: int = JOBS,
     ray_address: str | None = RAY_ADDRESS,
+    ray_timeout: float = RAY_TIMEOUT,
     chunk_size: int | None = CHUNK_SIZE,
     quiet: bool = QUIET,
 ) -> None:
@@ -352,7 +365,12 @@ def benchmark(
     if max_results is not None and max_results < 1:
         raise ConfigError(f"--max-results must be >= 1, got {max_results}")
     execution = executor_config(
-        executor, jobs, ray_address, chunk_size, default_chunk=DEFAULT_CHUNK
+        executor,
+        jobs,
+        ray_address,
+        chunk_size,
+        default_chunk=DEFAULT_CHUNK,
+        ray_timeout=ray_timeout,
     )
     with progress_bar("forward benchmark", None, quiet=quiet) as advance:
         result = run_benchmark(config, execution, advance)

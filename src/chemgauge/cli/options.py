@@ -11,7 +11,7 @@ from typing import Any, TypeVar, get_args
 import typer
 
 from chemgauge.errors import ConfigError
-from chemgauge.eval.executors import ExecutorConfig, ExecutorKind
+from chemgauge.eval.executors import DEFAULT_RAY_TIMEOUT_S, ExecutorConfig, ExecutorKind
 from chemgauge.eval.outputs import Output, claim_outputs
 
 EXECUTOR = typer.Option(
@@ -25,6 +25,11 @@ RAY_ADDRESS = typer.Option(
     "--ray-address",
     help="Ray cluster to join: 'auto', 'local' (start one here) or HOST:PORT.",
 )
+RAY_TIMEOUT = typer.Option(
+    DEFAULT_RAY_TIMEOUT_S,
+    "--ray-timeout",
+    help="Seconds to wait for the Ray cluster to answer before giving up with an error.",
+)
 CHUNK_SIZE = typer.Option(None, "--chunk-size", help="Items per task (default per family).")
 QUIET = typer.Option(False, "--quiet", "-q", help="No progress bar or summary table.")
 
@@ -36,6 +41,7 @@ def executor_config(
     chunk_size: int | None,
     *,
     default_chunk: int,
+    ray_timeout: float = DEFAULT_RAY_TIMEOUT_S,
 ) -> ExecutorConfig:
     """Validate the shared execution flags and build the config they describe."""
     kinds = get_args(ExecutorKind)
@@ -45,11 +51,14 @@ def executor_config(
         raise ConfigError(f"--jobs must be >= 0, got {jobs}")
     if chunk_size is not None and chunk_size < 1:
         raise ConfigError(f"--chunk-size must be >= 1, got {chunk_size}")
+    if not ray_timeout > 0:
+        raise ConfigError(f"--ray-timeout must be > 0 seconds, got {ray_timeout}")
     return ExecutorConfig(
         kind=executor,  # type: ignore[arg-type]
         jobs=jobs,
         chunk_size=chunk_size or default_chunk,
         ray_address=ray_address,
+        ray_timeout_s=ray_timeout,
     )
 
 

@@ -69,6 +69,9 @@ def eval_(
         "--ray-address",
         help="With --executor ray: 'auto', 'local' (start one here) or HOST:PORT.",
     ),
+    ray_timeout: float | None = typer.Option(
+        None, "--ray-timeout", help="Seconds to wait for the Ray cluster (60)."
+    ),
     round_trip: str | None = typer.Option(None, help="Forward model for round trips."),
     round_trip_max_rank: int | None = typer.Option(None, help="Proposals re-predicted (10)."),
     strict: bool | None = typer.Option(None, "--strict", help="Data issues are errors."),
@@ -92,6 +95,7 @@ def eval_(
         "jobs": jobs,
         "executor": executor,
         "ray_address": ray_address,
+        "ray_timeout": ray_timeout,
         "round_trip": round_trip,
         "round_trip_max_rank": round_trip_max_rank,
         "strict": strict,

@@ -9,8 +9,13 @@ for the caller to record as an error row: nothing is silently lost.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
+import socket
+import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -19,9 +24,16 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
-from chemgauge.errors import ConfigError, MissingDependencyError
+from chemgauge.errors import BackendError, ConfigError, MissingDependencyError
+from chemgauge.eval.interrupts import (
+    Interrupted,
+    interrupted,
+    reinstall_handlers,
+    reset_in_worker,
+)
 
 __all__ = [
+    "DEFAULT_RAY_TIMEOUT_S",
     "ChunkFunction",
     "Executor",
     "ExecutorConfig",
@@ -37,6 +49,8 @@ R = TypeVar("R")
 log = logging.getLogger(__name__)
 
 ExecutorKind = Literal["serial", "local", "ray"]
+#: Longest wait to join (or start) a Ray cluster before a clear error.
+DEFAULT_RAY_TIMEOUT_S = 60.0
 ChunkFunction = Callable[[list[T]], list[R]]
 
 
@@ -49,6 +63,7 @@ class ExecutorConfig:
     chunk_size: int = 64
     max_retries: int = 2
     ray_address: str | None = None
+    ray_timeout_s: float = DEFAULT_RAY_TIMEOUT_S
 
     def workers(self) -> int:
         """Worker count: ``jobs`` or, when 0, every core."""
@@ -165,13 +180,23 @@ class LocalExecutor:
 
     def _ensure_pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(max_workers=self.config.workers())
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.config.workers(), initializer=reset_in_worker
+            )
         return self._pool
 
-    def _reset_pool(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-        self._pool = None
+    def _reset_pool(self, *, stop_workers: bool = False) -> None:
+        """Drop the pool without waiting; ``stop_workers`` also ends chunks still running
+        (an interrupt or a failure of the caller: nobody will read their results)."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        running = getattr(pool, "_processes", None) or {}
+        processes = list(running.values()) if stop_workers else []
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:  # ProcessPoolExecutor has no public way to stop a worker
+            with contextlib.suppress(Exception):
+                process.terminate()
 
     def map(
         self, fn: ChunkFunction[T, R], items: Iterable[T], *, chunk_size: int | None = None
@@ -188,7 +213,7 @@ class LocalExecutor:
             while pending:
                 yield from self._collect(fn, pending)
         except BaseException:
-            self._reset_pool()
+            self._reset_pool(stop_workers=True)
             raise
 
     def _collect(
@@ -233,7 +258,9 @@ class LocalExecutor:
                 yield ItemFailure(*_describe(exc), self.config.max_retries + 2)
 
     def close(self) -> None:
-        if self._pool is not None:
+        if interrupted() is not None:  # stopping: never wait for a chunk nobody will read
+            self._reset_pool(stop_workers=True)
+        elif self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
@@ -254,15 +281,12 @@ class RayExecutor:
         if not ray.is_initialized():
             address = config.ray_address
             if address in (None, "local"):
-                ray.init(
-                    num_cpus=config.workers(),
-                    include_dashboard=False,
-                    log_to_driver=False,
-                    configure_logging=False,
-                )
+                settings = {"num_cpus": config.workers(), "include_dashboard": False}
+                _start_local_ray(ray, settings, config.ray_timeout_s)
                 self._owns_cluster = True
             else:
-                ray.init(address=address, log_to_driver=False, configure_logging=False)
+                _probe_ray_address(address, config.ray_timeout_s)
+                _join_ray(ray, {"address": address}, address, config.ray_timeout_s)
         self._remote = ray.remote(max_retries=config.max_retries)(_call_chunk)
 
     def map(
@@ -310,6 +334,89 @@ class RayExecutor:
     def close(self) -> None:
         if self._owns_cluster and self._ray.is_initialized():
             self._ray.shutdown()
+
+
+def _probe_ray_address(address: str, timeout_s: float) -> None:
+    """Fail fast on a ``HOST:PORT`` nobody listens on (Ray itself retries for minutes)."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "://" in address:
+        return  # 'auto', 'ray://...': Ray resolves these itself (under the deadline below)
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=min(timeout_s, 5.0)).close()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise BackendError(
+            f"cannot reach the Ray cluster at {address} ({reason}); check --ray-address"
+        ) from None
+
+
+class _Deadline(Exception):
+    """The Ray deadline passed while starting a local cluster."""
+
+
+def _start_local_ray(ray: Any, settings: dict[str, Any], timeout_s: float) -> None:
+    """Start a local cluster in the main thread (Ray ties its processes' lives to the
+    thread that starts them), under a SIGALRM deadline; Ray's own SIGTERM handler, which it
+    installs here, is replaced by ours again afterwards."""
+    main = threading.current_thread() is threading.main_thread()
+
+    def expire(signum: int, frame: object) -> None:
+        raise _Deadline
+
+    previous = signal.signal(signal.SIGALRM, expire) if main else None
+    if main:
+        signal.setitimer(signal.ITIMER_REAL, timeout_s)
+    try:
+        ray.init(**settings, log_to_driver=False, configure_logging=False)
+    except _Deadline:
+        raise BackendError(
+            f"the local Ray cluster did not start within {timeout_s:g} s (--ray-timeout)"
+        ) from None
+    except SystemExit as exc:  # Ray's SIGTERM handler, active while it starts
+        if exc.code == signal.SIGTERM:
+            raise Interrupted(signal.SIGTERM) from None
+        raise
+    finally:
+        if main:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+            if interrupted() is None:
+                reinstall_handlers()
+
+
+def _join_ray(ray: Any, settings: dict[str, Any], address: str, timeout_s: float) -> None:
+    """Join an existing cluster under a deadline: ``ray.init`` runs in a helper thread (a
+    driver that joins starts no process) while this thread waits in short steps, so
+    SIGTERM and Ctrl-C still work while connecting and a cluster that never answers is a
+    clear error instead of a silent hang."""
+    outcome: list[BaseException | None] = []
+
+    def connect() -> None:
+        try:
+            ray.init(**settings, log_to_driver=False, configure_logging=False)
+            outcome.append(None)
+        except BaseException as exc:  # handed to the waiting thread
+            outcome.append(exc)
+
+    thread = threading.Thread(target=connect, name="ray-init", daemon=True)
+    # Ray warns that it cannot set its own SIGTERM handler from a helper thread: intended.
+    quiet = logging.getLogger("ray._private.worker")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        thread.start()
+        deadline = time.monotonic() + timeout_s
+        while thread.is_alive() and time.monotonic() < deadline:
+            thread.join(0.1)
+    finally:
+        quiet.setLevel(level)
+    if not outcome:
+        raise BackendError(
+            f"no Ray cluster answered at {address} within {timeout_s:g} s (--ray-timeout); "
+            "check --ray-address, or start the cluster first"
+        )
+    if outcome[0] is not None:
+        raise BackendError(f"cannot join the Ray cluster at {address}: {outcome[0]}") from None
 
 
 def _call_chunk(fn: Callable[[list[Any]], list[Any]], chunk: list[Any]) -> list[Any]:

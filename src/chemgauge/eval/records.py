@@ -24,7 +24,9 @@ from chemgauge.errors import (
     InputFileError,
     excerpt,
 )
+from chemgauge.eval.interrupts import interrupted
 from chemgauge.eval.lines import Line, iter_decoded, iter_text_lines
+from chemgauge.eval.provenance import source_tree_sha256
 
 __all__ = [
     "Diagnostic",
@@ -53,9 +55,11 @@ MAX_DIAGNOSTICS = 50
 class OutputFileError(ChemgaugeError):
     """An output file or folder cannot be written (read-only, full, missing permission)."""
 
-    def __init__(self, path: str | Path, exc: OSError) -> None:
+    def __init__(
+        self, path: str | Path, exc: OSError, *, kept: str = "no partial file was left"
+    ) -> None:
         reason = exc.strerror or type(exc).__name__
-        super().__init__(f"{path}: cannot write output ({reason}); no partial file was left")
+        super().__init__(f"{path}: cannot write output ({reason}); {kept}")
         self.path = str(path)
 
 
@@ -330,11 +334,21 @@ def iter_journal_by_keys(
 
 
 class ResumableJsonlWriter:
-    """Append-only JSONL journal of rows keyed by item identity, tied to one config hash.
+    """Append-only JSONL journal of rows keyed by item identity, tied to one config hash and
+    to the program that wrote it.
 
     On open, a truncated last line (a crash mid-write) is cut off, and the keys of finished
-    rows are collected so a restarted run skips them. A journal written under a different
-    config hash is never mixed in: that is an error unless ``restart`` is set.
+    rows are collected so a restarted run skips them. A journal holding rows written under a
+    different config hash, or by a different chemgauge source tree
+    (:func:`~chemgauge.eval.provenance.source_tree_sha256`), is never mixed in: that is an
+    error unless ``restart`` is set. A journal with a header and no rows (a failed start)
+    is simply replaced.
+
+    Rows are appended with unbuffered writes; a write that fails (a full disk, EIO, a file
+    size limit) is cut back to the last complete row before the error is raised, so the
+    journal stays resumable and no torn line is ever counted as a row. Once the process is
+    being stopped by a signal (:mod:`chemgauge.eval.interrupts`), rows are no longer
+    written: one finishing then may come from a child the stop just killed.
 
     ``keep_rows`` (the default) also keeps every row in :attr:`existing` (recovered and
     written), for callers that assemble their output from it. A streaming caller passes
@@ -351,46 +365,61 @@ class ResumableJsonlWriter:
         key_field: str,
         restart: bool = False,
         keep_rows: bool = True,
+        program_sha256: str | None = None,
     ) -> None:
         self.path = Path(path)
         self.config_sha256 = config_sha256
+        self.program_sha256 = program_sha256 or source_tree_sha256()
         self.key_field = key_field
         self.keep_rows = keep_rows
         self.existing: dict[str, dict[str, Any]] = {}
         self.keys: set[str] = set()
         self.truncated_bytes = 0
+        self._fd: int | None = None
         try:
             if restart and self.path.exists():
                 self.path.unlink()
-            if self.path.exists():
-                self._recover()
-            else:
+            if not (self.path.exists() and self._recover()):
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                header = orjson.dumps(
-                    {_HEADER_KEY: 1, "config_sha256": config_sha256}, option=_SORT
-                )
-                atomic_write_bytes(self.path, header + b"\n")
-            self._handle: IO[bytes] | None = open(self.path, "ab")  # noqa: SIM115 - see close()
+                header = {
+                    _HEADER_KEY: 1,
+                    "config_sha256": config_sha256,
+                    "source_tree_sha256": self.program_sha256,
+                }
+                atomic_write_bytes(self.path, orjson.dumps(header, option=_SORT) + b"\n")
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+            self._size = os.fstat(self._fd).st_size
         except OSError as exc:
             raise OutputFileError(self.path, exc) from None
 
-    def _recover(self) -> None:
-        """Cut a torn last line, check the header, collect finished keys (streaming)."""
+    def _recover(self) -> bool:
+        """Cut a torn last line, check the header, collect finished keys (streaming).
+
+        Returns False when the journal holds no row (it is then replaced)."""
         with open(self.path, "r+b") as handle:
             size = handle.seek(0, os.SEEK_END)
             cut = _last_newline_end(handle, size)
             if cut < size:
                 self.truncated_bytes = size - cut
                 handle.truncate(cut)
-        if cut == 0:
-            raise ConfigError(f"{self.path}: resume journal has no header; delete it to restart")
-        with open(self.path, "rb") as handle:
-            header = _read_header(handle.readline(), self.path)
+            handle.seek(0)
+            first = handle.readline()
+            empty = not handle.read(1)
+        if cut == 0 or empty:
+            return False  # nothing but a header (or a torn one): no row to keep
+        header = _read_header(first, self.path)
         if header.get("config_sha256") != self.config_sha256:
             raise ConfigError(
                 f"{self.path}: rows were produced under another configuration "
                 f"(config_sha256 {header.get('config_sha256')} != {self.config_sha256}); "
                 "use another output folder or pass --restart"
+            )
+        if header.get("source_tree_sha256") != self.program_sha256:
+            raise ConfigError(
+                f"{self.path}: rows were produced by another version of the program "
+                f"(chemgauge source tree {header.get('source_tree_sha256') or 'not recorded'} "
+                f"!= {self.program_sha256}); rows of two programs are never mixed: pass "
+                "--restart to start over"
             )
         for number, row in enumerate(iter_journal(self.path), start=2):
             if self.key_field not in row:
@@ -402,6 +431,7 @@ class ResumableJsonlWriter:
             self.keys.add(key)
             if self.keep_rows:
                 self.existing[key] = row
+        return True
 
     def done(self, key: str) -> bool:
         """True iff a row for this item key is already in the journal (with ``keep_rows``
@@ -409,26 +439,41 @@ class ResumableJsonlWriter:
         return key in self.keys
 
     def write(self, row: Mapping[str, Any]) -> None:
-        """Append one row and flush it, so a crash loses at most the row being written."""
-        if self._handle is None:
+        """Append one row, unbuffered, so a crash loses at most the row being written."""
+        if self._fd is None:
             raise ValueError("journal is closed")
+        if interrupted() is not None:
+            return  # stopping: a row finished now may come from a child we just stopped
         key = str(row[self.key_field])
+        line = orjson.dumps(row, option=_SORT) + b"\n"
+        data = memoryview(line)
         try:
-            self._handle.write(orjson.dumps(row, option=_SORT) + b"\n")
-            self._handle.flush()
-        except OSError as exc:  # a full disk: rows already written stay usable
-            raise OutputFileError(self.path, exc) from None
+            while data:
+                data = data[os.write(self._fd, data) :]
+        except OSError as exc:  # a full disk: cut the torn row, keep the finished ones
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, self._size)
+            raise OutputFileError(
+                self.path, exc, kept="rows written so far are kept; rerun to resume"
+            ) from None
+        self._size += len(line)
         if self.keep_rows:
             self.keys.add(key)
             self.existing[key] = dict(row)
 
     def close(self) -> None:
-        """Flush, fsync and close the journal."""
-        if self._handle is not None:
-            self._handle.flush()
-            os.fsync(self._handle.fileno())
-            self._handle.close()
-            self._handle = None
+        """Fsync and close the journal."""
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        try:
+            os.fsync(fd)
+        except OSError as exc:
+            raise OutputFileError(
+                self.path, exc, kept="rows written so far are kept; rerun to resume"
+            ) from None
+        finally:
+            os.close(fd)
 
     def __enter__(self) -> ResumableJsonlWriter:
         return self

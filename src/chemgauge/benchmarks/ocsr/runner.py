@@ -265,9 +265,10 @@ def journal_attempts(
         budget = _Budget(config, started, used_seconds)
         lock = threading.Lock()
         queue = (p for p in iter_plan(manifest, config) if not journal.done(p.attempt_id))
+        stop = threading.Event()  # set when the run fails or is interrupted: start nothing new
 
         def work() -> None:
-            while True:
+            while not stop.is_set():
                 with lock:
                     planned = next(queue, None)
                 if planned is None:
@@ -287,8 +288,12 @@ def journal_attempts(
             work()
         else:
             with ThreadPoolExecutor(max_workers=config.jobs) as pool:
-                for future in [pool.submit(work) for _ in range(config.jobs)]:
-                    future.result()
+                try:
+                    for future in [pool.submit(work) for _ in range(config.jobs)]:
+                        future.result()
+                except BaseException:
+                    stop.set()
+                    raise
     return journal_path
 
 

@@ -17,6 +17,7 @@ import orjson
 from chemgauge.benchmarks.retro.scoring import CONVENTIONS, ScoreSettings
 from chemgauge.chem import matcher_names
 from chemgauge.errors import ConfigError
+from chemgauge.eval.executors import DEFAULT_RAY_TIMEOUT_S
 
 __all__ = ["ALIASES", "DEFAULT_KS", "RetroEvalConfig"]
 
@@ -89,6 +90,7 @@ class RetroEvalConfig:
     jobs: int = 0
     chunk_size: int = 32
     ray_address: str | None = None
+    ray_timeout: float = DEFAULT_RAY_TIMEOUT_S
     round_trip: str | None = None
     round_trip_max_rank: int = 10
     round_trip_num_results: int = 1
@@ -132,6 +134,8 @@ class RetroEvalConfig:
             raise ConfigError(
                 f"executor must be one of {', '.join(_EXECUTORS)}, got {self.executor!r}"
             )
+        if not self.ray_timeout > 0:
+            raise ConfigError(f"ray_timeout must be > 0 seconds, got {self.ray_timeout}")
         if self.ray_address is not None and self.executor != "ray":
             raise ConfigError(
                 f"ray_address={self.ray_address!r} needs executor=ray (got {self.executor!r})"
@@ -174,6 +178,13 @@ class RetroEvalConfig:
             return _as_int(key, value)
         if key == "limit":
             return None if value in (None, "", "none", "None") else _as_int(key, value)
+        if key == "ray_timeout":
+            try:
+                return float(value)
+            except (TypeError, ValueError):
+                raise ConfigError(
+                    f"ray_timeout must be a number of seconds, got {value!r}"
+                ) from None
         if key in ("strict", "restart", "quiet"):
             return _as_bool(key, value)
         if key == "k":

@@ -43,6 +43,7 @@ from chemgauge.errors import DataQualityError
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
 from chemgauge.eval.provenance import RowsDigest, run_provenance, sha256_json
 from chemgauge.eval.records import (
+    OutputFileError,
     RejectionStats,
     ResumableJsonlWriter,
     atomic_write_json,
@@ -237,6 +238,7 @@ def run_retro_eval(
         jobs=config.jobs,
         chunk_size=config.chunk_size,
         ray_address=config.ray_address,
+        ray_timeout_s=config.ray_timeout,
     )
     if model is None:
         model = build_retro_model(config.model_class, config.model_dir, **dict(config.model_kwargs))
@@ -262,15 +264,23 @@ def run_retro_eval(
     counts = _Progress()
     for stale in out_dir.glob(f"{SPOOL_PREFIX}*.jsonl"):  # left by a killed run
         stale.unlink(missing_ok=True)
-    spool_file = tempfile.NamedTemporaryFile(  # noqa: SIM115 - removed in the finally below
-        dir=out_dir, prefix=SPOOL_PREFIX, suffix=".jsonl", delete=False
-    )
+    try:
+        spool_file = tempfile.NamedTemporaryFile(  # noqa: SIM115 - removed in the finally below
+            dir=out_dir, prefix=SPOOL_PREFIX, suffix=".jsonl", delete=False
+        )
+    except OSError as exc:
+        raise OutputFileError(out_dir / f"{SPOOL_PREFIX}*.jsonl", exc) from None
     spool = Path(spool_file.name)
     runner = make_executor(executor_config)
     try:
         load_start = time.perf_counter()
-        with spool_file:
-            stats, n_targets = _spool_targets(data_file, config, executor_config, model, spool_file)
+        try:
+            with spool_file:
+                stats, n_targets = _spool_targets(
+                    data_file, config, executor_config, model, spool_file
+                )
+        except OSError as exc:  # a full disk while spooling the targets
+            raise OutputFileError(spool, exc) from None
         model.prepare()
         load_seconds = time.perf_counter() - load_start
 
@@ -326,7 +336,16 @@ def run_retro_eval(
     if isinstance(model, PredictionsFileModel):
         model_block["predictions_file"] = model.stats.to_dict()
     public_config = config.to_dict()
-    volatile = ("results_dir", "quiet", "restart", "executor", "jobs", "chunk_size", "ray_address")
+    volatile = (
+        "results_dir",
+        "quiet",
+        "restart",
+        "executor",
+        "jobs",
+        "chunk_size",
+        "ray_address",
+        "ray_timeout",
+    )
     for key in volatile:
         public_config.pop(key, None)
     report: dict[str, Any] = {

@@ -1,0 +1,205 @@
+"""A full disk (here: a file-size limit, RLIMIT_FSIZE with SIGXFSZ ignored, so every write
+past the limit fails with EFBIG as ENOSPC would) is a one-line error naming the file, exit
+2, no traceback; the journal stays resumable and the same command then finishes the run."""
+
+from __future__ import annotations
+
+import json
+import resource
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "src" / "chemgauge" / "benchmarks" / "forward" / "data" / "demo_corpus.jsonl"
+
+
+def _cli(args: list[str], limit: int | None = None) -> subprocess.CompletedProcess[str]:
+    def cap() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return subprocess.run(
+        [sys.executable, "-m", "chemgauge", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        stdin=subprocess.DEVNULL,
+        preexec_fn=None if limit is None else cap,
+    )
+
+
+def _full_disk(done: subprocess.CompletedProcess[str], names: str) -> None:
+    assert done.returncode == 2, (done.returncode, done.stderr[-3000:])
+    lines = done.stderr.strip().splitlines()
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert lines[-1].startswith("error: ") and "File too large" in lines[-1], done.stderr
+    assert names in lines[-1], lines[-1]
+
+
+def _verify(folder: Path) -> None:
+    done = _cli(["verify", str(folder), "-q"])
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_forward_journal_on_a_full_disk_resumes(tmp_path: Path) -> None:
+    def args(out: Path) -> list[str]:
+        return [
+            "forward",
+            "benchmark",
+            "--corpus",
+            str(DEMO),
+            "--output-rows",
+            str(out / "rows.jsonl"),
+            "--output-report",
+            str(out / "report.json"),
+            "--executor",
+            "serial",
+            "-q",
+        ]
+
+    clean = tmp_path / "clean"
+    assert _cli(args(clean)).returncode == 0
+    limit = (clean / "rows.jsonl").stat().st_size // 2
+    full = tmp_path / "full"
+    _full_disk(_cli(args(full), limit), str(full))
+    journal = full / "rows.jsonl.journal"
+    assert journal.read_bytes().endswith(b"\n")  # no torn row left behind
+    assert not (full / "rows.jsonl").exists()
+    assert _cli(args(full)).returncode == 0
+    _verify(full)
+    same = json.loads((clean / "report.json").read_bytes())["provenance"]
+    again = json.loads((full / "report.json").read_bytes())["provenance"]
+    assert same["reproducibility_sha256"] == again["reproducibility_sha256"]
+
+
+def test_retro_journal_on_a_full_disk_resumes(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    reactions = [("CC(=O)O.CN", "CNC(C)=O"), ("CCO.CC(=O)O", "CCOC(C)=O")]
+    lines = [f"{r}{'.C' * i}>>{p}" for i in range(40) for r, p in reactions]
+    (data / "test.smi").write_text("\n".join(lines) + "\n")
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text('{"product": "CNC(C)=O", "predictions": ["CN.CC(=O)O", "C1CC"]}\n')
+
+    def args(out: Path) -> list[str]:
+        return [
+            "retro",
+            "eval",
+            f"data_dir={data}",
+            "model_class=predictions",
+            f"model_dir={preds}",
+            f"results_dir={out}",
+            "executor=serial",
+            "quiet=true",
+        ]
+
+    clean = tmp_path / "clean"
+    assert _cli(args(clean)).returncode == 0
+    full = tmp_path / "full"
+    _full_disk(_cli(args(full), (clean / "predictions.jsonl").stat().st_size // 2), str(full))
+    assert (full / "predictions.jsonl").read_bytes().endswith(b"\n")
+    assert _cli(args(full)).returncode == 0
+    _verify(full)
+    assert (clean / "rows.jsonl").read_bytes() == (full / "rows.jsonl").read_bytes()
+
+
+def test_p2s_run_on_a_full_disk_resumes(tmp_path: Path) -> None:
+    from tests.p2s.conftest import SOURCES, write_table
+
+    from chemgauge.benchmarks.p2s.build import BuildConfig, build_benchmark
+    from chemgauge.engines.p2s.properties import TableProvider
+
+    sources = tmp_path / "sources.smi"
+    sources.write_text("\n".join(SOURCES) + "\n")
+    config = BuildConfig(directories=("dipole",), candidates=4, counterfactuals_per_record=1)
+    write_table(sources, tmp_path / "table.jsonl", config)
+    data = tmp_path / "data"
+    build_benchmark(sources, data, TableProvider(tmp_path / "table.jsonl"), config)
+
+    def args(out: Path) -> list[str]:
+        return [
+            "p2s",
+            "run",
+            str(data),
+            "-m",
+            "random",
+            "--out",
+            str(out),
+            "--batch-size",
+            "1",
+            "-q",
+        ]
+
+    clean = tmp_path / "clean"
+    assert _cli(args(clean)).returncode == 0
+    rows = next(clean.rglob("rows.jsonl"))
+    full = tmp_path / "full"
+    _full_disk(_cli(args(full), rows.stat().st_size // 3), str(full))
+    assert _cli(args(full)).returncode == 0
+    again = next(full.rglob("rows.jsonl"))
+    assert again.read_bytes() == rows.read_bytes()
+
+
+def test_canon_and_report_outputs_on_a_full_disk_leave_nothing(
+    tmp_path: Path, nci_smiles: list[str]
+) -> None:
+    source = tmp_path / "in.smi"
+    source.write_text("\n".join(nci_smiles[:400]) + "\n")
+    out = tmp_path / "out.smi"
+    _full_disk(_cli(["canon", str(source), "--out", str(out), "-q", "-j", "1"], 4096), str(out))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.smi"]  # no partial file
+    run = tmp_path / "run"
+    done = _cli(
+        [
+            "forward",
+            "benchmark",
+            "--output-rows",
+            str(run / "rows.jsonl"),
+            "--output-report",
+            str(run / "report.json"),
+            "--executor",
+            "serial",
+            "-q",
+        ]
+    )
+    assert done.returncode == 0, done.stderr
+    page = tmp_path / "page.html"
+    _full_disk(_cli(["report", str(run), "--html", str(page), "-q"], 8192), str(page))
+    assert not page.exists()
+
+
+@pytest.mark.external
+def test_names_journal_on_a_full_disk_resumes(tmp_path: Path) -> None:
+    pairs = tmp_path / "pairs.tsv"
+    named = {"C": "methane", "CC": "ethane", "CCO": "ethanol", "CO": "methanol"}
+    named |= {"c1ccccc1": "benzene", "Cc1ccccc1": "toluene", "Oc1ccccc1": "phenol"}
+    body = [f"{s}\t{n}\tp{r}-{i}" for r in range(20) for i, (s, n) in enumerate(named.items())]
+    pairs.write_text("smiles\tname\tid\n" + "\n".join(body) + "\n")
+
+    def args(out: Path) -> list[str]:
+        out.mkdir(exist_ok=True)
+        return [
+            "names",
+            "coverage",
+            "-i",
+            str(pairs),
+            "--output-rows",
+            str(out / "rows.jsonl"),
+            "--output-report",
+            str(out / "report.json"),
+            "-j",
+            "1",
+            "-q",
+        ]
+
+    clean = tmp_path / "clean"
+    assert _cli(args(clean)).returncode == 0
+    full = tmp_path / "full"
+    _full_disk(_cli(args(full), (clean / "rows.jsonl").stat().st_size // 2), str(full))
+    assert _cli(args(full)).returncode == 0
+    assert (clean / "rows.jsonl").read_bytes() == (full / "rows.jsonl").read_bytes()
