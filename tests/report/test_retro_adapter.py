@@ -66,7 +66,7 @@ def test_real_retro_run_verifies_and_edits_are_caught(
     assert run.family == "retro"
     result = verify_run(run)
     assert result.ok, [d.describe() for d in result.differences[:5]]
-    assert any(c.name == "data file hash" and c.ok for c in result.checks)
+    assert any(c.name == "input data" and c.ok for c in result.checks)
 
     edited = tmp_path / "edited"
     edited.mkdir()
