@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from rdkit import Chem
-from tests.conftest import SHARED_DATA, shared_file
+from tests.conftest import SHARED_DATA, assert_valid_report, shared_file
 from typer.testing import CliRunner
 
 from chemgauge.benchmarks.names.inputs import NamePair
@@ -42,7 +42,7 @@ def test_cli_end_to_end(tmp_path: Path) -> None:
         ("c", "abstained", "abstained"),
         ("d", "unparseable", "unparseable"),
     ]
-    report = json.loads(report_path.read_text())
+    report = assert_valid_report(report_path)
     assert report["metrics"]["input_stats"]["rejections_by_reason"] == {"unparseable_smiles": 1}
     assert report["counts"]["rejected_by_reason"] == {"unparseable_smiles": 1}
     assert report["provenance"]["backends"]["opsin"]["opsin_version"] == "2.9.0"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from tests.conftest import assert_valid_report
 
 from chemgauge.benchmarks.forward.provenance import rows_reproducibility_sha256
 from chemgauge.benchmarks.forward.runner import BenchmarkConfig, run_benchmark
@@ -44,6 +45,7 @@ def _copy(src: Path, dst: Path) -> Path:
 def test_real_forward_run_verifies(forward_dir: Path) -> None:
     run = load_run(forward_dir)
     assert run.family == "forward" and run.legacy is None
+    assert assert_valid_report(forward_dir / "report.json")["family"] == "forward"
     result = verify_run(run)
     assert result.ok, [d.describe() for d in result.differences[:5]]
     assert any(c.name == "input corpus" and c.ok for c in result.checks)

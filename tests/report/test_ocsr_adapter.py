@@ -8,6 +8,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from tests.conftest import assert_valid_report
 from typer.testing import CliRunner
 
 from chemgauge.benchmarks.ocsr.cohort import COHORT, build_cohort
@@ -50,6 +51,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
 def test_ocsr_run_is_recognized_and_verifies(runs: Callable[[str], Path], tmp_path: Path) -> None:
     run = load_run(runs("a"))
     assert (run.family, run.rows_path.name) == ("ocsr", "scored.jsonl")
+    assert assert_valid_report(runs("a") / "report.json")["family"] == "ocsr"
     assert verify_run(run).ok
 
     edited = tmp_path / "edited"

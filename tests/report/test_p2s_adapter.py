@@ -12,6 +12,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from tests.conftest import assert_valid_report
 from tests.p2s.conftest import DIRECTORIES, SOURCES, write_table
 from typer.testing import CliRunner
 
@@ -75,6 +76,7 @@ def _copy(run: Path, tmp_path: Path) -> Path:
 def test_run_folder_is_a_verified_p2s_run(runs: Callable[[str], Path]) -> None:
     run = load_run(runs("property_oracle"))
     assert run.family == "p2s" and run.rows_path.name == "rows.jsonl"
+    assert assert_valid_report(runs("property_oracle") / "report.json")["family"] == "p2s"
     assert len(run.rows) == len(DIRECTORIES) * sum(TASKS_PER_PROPERTY.values())
     result = verify_run(run)
     assert result.ok, [d.describe() for d in result.differences]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from tests.conftest import assert_valid_report
 from tests.report.conftest import make_names_run
 from typer.testing import CliRunner
 
@@ -24,6 +25,7 @@ def _edit_report(run: Path, edit) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_clean_run_verifies(names_run: Path) -> None:
+    assert assert_valid_report(names_run / "report.json")["family"] == "names"
     result = verify_run(load_run(names_run))
     assert result.ok, result.differences
     assert {c.name for c in result.checks} >= {"aggregates", "reproducibility hash"}
