@@ -103,18 +103,16 @@ def main() -> None:
 
     serial_s, report, rows_path = bench("jobs1", ExecutorConfig(kind="serial", jobs=1))
     (tmp / "report_jobs1.json").write_text(json.dumps(report, indent=1, sort_keys=True))
-    elapsed = report["elapsed_ms"]
+    elapsed = report["timing"]["elapsed_ms"]
     overhead = 1 - elapsed["engine_calls_sum"] / (serial_s * 1000)
     parallel_s, report2, _ = bench(f"jobs{args.jobs}", parallel)
-    same = (
-        report["provenance"]["reproducibility_sha256"]
-        == report2["provenance"]["reproducibility_sha256"]
-    )
+    same = report["reproducibility_sha256"] == report2["reproducibility_sha256"]
+    metrics = report["metrics"]
 
     print(f"\n{HEADER}")
     for split in ("val", "test"):
-        print(line(f"split {split}", report["by_split"][split]))
-    print(line("overall (all valid rows)", report["overall"]))
+        print(line(f"split {split}", metrics["by_split"][split]))
+    print(line("overall (all valid rows)", metrics["overall"]))
     rows = [json.loads(text) for text in rows_path.read_text().splitlines()]
     held_out = [r for r in rows if r["split"] in ("val", "test")]
     print("\nBy reaction class (val + test splits):\n")
@@ -126,10 +124,10 @@ def main() -> None:
                 f"class {cls}", aggregate([r for r in held_out if str(r["reaction_class"]) == cls])
             )
         )
-    stats = report["corpus"]["stats"]
+    stats = metrics["corpus"]["stats"]
     print(f"\ncorpus stats: {stats}")
-    cands = report["overall"]["candidate_count_distribution"]
-    lat = report["overall"]["latency_ms"]
+    cands = metrics["overall"]["candidate_count_distribution"]
+    lat = metrics["overall"]["latency_ms"]
     print(
         f"candidates per reaction: mean {cands['mean']:.2f}, p50 {cands['p50']}, p95 {cands['p95']}"
     )

@@ -26,7 +26,6 @@ from chemgauge.benchmarks.ocsr.review import PUBLISHED_COUNTS, rescore_review
 from chemgauge.benchmarks.ocsr.runner import RunConfig, run_attempts
 from chemgauge.benchmarks.ocsr.scoring import POLICIES
 from chemgauge.engines.ocsr.recognizers import OsraRecognizer
-from chemgauge.eval.provenance import run_provenance
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("CHEMGAUGE_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -75,14 +74,17 @@ def main() -> None:
         start = time.perf_counter()
         scored = score_attempts(manifest, rows)
         score_seconds = time.perf_counter() - start
-        provenance = run_provenance(
-            {"backend": recognizer.describe(), "config": config.to_dict()},
-            {"manifest": manifest_path},
-        ).to_dict()
-        report = write_report(
-            out, manifest, scored, POLICIES, provenance, html=args.keep is not None
+        envelope = write_report(
+            out,
+            manifest,
+            scored,
+            POLICIES,
+            {"backend": recognizer.describe(), "run_config": config.to_dict()},
+            html=args.keep is not None,
+            manifest_path=manifest_path,
         )
 
+    report = envelope["metrics"]
     finite = report["finite_reference"]
     print(f"images {len(manifest.cases)}; with a usable reference {finite['planned']}")
     print(f"backend {recognizer.version()}; jobs {args.jobs}")
@@ -99,7 +101,7 @@ def main() -> None:
     for item in report["localized_errors"]["commonest"]:
         print(f"  {item['category']:30s} {item['attempts']}")
     print(f"graph-diff statuses: {report['localized_errors']['diff_status']}")
-    timing = report["timing"]
+    timing = envelope["timing"]["attempts"]
     print(
         f"OSRA time: total {timing['total_seconds']:.1f} s, "
         f"median {timing['median_seconds']:.2f} s, max {timing['max_seconds']:.2f} s; "
@@ -111,7 +113,7 @@ def main() -> None:
         )
         print(f"archived OSRA output (2020 review) re-scored: {archived.matches['osra']}")
         print(f"published (legacy InChI rule): OSRA {PUBLISHED_COUNTS['JPO']['osra']}")
-    print(f"reproducibility_sha256 {report['reproducibility_sha256']}")
+    print(f"reproducibility_sha256 {envelope['reproducibility_sha256']}")
 
 
 if __name__ == "__main__":

@@ -123,7 +123,7 @@ def _child_chemgauge(preds: str, out: str, matchers: str, jobs: int, limit: int)
                 "curve": accuracy["syntheseus"]["exact"]["curve"],
                 "stereo_curve": accuracy["syntheseus"].get("stereo_ignored", {}).get("curve"),
                 "mrr": accuracy["syntheseus"]["exact"]["mrr"],
-                "timing": run.report["run"]["timing"],
+                "timing": run.report["timing"]["seconds"],
             }
         )
     )
