@@ -56,42 +56,24 @@ class ForwardReport:
     schema_version: int
 
 
-def _size(path: str) -> int | None:
+def _recorded(role: str, path: str | None, sha256: str | None) -> list[InputRecord]:
+    """An input the run already hashed (never hashed twice), with its size; none if absent."""
+    if path is None or sha256 is None:
+        return []
     try:
-        return os.stat(path).st_size
+        size: int | None = os.stat(path).st_size
     except OSError:
-        return None
+        size = None
+    return [InputRecord(role=role, path=path, sha256=sha256, size=size)]
 
 
 def _inputs(report: ForwardReport) -> list[InputRecord]:
-    corpus, loaded = report.corpus, report.loaded
-    inputs = [
-        InputRecord(
-            role="corpus",
-            path=str(report.config.corpus),
-            sha256=corpus.sha256,
-            size=_size(corpus.path),
-        )
+    loaded = report.loaded
+    return [
+        *_recorded("corpus", str(report.config.corpus), report.corpus.sha256),
+        *_recorded("templates", loaded.rules_file, loaded.rules_file_sha256),
+        *_recorded("template_manifest", loaded.manifest_file, loaded.manifest_sha256),
     ]
-    if loaded.rules_file is not None and loaded.rules_file_sha256 is not None:
-        inputs.append(
-            InputRecord(
-                role="templates",
-                path=loaded.rules_file,
-                sha256=loaded.rules_file_sha256,
-                size=_size(loaded.rules_file),
-            )
-        )
-    if loaded.manifest_file is not None and loaded.manifest_sha256 is not None:
-        inputs.append(
-            InputRecord(
-                role="template_manifest",
-                path=loaded.manifest_file,
-                sha256=loaded.manifest_sha256,
-                size=_size(loaded.manifest_file),
-            )
-        )
-    return inputs
 
 
 def forward_envelope(
