@@ -75,6 +75,7 @@ class XtbProvider(PropertyProvider):
     """GFN2-xTB single points on force-field geometries."""
 
     name = "xtb"
+    isolated = True
 
     def __init__(self, *, seed: int = 0xC0FFEE, infrared: bool = False) -> None:
         super().__init__()
@@ -85,6 +86,10 @@ class XtbProvider(PropertyProvider):
             self.tblite_version = version("tblite")
         except PackageNotFoundError:  # pragma: no cover - imported but not installed as a dist
             self.tblite_version = "unknown"
+
+    def arguments(self) -> dict[str, Any]:
+        """Rebuilt from its settings in a worker (the tblite module does not travel)."""
+        return {"seed": self.seed, "infrared": self.infrared}
 
     @property
     def properties(self) -> tuple[str, ...]:
