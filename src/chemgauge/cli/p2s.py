@@ -201,8 +201,11 @@ def claim(
     typer.echo(format_claim(report))
 
 
-def _provider(name: str, table: Path | None, seed: int, infrared: bool) -> PropertyProvider:
-    return get_provider(name, ProviderOptions(table=table, seed=seed, infrared=infrared))
+def _provider(
+    name: str, table: Path | None, seed: int, infrared: bool, raman: bool = False
+) -> PropertyProvider:
+    options = ProviderOptions(table=table, seed=seed, infrared=infrared, raman=raman)
+    return get_provider(name, options)
 
 
 def _execution(
@@ -232,6 +235,7 @@ def build(
     split: str | None = typer.Option(None, "--split", help="Keep one release: train/val/test."),
     max_records: int | None = typer.Option(None, "--max-records", help="Stop after N records."),
     infrared: bool = typer.Option(False, "--infrared", help="xtb: numerical-Hessian IR."),
+    raman: bool = typer.Option(False, "--raman", help="xtb: finite-field Raman activities."),
     max_heavy_atoms: int = typer.Option(
         DEFAULT_LIMITS.max_heavy_atoms or 0,
         "--max-heavy-atoms",
@@ -270,7 +274,7 @@ def build(
         raise ConfigError("--max-heavy-atoms and --time-limit must be >= 0 (0 = no limit)")
     limits = ComputeLimits(max_heavy_atoms=max_heavy_atoms or None, time_limit=time_limit or None)
     execution = _execution(executor, jobs, ray_address, chunk_size, limits, restart)
-    calculator = _provider(provider, table, 0xC0FFEE, infrared)
+    calculator = _provider(provider, table, 0xC0FFEE, infrared, raman)
     with progress_bar("p2s build", None, quiet=quiet) as advance:
         result = build_benchmark(
             sources,

@@ -55,6 +55,7 @@ class ProviderOptions:
     table: Path | None = None
     seed: int = 0xC0FFEE
     infrared: bool = False
+    raman: bool = False
 
 
 # Providers rebuilt in this process from a pickled reference, by the token of the original.

@@ -40,7 +40,7 @@ def _table_factory(options: ProviderOptions) -> PropertyProvider:
 
 
 def _xtb_factory(options: ProviderOptions) -> PropertyProvider:
-    return XtbProvider(seed=options.seed, infrared=options.infrared)
+    return XtbProvider(seed=options.seed, infrared=options.infrared, raman=options.raman)
 
 
 ProviderFactory = Callable[[ProviderOptions], PropertyProvider]
