@@ -33,6 +33,7 @@ __all__ = [
     "ComputeLimits",
     "GuardedCompute",
     "close_calculators",
+    "die_with_parent",
     "size_refusal",
 ]
 
@@ -86,7 +87,7 @@ def size_refusal(smiles: str, limit: int | None) -> PropertyResult | None:
     return None
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """Ask Linux to SIGKILL this process when its parent dies (no orphaned calculators)."""
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL(None, use_errno=True)
@@ -95,7 +96,7 @@ def _die_with_parent() -> None:
 
 def _serve(conn: Connection, payload: bytes) -> None:
     """Child loop: receive a SMILES, send back its result, until the pipe closes."""
-    _die_with_parent()
+    die_with_parent()
     # One thread per calculator: the parent already runs one child per worker process.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

@@ -1,6 +1,7 @@
 """The p2s registries: property providers and models by name, open to plugins.
 
-Built-in providers: ``table`` (precomputed values) and ``xtb`` (GFN2-xTB through tblite).
+Built-in providers: ``table`` (precomputed values), ``xtb`` (GFN2-xTB through tblite: dipole,
+gap, infrared, Raman) and ``mopac`` (INDO/S-CIS ultraviolet-visible excitations).
 Built-in models: ``structure_only``, ``random``, ``property_oracle`` and ``chat``.
 Third-party packages add theirs through the entry-point groups
 ``chemgauge.property_providers`` and ``chemgauge.p2s_models``.
@@ -18,6 +19,7 @@ from chemgauge.engines.p2s.models import (
     RandomBaseline,
     StructureOnlyBaseline,
 )
+from chemgauge.engines.p2s.mopac import MopacProvider
 from chemgauge.engines.p2s.properties import PropertyProvider, ProviderOptions, TableProvider
 from chemgauge.engines.p2s.xtb import XtbProvider
 from chemgauge.errors import ConfigError
@@ -43,12 +45,17 @@ def _xtb_factory(options: ProviderOptions) -> PropertyProvider:
     return XtbProvider(seed=options.seed, infrared=options.infrared, raman=options.raman)
 
 
+def _mopac_factory(options: ProviderOptions) -> PropertyProvider:
+    return MopacProvider(seed=options.seed)
+
+
 ProviderFactory = Callable[[ProviderOptions], PropertyProvider]
 PROPERTY_PROVIDERS: Registry[ProviderFactory] = Registry(
     "property provider", group="chemgauge.property_providers"
 )
 PROPERTY_PROVIDERS.register("table", _table_factory)
 PROPERTY_PROVIDERS.register("xtb", _xtb_factory)
+PROPERTY_PROVIDERS.register("mopac", _mopac_factory)
 
 
 def get_provider(name: str, options: ProviderOptions | None = None) -> PropertyProvider:
