@@ -1,7 +1,8 @@
 """The p2s registries: property providers and models by name, open to plugins.
 
 Built-in providers: ``table`` (precomputed values), ``xtb`` (GFN2-xTB through tblite: dipole,
-gap, infrared, Raman) and ``mopac`` (INDO/S-CIS ultraviolet-visible excitations).
+gap, infrared, Raman), ``mopac`` (INDO/S-CIS ultraviolet-visible excitations) and ``nmr``
+(GIAO-HF proton and carbon shifts through PySCF).
 Built-in models: ``structure_only``, ``random``, ``property_oracle`` and ``chat``.
 Third-party packages add theirs through the entry-point groups
 ``chemgauge.property_providers`` and ``chemgauge.p2s_models``.
@@ -20,6 +21,7 @@ from chemgauge.engines.p2s.models import (
     StructureOnlyBaseline,
 )
 from chemgauge.engines.p2s.mopac import MopacProvider
+from chemgauge.engines.p2s.nmr import NmrProvider
 from chemgauge.engines.p2s.properties import PropertyProvider, ProviderOptions, TableProvider
 from chemgauge.engines.p2s.xtb import XtbProvider
 from chemgauge.errors import ConfigError
@@ -49,6 +51,10 @@ def _mopac_factory(options: ProviderOptions) -> PropertyProvider:
     return MopacProvider(seed=options.seed)
 
 
+def _nmr_factory(options: ProviderOptions) -> PropertyProvider:
+    return NmrProvider(seed=options.seed)
+
+
 ProviderFactory = Callable[[ProviderOptions], PropertyProvider]
 PROPERTY_PROVIDERS: Registry[ProviderFactory] = Registry(
     "property provider", group="chemgauge.property_providers"
@@ -56,6 +62,7 @@ PROPERTY_PROVIDERS: Registry[ProviderFactory] = Registry(
 PROPERTY_PROVIDERS.register("table", _table_factory)
 PROPERTY_PROVIDERS.register("xtb", _xtb_factory)
 PROPERTY_PROVIDERS.register("mopac", _mopac_factory)
+PROPERTY_PROVIDERS.register("nmr", _nmr_factory)
 
 
 def get_provider(name: str, options: ProviderOptions | None = None) -> PropertyProvider:
