@@ -84,6 +84,12 @@ def test_carbonyl_n_to_pi_star_is_weak_and_red_of_the_strong_band(mopac: MopacPr
 
 
 @pytest.mark.external
+def test_element_without_parameters_is_a_counted_failure(mopac: MopacProvider) -> None:
+    result = mopac.compute_one("O=[As](O)(O)CO")
+    assert result.error == "MOPAC failed: Parameters for some elements are missing"
+
+
+@pytest.mark.external
 def test_same_molecule_same_bytes(mopac: MopacProvider) -> None:
     again = get_provider("mopac")
     assert spectrum(again, "O=Cc1ccccc1") == spectrum(mopac, "O=Cc1ccccc1")

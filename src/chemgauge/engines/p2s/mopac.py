@@ -53,6 +53,17 @@ def parse_excitations(text: str) -> list[tuple[float, float]]:
     return out
 
 
+def _problem(text: str) -> str:
+    """The first message of MOPAC's error box (e.g. missing element parameters)."""
+    lines = [line.strip(" *") for line in text.splitlines()]
+    for i, line in enumerate(lines):
+        if line.startswith("Error and normal termination messages"):
+            message = next((m for m in lines[i + 1 :] if m), "")
+            if message:
+                return message
+    return "no excited states in the output"
+
+
 def _valence_orbitals(atomic_number: int) -> int:
     return 1 if atomic_number <= 2 else 4
 
@@ -146,11 +157,7 @@ class MopacProvider(PropertyProvider):
         text = self._run(self._deck(geometry))
         states = parse_excitations(text)
         if not states:
-            problem = next(
-                (line.strip() for line in text.splitlines() if "ERROR" in line.upper()),
-                "no excited states in the output",
-            )
-            return PropertyResult({}, "", f"MOPAC failed: {problem}"[:300])
+            return PropertyResult({}, "", f"MOPAC failed: {_problem(text)}"[:300])
         merged: dict[float, float] = {}
         for wavelength, strength in states[:_STATES]:
             key = round(wavelength, 1)
