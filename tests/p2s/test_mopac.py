@@ -7,16 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from chemgauge.benchmarks.p2s.build import BuildConfig, build_benchmark
-from chemgauge.benchmarks.p2s.claim import claim_report, prediction_paths
-from chemgauge.benchmarks.p2s.run import RunConfig, run_model
 from chemgauge.benchmarks.p2s.spec import validate_property_value
-from chemgauge.engines.p2s.models import ModelOptions
 from chemgauge.engines.p2s.mopac import MopacProvider, parse_excitations
-from chemgauge.engines.p2s.registry import get_model, get_provider
+from chemgauge.engines.p2s.registry import get_provider
 from chemgauge.errors import MissingDependencyError
 
-from .test_xtb import SMALL
+from .conftest import small_build_claims
 
 OUTPUT = """
   CI trans.  energy frequency wavelength oscillator--------- polarization---------
@@ -100,25 +96,7 @@ def test_same_molecule_same_bytes(mopac: MopacProvider) -> None:
 def test_mopac_built_views_separate_the_oracle_from_structure(
     mopac: MopacProvider, tmp_path: Path
 ) -> None:
-    sources = tmp_path / "small.smi"
-    sources.write_text("\n".join(SMALL) + "\n")
-    config = BuildConfig(directories=("ultraviolet_visible",))
-    build_benchmark(sources, tmp_path / "data", mopac, config)
-    verdicts = {}
-    for name in ("property_oracle", "structure_only"):
-        options = ModelOptions(provider=get_provider("mopac"))  # a fresh provider recomputes
-        run_model(
-            tmp_path / "data",
-            tmp_path / "runs",
-            lambda d, n=name, o=options: get_model(n, o),
-            RunConfig(),
-        )
-        verdicts[name] = claim_report(
-            tmp_path / "data",
-            "ultraviolet_visible",
-            prediction_paths(tmp_path / "runs" / name, "ultraviolet_visible"),
-            model=name,
-        )
+    verdicts = small_build_claims(tmp_path, mopac, "mopac", "ultraviolet_visible")
     assert verdicts["property_oracle"]["accuracy"]["correct"]["estimate"] == 1.0
     assert verdicts["property_oracle"]["use_claim"] is True
     assert verdicts["structure_only"]["use_claim"] is False

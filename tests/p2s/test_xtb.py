@@ -7,13 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from chemgauge.benchmarks.p2s.build import BuildConfig, build_benchmark
-from chemgauge.benchmarks.p2s.claim import claim_report, prediction_paths
-from chemgauge.benchmarks.p2s.run import RunConfig, run_model
-from chemgauge.engines.p2s.models import ModelOptions
 from chemgauge.engines.p2s.properties import ProviderOptions
-from chemgauge.engines.p2s.registry import get_model, get_provider
+from chemgauge.engines.p2s.registry import get_provider
 from chemgauge.errors import MissingDependencyError
+
+from .conftest import small_build_claims
 
 
 def test_missing_tblite_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -95,54 +93,11 @@ def test_raman_activities_follow_the_selection_rules() -> None:
     assert band(benzene["raman"]["peaks"], 950, 1100)["intensity"] > 0.02
 
 
-SMALL = [
-    "Oc1ccc(Cl)cc1",
-    "Nc1ccccc1C",
-    "CC(=O)c1ccccc1",
-    "COc1ccccc1",
-    "N#Cc1ccc(C)cc1",
-    "Fc1ccc(O)cc1",
-    "OCc1ccccc1",
-    "CCOc1ccccc1",
-    "Brc1ccc(N)cc1",
-    "CSc1ccccc1",
-    "Oc1cccnc1",
-    "Cc1ccc(Cl)nc1",
-    "Nc1ccc(F)cc1",
-    "OC(=O)c1ccccc1",
-    "Clc1ccccc1C",
-    "Cc1cccc(O)c1",
-    "CNc1ccccc1",
-    "O=Cc1ccccc1",
-    "Ic1ccc(C)cc1",
-    "Sc1ccccc1",
-]
-
-
 @pytest.mark.slow
 def test_xtb_built_dipole_views_separate_the_oracle_from_structure(
     xtb: object, tmp_path: Path
 ) -> None:
-    sources = tmp_path / "small.smi"
-    sources.write_text("\n".join(SMALL) + "\n")
-    config = BuildConfig(directories=("dipole",), min_scaffold_heavy_atoms=4)
-    build_benchmark(sources, tmp_path / "data", xtb, config)  # type: ignore[arg-type]
-    verdicts = {}
-    for name in ("property_oracle", "structure_only"):
-        options = ModelOptions(provider=get_provider("xtb"))  # a fresh provider recomputes
-        run_model(
-            tmp_path / "data",
-            tmp_path / "runs",
-            lambda d, n=name, o=options: get_model(n, o),
-            RunConfig(),
-        )
-        report = claim_report(
-            tmp_path / "data",
-            "dipole",
-            prediction_paths(tmp_path / "runs" / name, "dipole"),
-            model=name,
-        )
-        verdicts[name] = report
+    verdicts = small_build_claims(tmp_path, xtb, "xtb", "dipole")  # type: ignore[arg-type]
     oracle = verdicts["property_oracle"]
     assert oracle["accuracy"]["correct"]["estimate"] == 1.0
     assert oracle["use_claim"] is True

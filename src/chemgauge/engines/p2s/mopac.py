@@ -22,8 +22,8 @@ from rdkit import Chem
 
 from chemgauge.chem.properties import Geometry, embed_geometry
 from chemgauge.engines.p2s.guard import die_with_parent
-from chemgauge.engines.p2s.properties import PropertyProvider, PropertyResult
-from chemgauge.errors import ChemgaugeError, MissingDependencyError
+from chemgauge.engines.p2s.properties import MoleculeProvider, PropertyResult
+from chemgauge.errors import MissingDependencyError
 
 __all__ = ["MopacProvider", "parse_excitations"]
 
@@ -68,11 +68,12 @@ def _valence_orbitals(atomic_number: int) -> int:
     return 1 if atomic_number <= 2 else 4
 
 
-class MopacProvider(PropertyProvider):
+class MopacProvider(MoleculeProvider):
     """INDO/S-CIS excitation wavelengths and oscillator strengths through MOPAC."""
 
     name = "mopac"
     isolated = True
+    failure_label = "MOPAC failed"
 
     def __init__(self, *, seed: int = 0xC0FFEE, program: str = "mopac") -> None:
         super().__init__()
@@ -171,14 +172,3 @@ class MopacProvider(PropertyProvider):
         return PropertyResult(
             {"ultraviolet_visible": {"unit": "nm", "peaks": peaks, "method": method}}, method
         )
-
-    def _compute(self, batch: list[str]) -> list[PropertyResult]:
-        out = []
-        for smiles in batch:
-            try:
-                out.append(self._one(smiles))
-            except ChemgaugeError as exc:
-                out.append(PropertyResult({}, "", str(exc)))
-            except (OSError, subprocess.SubprocessError, ValueError) as exc:
-                out.append(PropertyResult({}, "", f"MOPAC failed: {type(exc).__name__}: {exc}"))
-        return out

@@ -29,7 +29,7 @@ from rdkit import Chem
 
 from chemgauge.chem.properties import Geometry, embed_geometry
 from chemgauge.chem.smiles import parse_smiles
-from chemgauge.engines.p2s.properties import PropertyProvider, PropertyResult
+from chemgauge.engines.p2s.properties import MoleculeProvider, PropertyResult
 from chemgauge.errors import ChemgaugeError, MissingDependencyError
 
 __all__ = ["NMR_PROPERTIES", "NmrProvider", "load_pyscf"]
@@ -87,11 +87,12 @@ def _induced_potential(mf: Any) -> Callable[[NDArray[Any]], NDArray[Any]]:
     return vind
 
 
-class NmrProvider(PropertyProvider):
+class NmrProvider(MoleculeProvider):
     """GIAO-HF proton and carbon shifts with symmetry-derived degeneracy and assignment."""
 
     name = "nmr"
     isolated = True
+    failure_label = "PySCF failed"
     max_heavy_atoms = 16
 
     def __init__(self, *, seed: int = 0xC0FFEE) -> None:
@@ -203,14 +204,3 @@ class NmrProvider(PropertyProvider):
                 atoms = sorted(members)
             out.append((shift, len(members), atoms))
         return sorted(out, key=lambda peak: (-peak[0], peak[2]))
-
-    def _compute(self, batch: list[str]) -> list[PropertyResult]:
-        out = []
-        for smiles in batch:
-            try:
-                out.append(self._one(smiles))
-            except ChemgaugeError as exc:
-                out.append(PropertyResult({}, "", str(exc)))
-            except Exception as exc:  # PySCF raises plain errors (basis, SCF, memory)
-                out.append(PropertyResult({}, "", f"PySCF failed: {type(exc).__name__}: {exc}"))
-        return out

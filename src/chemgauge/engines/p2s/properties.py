@@ -25,11 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from chemgauge.chem import canonical_smiles, try_canonical_smiles
-from chemgauge.errors import ConfigError, InputFileError, SmilesError
+from chemgauge.errors import ChemgaugeError, ConfigError, InputFileError, SmilesError
 from chemgauge.eval.provenance import sha256_file
 from chemgauge.eval.records import RejectionStats, read_jsonl
 
 __all__ = [
+    "MoleculeProvider",
     "PropertyProvider",
     "PropertyResult",
     "ProviderOptions",
@@ -141,6 +142,29 @@ class PropertyProvider(ABC):
     @abstractmethod
     def _compute(self, batch: list[str]) -> list[PropertyResult]:
         """Compute each distinct, uncached canonical SMILES of the batch."""
+
+
+class MoleculeProvider(PropertyProvider):
+    """A calculator that works one molecule at a time (hook ``_one``); any exception it raises
+    becomes that molecule's counted failure, never the batch's."""
+
+    failure_label = "calculation failed"
+
+    @abstractmethod
+    def _one(self, smiles: str) -> PropertyResult:
+        """The result for one canonical SMILES."""
+
+    def _compute(self, batch: list[str]) -> list[PropertyResult]:
+        out = []
+        for smiles in batch:
+            try:
+                out.append(self._one(smiles))
+            except ChemgaugeError as exc:
+                out.append(PropertyResult({}, "", str(exc)))
+            except Exception as exc:  # native back-ends raise their own error types
+                message = f"{self.failure_label}: {type(exc).__name__}: {exc}"
+                out.append(PropertyResult({}, "", message[:500]))
+        return out
 
 
 class TableProvider(PropertyProvider):

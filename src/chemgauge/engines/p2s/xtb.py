@@ -26,9 +26,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from chemgauge.chem.properties import Geometry, embed_geometry
-from chemgauge.engines.p2s.properties import PropertyProvider, PropertyResult
+from chemgauge.engines.p2s.properties import MoleculeProvider, PropertyResult
 from chemgauge.engines.p2s.vibrations import AMU, normal_modes
-from chemgauge.errors import ChemgaugeError, MissingDependencyError
+from chemgauge.errors import MissingDependencyError
 
 __all__ = ["XtbProvider", "load_tblite"]
 
@@ -58,11 +58,12 @@ def load_tblite() -> ModuleType:
         ) from None
 
 
-class XtbProvider(PropertyProvider):
+class XtbProvider(MoleculeProvider):
     """GFN2-xTB single points on force-field geometries."""
 
     name = "xtb"
     isolated = True
+    failure_label = "xTB failed"
 
     def __init__(
         self, *, seed: int = 0xC0FFEE, infrared: bool = False, raman: bool = False
@@ -242,14 +243,3 @@ class XtbProvider(PropertyProvider):
                 inverse = left @ inverse @ left.T + rho * np.outer(s, s)
             x, energy, gradient = x + s, trial_energy, trial_gradient
         return x.reshape(-1, 3)
-
-    def _compute(self, batch: list[str]) -> list[PropertyResult]:
-        out = []
-        for smiles in batch:
-            try:
-                out.append(self._one(smiles))
-            except ChemgaugeError as exc:
-                out.append(PropertyResult({}, "", str(exc)))
-            except Exception as exc:  # tblite raises its own error types for SCF failures
-                out.append(PropertyResult({}, "", f"xTB failed: {type(exc).__name__}: {exc}"))
-        return out
