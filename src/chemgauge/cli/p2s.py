@@ -26,6 +26,7 @@ from chemgauge.benchmarks.p2s.validate import check_view
 from chemgauge.cli.options import CHUNK_SIZE, EXECUTOR, JOBS, QUIET, RAY_ADDRESS, executor_config
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import count_rate_cell, print_summary, rate_cell, summary_table
+from chemgauge.engines.p2s.composite import combine_providers
 from chemgauge.engines.p2s.guard import DEFAULT_LIMITS, ComputeLimits
 from chemgauge.engines.p2s.models import ModelOptions, P2SModel
 from chemgauge.engines.p2s.properties import PropertyProvider, ProviderOptions
@@ -202,10 +203,16 @@ def claim(
 
 
 def _provider(
-    name: str, table: Path | None, seed: int, infrared: bool, raman: bool = False
+    names: list[str], table: Path | None, seed: int, infrared: bool, raman: bool = False
 ) -> PropertyProvider:
     options = ProviderOptions(table=table, seed=seed, infrared=infrared, raman=raman)
-    return get_provider(name, options)
+    return combine_providers([get_provider(name, options) for name in names])
+
+
+PROVIDER_HELP = (
+    "Property provider: xtb, mopac, nmr or table; repeat to combine (each property from the "
+    "first that gives it, e.g. --provider xtb --provider mopac for 'electronic')."
+)
 
 
 def _execution(
@@ -227,7 +234,7 @@ def build(
     sources: Path = typer.Argument(..., help="SMILES file: SMILES and an optional name a line."),
     out: Path = typer.Option(Path("data"), "--out", "-o", help="Data folder to write."),
     prop: list[str] = typer.Option(..., "--property", "-p", help="Directory to build (repeat)."),
-    provider: str = typer.Option("xtb", "--provider", help="Property provider (xtb, table)."),
+    provider: list[str] = typer.Option(["xtb"], "--provider", help=PROVIDER_HELP),
     table: Path | None = typer.Option(None, "--table", help="Property table for 'table'."),
     candidates: int = typer.Option(4, "--candidates", "-k", help="Candidates per task."),
     counterfactuals: int = typer.Option(2, "--counterfactuals", help="Per record, at most."),
@@ -320,8 +327,10 @@ def run(
         [], "--condition", "-c", help="View (repeat; default all)."
     ),
     seed: int = typer.Option(0, "--seed", help="Seed for the random baseline."),
-    provider: str = typer.Option("xtb", "--provider", help="Provider for property_oracle."),
+    provider: list[str] = typer.Option(["xtb"], "--provider", help=PROVIDER_HELP),
     table: Path | None = typer.Option(None, "--table", help="Property table for 'table'."),
+    infrared: bool = typer.Option(False, "--infrared", help="property_oracle, xtb: IR too."),
+    raman: bool = typer.Option(False, "--raman", help="property_oracle, xtb: Raman too."),
     base_url: str | None = typer.Option(None, "--base-url", help="chat: OpenAI-compatible URL."),
     chat_model: str | None = typer.Option(None, "--chat-model", help="chat: model name to ask."),
     api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="chat: key variable."),
@@ -338,7 +347,11 @@ def run(
         omit_properties=omit_properties,
         restart=restart,
     )
-    calculator = _provider(provider, table, 0xC0FFEE, False) if model == "property_oracle" else None
+    calculator = (
+        _provider(provider, table, 0xC0FFEE, infrared, raman)
+        if model == "property_oracle"
+        else None
+    )
     chat = None
     if model == "chat":
         from chemgauge.engines.p2s.chat import ChatConfig

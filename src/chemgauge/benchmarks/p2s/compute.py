@@ -77,17 +77,26 @@ def failure_reason(error: str) -> str:
 
 
 def _row(smiles: str, result: PropertyResult) -> dict[str, Any]:
-    return {
+    row = {
         "smiles": smiles,
         "values": dict(result.values),
         "origin": result.origin,
         "error": result.error,
         "seconds": round(result.seconds, 6),
     }
+    if result.member_errors:
+        row["member_errors"] = dict(result.member_errors)
+    return row
 
 
 def _result(row: Mapping[str, Any]) -> PropertyResult:
-    return PropertyResult(row["values"], row["origin"], row["error"], row["seconds"])
+    return PropertyResult(
+        row["values"],
+        row["origin"],
+        row["error"],
+        row["seconds"],
+        row.get("member_errors", {}),
+    )
 
 
 class JournaledProperties(Mapping[str, PropertyResult]):
@@ -174,6 +183,8 @@ def compute_properties(
         stats.provider_seconds += result.seconds
         if result.error is not None:
             stats.failures[failure_reason(result.error)] += 1
+        for member, error in result.member_errors.items():
+            stats.failures[f"{failure_reason(error)} ({member})"] += 1
     return properties, stats
 
 

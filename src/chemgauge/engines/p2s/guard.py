@@ -19,7 +19,7 @@ import pickle
 import signal
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -164,7 +164,7 @@ class CalculatorProcess:
         if not isinstance(result, PropertyResult):
             self._stop()
             return PropertyResult({}, "", "calculator_crashed: unexpected reply")
-        return PropertyResult(result.values, result.origin, result.error, result.seconds)
+        return result
 
     def _stop(self) -> int | None:
         """Kill the child now (a timed-out native call never returns on its own)."""
@@ -227,6 +227,5 @@ class GuardedCompute:
                     result = _child_for(self.provider).compute(smiles, self.limits.time_limit)
                 else:
                     result = self.provider.compute_one(smiles)
-            seconds = time.perf_counter() - start
-            out.append(PropertyResult(result.values, result.origin, result.error, seconds))
+            out.append(replace(result, seconds=time.perf_counter() - start))
         return out

@@ -47,6 +47,8 @@ class PropertyResult:
     error: str | None = None
     # Wall seconds spent on this molecule (timing only: never part of equality or outputs).
     seconds: float = field(default=0.0, compare=False)
+    # A composite provider's members that failed while others gave values: name -> error.
+    member_errors: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
