@@ -1,6 +1,7 @@
 """Proton and carbon NMR from GIAO shieldings (PySCF), grouped by RDKit symmetry classes.
 
-Shieldings are GIAO-HF/6-31G on the seeded force-field geometry the other providers use,
+Shieldings are GIAO-HF/6-31G (STO-3G on atoms past zinc, where PySCF has no 6-31G) on the
+seeded force-field geometry the other providers use,
 referenced to tetramethylsilane computed the same way (shift = sigma_TMS - sigma). Atoms the
 molecular graph makes equivalent (RDKit canonical ranks without tie breaking, hydrogens
 explicit) are averaged into one peak, as fast rotation and exchange do in solution: that
@@ -43,6 +44,8 @@ NMR_PROPERTIES = (
     "carbon_nmr_atom",
 )
 _BASIS = "6-31g"
+# PySCF's 6-31G stops at zinc: bromine and iodine get STO-3G (the same for every candidate).
+_HEAVY_BASIS = "sto-3g"
 _METHOD = "GIAO-HF/6-31G"
 _REFERENCE = "C[Si](C)(C)C"
 _DIGITS = {1: 2, 6: 1}
@@ -119,6 +122,7 @@ class NmrProvider(MoleculeProvider):
         return {
             "name": self.name,
             "method": _METHOD,
+            "basis_beyond_zinc": _HEAVY_BASIS.upper(),
             "pyscf": self.pyscf_version,
             "reference": "TMS, same method and geometry protocol",
             "seed": self.seed,
@@ -132,7 +136,10 @@ class NmrProvider(MoleculeProvider):
                 (table.GetElementSymbol(z), position)
                 for z, position in zip(geometry.atomic_numbers, geometry.positions, strict=True)
             ],
-            basis=_BASIS,
+            basis={
+                table.GetElementSymbol(z): _BASIS if z <= 30 else _HEAVY_BASIS
+                for z in set(geometry.atomic_numbers)
+            },
             charge=geometry.charge,
             verbose=0,
         )
