@@ -108,6 +108,18 @@ def test_process_pool_build_equals_serial(table_build: dict[str, Path], tmp_path
     assert released(out) == released(table_build["clean"])
 
 
+@pytest.mark.slow
+@pytest.mark.external
+def test_ray_build_equals_serial(table_build: dict[str, Path], tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    ray = ComputeExecution(executor=ExecutorConfig(kind="ray", jobs=2, chunk_size=5))
+    out = tmp_path / "ray"
+    build_benchmark(
+        table_build["sources"], out, TableProvider(table_build["table"]), CONFIG, execution=ray
+    )
+    assert released(out) == released(table_build["clean"])
+
+
 def test_journal_of_another_provider_or_limits_is_refused(
     table_build: dict[str, Path], tmp_path: Path
 ) -> None:
