@@ -99,6 +99,28 @@ def test_torn_journal_line_is_recomputed(table_build: dict[str, Path], tmp_path:
     assert released(out) == released(table_build["clean"])
 
 
+def test_timeouts_and_crashes_are_retried_on_resume(
+    table_build: dict[str, Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "retry"
+    build_benchmark(
+        table_build["sources"], out, TableProvider(table_build["table"]), CONFIG, execution=SERIAL
+    )
+    journal = out / PROPERTY_JOURNAL
+    lines = journal.read_text().splitlines()
+    rows = [json.loads(line) for line in lines[1:]]
+    rows[0].update(values={}, error="timeout: over 600 s")  # the run's outcome: retried
+    rows[1].update(values={}, error="calculator_crashed: exit code -9")  # retried
+    rows[2].update(values={}, error="xTB failed: SCF did not converge")  # the molecule's: kept
+    journal.write_text("\n".join([lines[0], *map(json.dumps, rows)]) + "\n")
+    provider = TableProvider(table_build["table"])
+    result = build_benchmark(table_build["sources"], out, provider, CONFIG, execution=SERIAL)
+    assert provider.computed == 2
+    assert result.resumed_molecules == result.provider_molecules - 2
+    manifest = json.loads((out / MANIFEST).read_text())
+    assert manifest["property_failures"] == {"xTB failed": 1}
+
+
 def test_process_pool_build_equals_serial(table_build: dict[str, Path], tmp_path: Path) -> None:
     pool = ComputeExecution(executor=ExecutorConfig(kind="local", jobs=2, chunk_size=2))
     out = tmp_path / "pool"
@@ -125,7 +147,7 @@ def test_journal_of_another_provider_or_limits_is_refused(
 ) -> None:
     out = table_build["clean"]
     tighter = ComputeExecution(executor=SERIAL.executor, limits=ComputeLimits(max_heavy_atoms=9))
-    with pytest.raises(ConfigError, match=r"another provider or other limits.*--restart"):
+    with pytest.raises(ConfigError, match=r"another provider or under other limits.*--restart"):
         build_benchmark(
             table_build["sources"], out, TableProvider(table_build["table"]), CONFIG,
             execution=tighter,

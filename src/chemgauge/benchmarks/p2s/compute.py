@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from chemgauge import __version__
 from chemgauge.engines.p2s.guard import (
     DEFAULT_LIMITS,
     ComputeLimits,
@@ -30,7 +31,7 @@ from chemgauge.engines.p2s.properties import PropertyProvider, PropertyResult
 from chemgauge.errors import ConfigError
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
 from chemgauge.eval.provenance import sha256_json
-from chemgauge.eval.records import ResumableJsonlWriter, index_journal
+from chemgauge.eval.records import ResumableJsonlWriter, index_journal, iter_journal
 
 __all__ = [
     "PROPERTY_JOURNAL",
@@ -128,10 +129,29 @@ class JournaledProperties(Mapping[str, PropertyResult]):
         self.close()
 
 
+# Outcomes of the run, not of the molecule: computed again when a build resumes.
+TRANSIENT_FAILURES = frozenset(
+    {"timeout", "calculator_crashed", "worker_crashed", "task_killed", "exception"}
+)
+
+
+def _transient_failures(path: Path) -> set[str]:
+    """Molecules whose latest journaled result is a timeout or a crash (to be retried)."""
+    latest: dict[str, bool] = {}
+    for row in iter_journal(path):
+        error = row.get("error")
+        latest[str(row["smiles"])] = (
+            error is not None and failure_reason(str(error)) in TRANSIENT_FAILURES
+        )
+    return {smiles for smiles, transient in latest.items() if transient}
+
+
 def journal_config(provider: PropertyProvider, limits: ComputeLimits) -> dict[str, Any]:
-    """What a journaled value depends on: the provider's fingerprint and the limits."""
+    """What a journaled value depends on: chemgauge's version (provider code), the provider's
+    fingerprint and the limits."""
     return {
         "compute_scheme_version": COMPUTE_SCHEME_VERSION,
+        "chemgauge": __version__,
         "provider": provider.fingerprint(),
         "limits": limits.describe(),
     }
@@ -162,12 +182,15 @@ def compute_properties(
             keep_rows=False,
         )
     except ConfigError as exc:
+        if "another configuration" not in str(exc):
+            raise
         raise ConfigError(
-            f"{exc} (the property journal belongs to another provider or other limits; "
-            "pass --restart to recompute, or build into another folder)"
+            f"{path}: this folder's property journal was computed by another provider or under "
+            "other limits; pass --restart to recompute, or build into another folder"
         ) from None
     with writer:
-        todo = [m for m in dict.fromkeys(molecules) if not writer.done(m)]
+        retry = _transient_failures(path) if writer.keys else set()
+        todo = [m for m in dict.fromkeys(molecules) if not writer.done(m) or m in retry]
         stats.resumed = len(set(molecules)) - len(todo)
         if progress is not None and stats.resumed:
             progress(stats.resumed)
