@@ -63,7 +63,7 @@ def journal_table(folder: Path) -> Path:
 def run_setting(name: str, sources: Sequence[str], root: Path) -> None:
     provider_name, options, directories, _ = SETTINGS[name]
     folder = root / name
-    folder.mkdir(parents=True)
+    folder.mkdir(parents=True, exist_ok=True)  # a rerun resumes the build's journal
     smi = folder / "sources.smi"
     smi.write_text("".join(f"{s}\n" for s in sources))
     provider = get_provider(provider_name, options)

@@ -445,7 +445,8 @@ def build_benchmark(
         },
         "note": (
             f"{RECORDS} holds the answers; never hand it to a system under test. "
-            f"{PROPERTY_JOURNAL} is the resumable property cache of the build, not a release file."
+            f"{PROPERTY_JOURNAL} is the build's resumable property cache (every candidate's "
+            "values): not a release file either."
         ),
     }
     atomic_write_json(out / MANIFEST, manifest)
