@@ -202,24 +202,22 @@ def test_canon_to_readonly_folder_exits_with_an_error(unwritable: Path, tmp_path
     assert list(unwritable.iterdir()) == []
 
 
-def test_full_disk_mid_journal_keeps_finished_rows(tmp_path: Path) -> None:
+def test_full_disk_mid_journal_keeps_finished_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chemgauge.eval import records
+
     path = tmp_path / "rows.journal"
     with ResumableJsonlWriter(path, config_sha256="x", key_field="id") as journal:
         journal.write({"id": "a", "v": 1})
-        assert journal._handle is not None
-        real = journal._handle
 
-        class Full:
-            def write(self, data: bytes) -> int:
-                raise OSError(28, "No space left on device")
+        def full(fd: int, data: bytes) -> int:
+            raise OSError(28, "No space left on device")
 
-            def __getattr__(self, name: str) -> object:
-                return getattr(real, name)
-
-        journal._handle = Full()  # type: ignore[assignment]
+        monkeypatch.setattr(records.os, "write", full)
         with pytest.raises(OutputFileError, match="No space left"):
             journal.write({"id": "b", "v": 2})
-        journal._handle = real
+        monkeypatch.undo()
     again = ResumableJsonlWriter(path, config_sha256="x", key_field="id")
     assert set(again.existing) == {"a"}
     again.close()

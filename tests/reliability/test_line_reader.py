@@ -161,7 +161,7 @@ def test_retro_bom_does_not_change_top1(tmp_path: Path) -> None:
     top1 = plain["metrics"]["accuracy"]["syntheseus"]["exact"]["top_k"]["1"]
     assert top1["rate"] == 1.0
     assert bom["metrics"]["accuracy"] == plain["metrics"]["accuracy"]
-    assert bom["data"]["lines"]["rejected"] == 0
+    assert bom["metrics"]["data"]["lines"]["rejected"] == 0
 
 
 def test_retro_csv_bad_byte_and_quotes_are_per_line(tmp_path: Path) -> None:
@@ -239,10 +239,24 @@ def test_canon_bad_byte_is_its_own_line(tmp_path: Path) -> None:
 
 def test_report_reader_counts_an_undecodable_row_on_its_line(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    _forward_rows(tmp_path, demo_corpus_path())
-    run.mkdir()
-    (run / "report.json").write_bytes(BOM + (tmp_path / "report-demo_corpus.json").read_bytes())
-    rows = (tmp_path / "rows-demo_corpus.jsonl").read_bytes().splitlines(keepends=True)
+    result = runner.invoke(
+        app,
+        [
+            "forward",
+            "benchmark",
+            "--output-rows",
+            str(run / "rows.jsonl"),
+            "--output-report",
+            str(run / "report.json"),
+            "--executor",
+            "serial",
+            "--quiet",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    report = run / "report.json"
+    report.write_bytes(BOM + report.read_bytes())
+    rows = (run / "rows.jsonl").read_bytes().splitlines(keepends=True)
     (run / "rows.jsonl").write_bytes(b"".join([*rows[:4], b"\xff\xfe\n", *rows[4:]]))
     loaded = load_run(run)
     assert loaded.bad_lines and loaded.bad_lines[0][0] == 5
