@@ -10,14 +10,21 @@ from dataclasses import dataclass, field
 
 from rdkit import Chem
 
-from chemgauge.chem.smiles import clear_atom_maps, try_canonical_smiles, try_parse_smiles
+from chemgauge.chem.smiles import (
+    clear_atom_maps,
+    describe_parse_failure,
+    try_canonical_smiles,
+    try_parse_smiles,
+)
 from chemgauge.chem.standardize import DEFAULT_SETTINGS, try_parity_smiles
 from chemgauge.chem.stereo import try_flatten_stereo
 from chemgauge.registry import Registry
 
 __all__ = [
+    "INCHI_MAX_ATOMS",
     "MATCHERS",
     "Matcher",
+    "describe_key_failure",
     "get_matcher",
     "inchi_key_of",
     "matcher_names",
@@ -177,3 +184,23 @@ def get_matcher(name: str) -> Matcher:
 def matcher_names() -> list[str]:
     """Every registered matcher name, built-ins first."""
     return MATCHERS.names()
+
+
+#: InChI gives no identifier for a structure with this many atoms or more.
+INCHI_MAX_ATOMS = 1024
+_INCHI_POLICIES = frozenset({"inchi", "inchikey", "strict_key"})
+
+
+def describe_key_failure(smiles: str, policy: str) -> str:
+    """Why a structure has no key under ``policy``: the parse failure, or the step after it
+    that failed (InChI's atom limit, a key RDKit could not compute)."""
+    mol = try_parse_smiles(smiles)
+    if mol is None:
+        return describe_parse_failure(smiles)
+    atoms = mol.GetNumAtoms()
+    if policy in _INCHI_POLICIES and atoms >= INCHI_MAX_ATOMS:
+        return (
+            f"InChI handles fewer than {INCHI_MAX_ATOMS:,} atoms (this molecule has {atoms:,}); "
+            f"no {policy} key"
+        )
+    return f"no {policy} key (the structure parses; computing its key failed)"

@@ -115,7 +115,16 @@ def describe_parse_failure(smiles: str) -> str:
         Chem.SanitizeMol(raw)
     except Exception as exc:  # RDKit raises several unrelated exception types here
         return f"sanitization failed: {exc}".strip()
+    try:
+        Chem.MolToSmiles(raw)
+    except (RuntimeError, ValueError) as exc:
+        return _write_failure(exc)
     return "unparsable SMILES"
+
+
+def _write_failure(exc: Exception) -> str:
+    # e.g. "Too many rings open at once": RDKit reads the structure but cannot write it
+    return f"RDKit cannot write this molecule as SMILES ({str(exc).rstrip('.')})"
 
 
 def parse_smiles(smiles: str) -> Chem.Mol:
@@ -148,7 +157,10 @@ def mol_to_canonical(mol: Chem.Mol, *, isomeric: bool = True, source: str | None
     ``source``: the SMILES the molecule was parsed from (sanitized, nothing else done to it);
     when the output equals it, it is a fixed point already and is not parsed again.
     """
-    text = str(Chem.MolToSmiles(mol, isomericSmiles=isomeric))
+    try:
+        text = str(Chem.MolToSmiles(mol, isomericSmiles=isomeric))
+    except (RuntimeError, ValueError) as exc:  # a structure RDKit reads but cannot write
+        raise SmilesError(source or "", _write_failure(exc)) from None
     if not isomeric or "@" not in text or text == source:
         return text
     for _ in range(_MAX_CANON_PASSES):
@@ -169,7 +181,10 @@ def try_canonical_smiles(smiles: str, *, isomeric: bool = True) -> str | None:
         return None
     if ":" in smiles:
         clear_atom_maps(mol)
-    return mol_to_canonical(mol, isomeric=isomeric)
+    try:
+        return mol_to_canonical(mol, isomeric=isomeric)
+    except SmilesError:
+        return None
 
 
 def canonical_smiles(smiles: str, *, isomeric: bool = True) -> str:

@@ -1,4 +1,18 @@
-"""The ``chemgauge`` command: a Typer app whose family modules only parse arguments."""
+"""The ``chemgauge`` command: a Typer app whose family modules only parse arguments.
+
+Exit statuses, the same for every command (:data:`EXIT_STATUSES`, also in ``--help``):
+
+* 0: success.
+* 1: ``verify`` found differences between a report and its rows.
+* 2: a usage or input error, in one line on stderr without a traceback: a bad option, a
+  refused input, a data problem under ``--strict``, an output that would clobber an input or
+  another output, another run writing the same outputs, a full disk.
+* 3: an input file that does not exist (``verify``: a recorded input that cannot be found).
+* 129, 130, 143: stopped by SIGHUP, Ctrl-C (SIGINT) or SIGTERM; child processes are stopped
+  first, no output is replaced, and the same command resumes the run.
+
+Standard output closed early (the reader of a pipe exited) ends the command quietly.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +23,8 @@ import importlib.util
 import os
 import signal
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
-import click
 import typer
 
 import chemgauge
@@ -19,9 +32,17 @@ from chemgauge.cli import canon, matchers, report
 from chemgauge.errors import ChemgaugeError, excerpt
 from chemgauge.eval.interrupts import install_handlers, interrupted, stop_descendants
 
+EXIT_STATUSES = (
+    "Exit status: 0 ok; 1 verify found differences; 2 usage or input error (one line on "
+    "stderr: a bad option or file, a --strict data problem, an output that would clobber an "
+    "input, another run writing the same outputs, a full disk); 3 a missing input file; "
+    "129/130/143 stopped by SIGHUP/Ctrl-C/SIGTERM (children stopped, rerun to resume)."
+)
+
 app = typer.Typer(
     name="chemgauge",
     help="Honest, reproducible benchmarks for chemical structure-prediction systems.",
+    epilog=EXIT_STATUSES,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -65,6 +86,11 @@ _ENVIRONMENT_ERRORS = frozenset(
 )
 
 
+# Click's usage errors (Typer re-exports the class, or vendors Click, by version): the base
+# class of typer.BadParameter named ClickException.
+_USAGE_ERROR: Any = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
 def _fail(message: str, code: int) -> NoReturn:
     stop_descendants()
     typer.secho(f"error: {excerpt(message, 1000)}", err=True, fg=typer.colors.RED)
@@ -91,9 +117,9 @@ def main() -> None:
         code = app(standalone_mode=False)
     except ChemgaugeError as exc:
         _fail(str(exc), exc.exit_code)
-    except (click.exceptions.Abort, KeyboardInterrupt):
+    except (typer.Abort, KeyboardInterrupt):
         _interrupted()
-    except click.exceptions.ClickException as exc:  # usage errors
+    except _USAGE_ERROR as exc:  # a bad option or argument: Click's own message, exit 2
         exc.show()
         sys.exit(exc.exit_code)
     except BrokenPipeError:  # the reader of stdout went away (`| head`): stop quietly

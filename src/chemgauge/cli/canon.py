@@ -10,8 +10,9 @@ from typing import IO, Any
 
 import typer
 
-from chemgauge.chem import Canonicalizer, describe_parse_failure, get_matcher
+from chemgauge.chem import Canonicalizer, get_matcher
 from chemgauge.chem.canonicalizer import canonicalize_stream
+from chemgauge.chem.matchers import describe_key_failure
 from chemgauge.cli.options import (
     CHUNK_SIZE,
     EXECUTOR,
@@ -120,7 +121,7 @@ def canon(
                 if line.problem or (key is None and tokens):
                     invalid += 1
                     value = text if line.problem else tokens[0]
-                    reason = line.problem or describe_parse_failure(value)
+                    reason = line.problem or describe_key_failure(value, matcher.name)
                     if strict:
                         raise DataQualityError(reason, path=source, line=number, value=value)
                     if not quiet:

@@ -145,7 +145,9 @@ def compare(
         False, "--force", help="Compare shared items even if corpus or split protocol differ."
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the paired bootstrap (recorded)."),
-    resamples: int = typer.Option(2000, "--resamples", help="Bootstrap resamples."),
+    resamples: int = typer.Option(
+        2000, "--resamples", help="Bootstrap resamples (100 to 1,000,000)."
+    ),
     json_out: Path | None = typer.Option(None, "--json", help="Write the comparison as JSON."),
     html: Path | None = typer.Option(None, "--html", help="Write an HTML comparison page."),
     max_items: int = typer.Option(

@@ -34,6 +34,11 @@ COMPARISON_SCHEMA_VERSION = 1
 MAX_LISTED = 1000
 Row = Mapping[str, Any]
 
+# Bootstrap resamples a comparison may ask for: each costs 24 bytes of draws (and sorting),
+# so the cap keeps memory near 24 MB; percentile intervals are stable long before it.
+MIN_RESAMPLES = 100
+MAX_RESAMPLES = 1_000_000
+
 
 def holm_adjust(p_values: Sequence[float]) -> list[float]:
     """Holm step-down adjusted p-values, in the input order.
@@ -230,8 +235,11 @@ def compare_runs(
             f"cannot compare a {a.family!r} run ({a.report_path}) with a {b.family!r} run "
             f"({b.report_path})"
         )
-    if resamples < 100:
-        raise ConfigError(f"--resamples must be at least 100, got {resamples}")
+    if not MIN_RESAMPLES <= resamples <= MAX_RESAMPLES:
+        raise ConfigError(
+            f"--resamples must be between {MIN_RESAMPLES} and {MAX_RESAMPLES:,} (memory and time "
+            f"grow with it), got {resamples:,}"
+        )
     adapter = get_adapter(a.family)
     # Unreadable rows first: a truncated file must not pass for "another corpus".
     rows_a, rows_b = _index(a, adapter), _index(b, adapter)
