@@ -44,11 +44,11 @@ def test_build_tasks_run_score_claim(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert "2 rejected" in result.output
-    assert re.search(r"dipole\s*│\s*12\s*│\s*12\s*│\s*24\s*│", result.output), result.output
+    assert re.search(r"dipole\s*│\s*10\s*│\s*10\s*│\s*20\s*│", result.output), result.output
 
     result = runner.invoke(app, ["p2s", "tasks", str(data)])
     assert result.exit_code == 0, result.output
-    assert "dipole: correct 12, shuffled 12, counterfactual 24" in result.output
+    assert "dipole: correct 10, shuffled 10, counterfactual 20" in result.output
 
     for model in ("structure_only", "random", "property_oracle"):
         result = runner.invoke(
