@@ -125,10 +125,10 @@ def test_a_directory_the_provider_cannot_fill_is_an_error(tmp_path: Path) -> Non
     table.write_text("".join(json.dumps(r) + "\n" for r in rows))
     with pytest.raises(ConfigError, match=r"'electronic' needs ultraviolet_visible, which the"):
         build_benchmark(sources, tmp_path / "d", TableProvider(table), config)
-    assert not (tmp_path / "d").exists()
+    assert not list((tmp_path / "d").glob("*/*.jsonl"))
     # the provider knows the property but no source has it: empty, and the error says why
     rows[0]["properties"]["ultraviolet_visible"] = fake_properties("C")["ultraviolet_visible"]
     table.write_text("".join(json.dumps(r) + "\n" for r in rows))
     with pytest.raises(ConfigError, match=r"'electronic' would be empty.*source_without_property"):
         build_benchmark(sources, tmp_path / "d", TableProvider(table), config)
-    assert not (tmp_path / "d").exists()
+    assert not list((tmp_path / "d").glob("*/*.jsonl"))
