@@ -1,13 +1,16 @@
-"""Real check of the p2s family: xtb-built dipole and gap views, three baselines, the claim.
+"""Real check of the p2s family: xtb-built dipole and gap views, the audit, three baselines.
 
 Sources are the NCI set shipped inside the rdkit wheel, smallest molecules first. The script
-builds ``dipole`` and ``gap`` with the ``xtb`` provider (GFN2-xTB via tblite), runs the
-structure-only, random and property-oracle baselines on all three views, and prints each
-claim. Expected: the oracle shows a significant shuffle drop and counterfactual flip, the
-structure-only baseline neither. Also printed: build time per molecule, split into the RDKit
-geometry (embedding + force field) and the xTB single point.
+builds ``dipole`` and ``gap`` with the ``xtb`` provider (GFN2-xTB via tblite), or takes the
+release embedded in the package (``--embedded``); prints the shortcut audit of the release
+(targets: no leak and no single-feature tell beats chance, Holm-adjusted p >= 0.05 on every
+view; the id-hash attack answers nothing); runs the structure-only, random and
+property-oracle baselines on all three views and prints each claim (target: the oracle makes
+the use claim, structure-only and random do not). Also printed: build time per molecule,
+split into the RDKit geometry (embedding + force field) and the xTB single point.
 
     python bench/p2s_xtb.py --sources 400 --out /tmp/p2s_bench
+    python bench/p2s_xtb.py --embedded
 """
 
 from __future__ import annotations
@@ -16,14 +19,14 @@ import argparse
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-import rdkit
-
+from chemgauge.benchmarks.p2s.audit import audit_dataset
 from chemgauge.benchmarks.p2s.build import BuildConfig, build_benchmark
 from chemgauge.benchmarks.p2s.claim import claim_report, prediction_paths
+from chemgauge.benchmarks.p2s.embedded import default_data, nci_sources
 from chemgauge.benchmarks.p2s.run import RunConfig, run_model
-from chemgauge.chem import try_canonical_smiles
-from chemgauge.chem.properties import embed_geometry, structure_counts
+from chemgauge.chem.properties import embed_geometry
 from chemgauge.engines.p2s.models import ModelOptions
 from chemgauge.engines.p2s.registry import get_model, get_provider
 
@@ -31,35 +34,16 @@ MODELS = ("property_oracle", "structure_only", "random")
 PROPERTIES = ("dipole", "gap")
 
 
-def small_first(limit: int) -> list[str]:
-    """The NCI molecules that parse as one component, fewest heavy atoms first."""
-    path = Path(rdkit.__file__).parent / "Data" / "NCI" / "first_5K.smi"
-    rows = []
-    for number, line in enumerate(path.read_text().splitlines()):
-        smiles = line.split()[0] if line.strip() else ""
-        key = try_canonical_smiles(smiles)
-        if key is None or "." in key:
-            continue
-        rows.append((structure_counts(key).heavy_atoms, number, key))
-    rows.sort()
-    return [key for heavy, _, key in rows if heavy >= 6][:limit]
-
-
 def pct(x: float | None) -> str:
     return "  n/a" if x is None else f"{100 * x:5.1f}"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sources", type=int, default=400, help="source molecules to try")
-    parser.add_argument("--out", type=Path, default=None, help="folder (default: a temp dir)")
-    args = parser.parse_args()
-    out = args.out or Path(tempfile.mkdtemp(prefix="p2s_bench_"))
+def build(count: int, out: Path) -> Path:
+    """Build dipole and gap from ``count`` NCI sources into ``out/data``; print the costs."""
     sources = out / "sources.smi"
     out.mkdir(parents=True, exist_ok=True)
-    molecules = small_first(args.sources)
+    molecules = nci_sources(count)
     sources.write_text("".join(f"{s}\n" for s in molecules))
-
     provider = get_provider("xtb")
     start = time.perf_counter()
     result = build_benchmark(sources, out / "data", provider, BuildConfig(directories=PROPERTIES))
@@ -78,13 +62,49 @@ def main() -> None:
         f"through xtb at {1000 * xtb_each:.1f} ms each, of which the RDKit geometry "
         f"(ETKDG + MMFF) is {1000 * embed_each:.1f} ms ({embed_each / xtb_each:.0%})"
     )
+    return out / "data"
+
+
+def print_audit(report: dict[str, Any]) -> None:
+    """Per view: the strongest leak and tell (accuracy, chance, raw and Holm p), the id-hash
+    attack, the hetero-bond tell and the structural prior."""
+    print(f"audit: {report['tests']} tests, passed {report['passed']}")
+    print(
+        f"{'view':22} {'strongest leak':34} {'strongest tell':34} {'id_hash':>9} "
+        f"{'attach bond':>12} {'structure_only':>15}"
+    )
+    for view, block in report["views"].items():
+        cells = []
+        for kind in ("leaks", "tells"):
+            tests = [(t["p_value"], n, t) for n, t in block[kind].items() if t["decided"]]
+            p, name, t = min(tests, key=lambda x: (x[0], x[1]))
+            cells.append(
+                f"{name} {pct(t['accuracy'])}/{pct(t['chance'])} p={p:.2g} H={t['holm_p']:.2g}"
+            )
+        ids = block["leaks"]["id_hash"]
+        bond = block["tells"]["attachment_bond"]
+        prior = block["structural_prior"]
+        print(
+            f"{view:22} {cells[0]:34} {cells[1]:34} {ids['decided']:>4} ans. "
+            f"{pct(bond['accuracy']):>6} of {bond['decided']:<4} {pct(prior['accuracy']):>8}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sources", type=int, default=400, help="source molecules to try")
+    parser.add_argument("--embedded", action="store_true", help="use the embedded release")
+    parser.add_argument("--out", type=Path, default=None, help="folder (default: a temp dir)")
+    args = parser.parse_args()
+    out = args.out or Path(tempfile.mkdtemp(prefix="p2s_bench_"))
+    data = default_data() if args.embedded else build(args.sources, out)
+    print(f"data {data}")
+    print_audit(audit_dataset(data))
 
     for name in MODELS:
         options = ModelOptions(provider=get_provider("xtb") if name == "property_oracle" else None)
         t0 = time.perf_counter()
-        run_model(
-            out / "data", out / "runs", lambda d, n=name, o=options: get_model(n, o), RunConfig()
-        )
+        run_model(data, out / "runs", lambda d, n=name, o=options: get_model(n, o), RunConfig())
         print(f"run {name}: {time.perf_counter() - t0:.1f} s")
 
     header = (
@@ -94,9 +114,7 @@ def main() -> None:
     print(header)
     for prop in PROPERTIES:
         for name in MODELS:
-            r = claim_report(
-                out / "data", prop, prediction_paths(out / "runs" / name, prop), model=name
-            )
+            r = claim_report(data, prop, prediction_paths(out / "runs" / name, prop), model=name)
             d, f = r["shuffle_drop"], r["counterfactual_flip"]
             diff = d["difference"]
             print(
