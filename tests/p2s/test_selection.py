@@ -132,3 +132,12 @@ def test_a_directory_the_provider_cannot_fill_is_an_error(tmp_path: Path) -> Non
     with pytest.raises(ConfigError, match=r"'electronic' would be empty.*source_without_property"):
         build_benchmark(sources, tmp_path / "d", TableProvider(table), config)
     assert not list((tmp_path / "d").glob("*/*.jsonl"))
+
+
+def test_a_record_id_is_a_function_of_what_the_task_shows(built: dict[str, Path]) -> None:
+    """Anyone can recompute the id from seed, scaffold and the candidate set: it holds nothing
+    that tells one candidate from another."""
+    for task in rows_of(built["data"] / "dipole" / "correct.jsonl"):
+        cands = task["candidate_completed_smiles"]
+        assert task["record_id"] == record_id(0, task["masked_smiles"], cands)
+        assert record_id(0, task["masked_smiles"], cands[::-1]) == task["record_id"]

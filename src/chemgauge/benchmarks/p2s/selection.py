@@ -41,6 +41,7 @@ __all__ = [
     "candidate_block",
     "counterfactual_id",
     "record_id",
+    "seeded_hash",
     "select_records",
 ]
 
@@ -87,14 +88,16 @@ class Record:
         }
 
 
-def _hash(*parts: object) -> str:
+def seeded_hash(*parts: object) -> str:
+    """SHA-256 hex of the parts joined by a unit separator: every seeded choice of a build."""
     return hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8")).hexdigest()
 
 
 def record_id(seed: int, masked_smiles: str, candidates: Sequence[str]) -> str:
     """An id from what every candidate shares: seed, scaffold and the sorted candidate set."""
     return (
-        "p2s-" + _hash(ID_SCHEME_VERSION, seed, "record", masked_smiles, *sorted(candidates))[:16]
+        "p2s-"
+        + seeded_hash(ID_SCHEME_VERSION, seed, "record", masked_smiles, *sorted(candidates))[:16]
     )
 
 
@@ -102,7 +105,9 @@ def counterfactual_id(seed: int, directory: str, base_record_id: str, ordinal: i
     """The id of a record's ``ordinal``-th counterfactual in one directory (names no donor)."""
     return (
         "p2s-"
-        + _hash(ID_SCHEME_VERSION, seed, "counterfactual", directory, base_record_id, ordinal)[:16]
+        + seeded_hash(
+            ID_SCHEME_VERSION, seed, "counterfactual", directory, base_record_id, ordinal
+        )[:16]
     )
 
 
@@ -116,7 +121,9 @@ def candidate_block(
     if len(completions) < candidates:
         skipped["pool_smaller_than_task"] += 1
         return None
-    ordered = sorted(completions, key=lambda c: (_hash(seed, "pool", site.masked_smiles, c), c))
+    ordered = sorted(
+        completions, key=lambda c: (seeded_hash(seed, "pool", site.masked_smiles, c), c)
+    )
     source = attach_group(site.masked_smiles, site.group)
     position = ordered.index(source) if source in ordered else -1
     usable = len(ordered) - len(ordered) % candidates
@@ -137,14 +144,14 @@ def _make_record(
     if not sites:
         skipped["no_maskable_group"] += 1
         return None
-    sites.sort(key=lambda s: _hash(config.seed, "site", source, s.masked_smiles, s.group))
+    sites.sort(key=lambda s: seeded_hash(config.seed, "site", source, s.masked_smiles, s.group))
     reasons: Counter[str] = Counter()
     for site in sites:
         block = candidate_block(config.seed, site, config.candidates, reasons)
         if block is None:
             continue
         rid = record_id(config.seed, site.masked_smiles, block)
-        ordered = tuple(sorted(block, key=lambda c: (_hash(config.seed, "order", rid, c), c)))
+        ordered = tuple(sorted(block, key=lambda c: (seeded_hash(config.seed, "order", rid, c), c)))
         return Record(
             record_id=rid,
             source=source,

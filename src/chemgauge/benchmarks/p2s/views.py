@@ -12,13 +12,12 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from chemgauge.benchmarks.p2s.selection import Record, counterfactual_id
+from chemgauge.benchmarks.p2s.selection import Record, counterfactual_id, seeded_hash
 from chemgauge.benchmarks.p2s.spec import CONDITIONS, components_of, validate_property_value
 from chemgauge.engines.p2s.properties import PropertyResult
 from chemgauge.errors import InputFileError
@@ -56,10 +55,6 @@ def same_evidence(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return bool(_rounded(dict(a)) == _rounded(dict(b)))
 
 
-def _hash(*parts: object) -> str:
-    return hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8")).hexdigest()
-
-
 def _values(
     result: PropertyResult, components: tuple[str, ...], origin: str
 ) -> dict[str, Any] | None:
@@ -89,7 +84,7 @@ def _shuffle_donors(
     directory: str, records: list[Record], own: dict[str, dict[str, Any]], seed: int
 ) -> tuple[dict[str, str], Counter[str]]:
     """Each record's shuffled donor (record id -> donor id) and how many were re-drawn."""
-    ring = sorted(records, key=lambda r: _hash(seed, "shuffle", directory, r.record_id))
+    ring = sorted(records, key=lambda r: seeded_hash(seed, "shuffle", directory, r.record_id))
     donors: dict[str, str] = {}
     redrawn: Counter[str] = Counter()
     for start, record in enumerate(ring):
