@@ -167,7 +167,8 @@ def _check_not_empty(
     for directory, views in built.items():
         if views["correct"][0]:
             continue
-        reasons = {k.split(":", 1)[1]: v for k, v in skipped.items() if k.startswith(directory)}
+        own = f"{directory}:"
+        reasons = {k[len(own) :]: v for k, v in skipped.items() if k.startswith(own) and v}
         raise ConfigError(
             f"property directory {directory!r} would be empty (needs "
             f"{', '.join(components_of(directory))}); records skipped: "

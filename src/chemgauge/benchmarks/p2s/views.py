@@ -119,7 +119,8 @@ def directory_views(
     kept = [r for r in records if r.record_id in own]
     views: Views = {c: ([], []) for c in CONDITIONS}
     if len(kept) < 2:
-        counts.skipped[f"{directory}:too_few_records_to_shuffle"] += len(kept)
+        if kept:
+            counts.skipped[f"{directory}:too_few_records_to_shuffle"] += len(kept)
         return views
     donors, redrawn = _shuffle_donors(directory, kept, own, seed)
     counts.redrawn.update(+redrawn)
