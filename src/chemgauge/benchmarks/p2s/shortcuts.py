@@ -71,7 +71,7 @@ def _unique_extreme(values: Sequence[float], largest: bool) -> int | None:
 
 # ---- leaks: the record id --------------------------------------------------------------
 
-_ALGORITHMS = ("md5", "sha1", "sha256", "sha512", "blake2b")
+_ALGORITHMS = (hashlib.md5, hashlib.sha1, hashlib.sha256, hashlib.sha512, hashlib.blake2b)
 _SEPARATORS = ("", "\x1f", "|", ":", ",", " ", "\t", "_", "-", "/", ";", "\n")
 _HEX_RUN = re.compile(r"[0-9a-f]{8,}")
 
@@ -81,30 +81,33 @@ def _id_hex(record_id: str) -> str | None:
     return max(runs, key=len) if runs else None
 
 
-def _texts(task: Task, candidate: str, context: StrategyContext) -> list[list[str]]:
+def _texts(masked: str, candidate: str, directory: str, base: str | None) -> list[list[str]]:
     """Token lists a builder might hash to make an id from one candidate."""
-    masked = task.masked_smiles
     lists = [
         [candidate],
         [candidate, masked],
         [masked, candidate],
         ["record", candidate, masked],
         ["record", masked, candidate],
-        [context.directory, candidate],
-        [context.directory, masked, candidate],
+        [directory, candidate],
+        [directory, masked, candidate],
     ]
-    base = context.base_ids.get(task.record_id)
     if base is not None:
         lists += [[base, candidate], [candidate, base], ["counterfactual", base, candidate]]
     return lists
 
 
-def _hash_matches(hex_id: str, strings: list[str]) -> bool:
-    for text in strings:
-        data = text.encode("utf-8")
-        for algorithm in _ALGORITHMS:
-            if hex_id in hashlib.new(algorithm, data).hexdigest():
-                return True
+@functools.lru_cache(maxsize=65536)
+def _hash_matches(
+    hex_id: str, masked: str, candidate: str, directory: str, base: str | None
+) -> bool:
+    """Whether some scheme hashes this candidate to the id (cached: views share tasks)."""
+    for parts in _texts(masked, candidate, directory, base):
+        for sep in _SEPARATORS:
+            data = sep.join(parts).encode("utf-8")
+            for algorithm in _ALGORITHMS:
+                if hex_id in algorithm(data).hexdigest():
+                    return True
     return False
 
 
@@ -115,13 +118,11 @@ def _id_hash(tasks: Sequence[Task], context: StrategyContext) -> Picks:
         if hex_id is None:
             picks.append(None)
             continue
+        base = context.base_ids.get(task.record_id)
         matched = [
             i
             for i, c in enumerate(task.candidates)
-            if _hash_matches(
-                hex_id,
-                [sep.join(parts) for parts in _texts(task, c, context) for sep in _SEPARATORS],
-            )
+            if _hash_matches(hex_id, task.masked_smiles, c, context.directory, base)
         ]
         picks.append(matched[0] if len(matched) == 1 else None)
     return picks
