@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from chemgauge.cli import app
 from chemgauge.engines.p2s.properties import TableProvider
 from chemgauge.errors import AuditError
 
-from .conftest import DIRECTORIES
+from .conftest import DIRECTORIES, write_table
 from .test_scoring import write_jsonl
 
 runner = CliRunner()
@@ -71,6 +72,8 @@ def test_a_clean_build_passes_and_no_candidate_hashes_to_its_id(built: dict[str,
     assert not failing(report)
     for block in report["views"].values():
         assert block["leaks"]["id_hash"]["decided"] == 0
+        # every candidate, taken as the source, replays to the same task
+        assert block["leaks"]["selection_replay"]["decided"] == 0
         assert block["structural_prior"]["decided"] == block["tasks"]
     manifest = json.loads((built["data"] / build_module.MANIFEST).read_text())
     assert manifest["audit"]["passed"] and manifest["audit"]["tests"] > 0
@@ -240,3 +243,45 @@ def test_cli_audit_passes_a_clean_build_and_fails_a_leaky_one(built: dict[str, P
     assert result.exit_code == 1, result.output
     assert "BEATS CHANCE" in result.output and "spelling" in result.output
     assert json.loads(out.read_text())["passed"] is False
+
+
+def test_a_site_choice_of_the_source_alone_is_caught_by_the_replay(
+    nci_smiles: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the closure check, a site chosen by a hash of the source's own group lets a
+    reader with the published seed replay the rule on each candidate and find the source."""
+    monkeypatch.setattr(
+        selection, "_site_key", lambda seed, site: ("", selection.seeded_hash(seed, site.group))
+    )
+
+    def unchecked(line: int, source: str, name: str, config: Any, skipped: Any) -> Any:
+        chosen = selection.choose_site(source, config, Counter())
+        if chosen is None:
+            return None
+        site, block = chosen
+        rid = selection.record_id(config.seed, site.masked_smiles, block)
+        ordered = tuple(sorted(block, key=lambda c: selection.seeded_hash(rid, c)))
+        return selection.Record(
+            rid,
+            source,
+            name,
+            line,
+            site.masked_smiles,
+            site.group,
+            site.masked_atoms,
+            site.group_heavy_atoms,
+            site.scaffold_attachment_element,
+            ordered,
+            ordered.index(source),
+            "test",
+            0,
+        )
+
+    monkeypatch.setattr(selection, "_make_record", unchecked)
+    sources = tmp_path / "s.smi"
+    sources.write_text("\n".join(nci_smiles[:300]) + "\n")
+    config = BuildConfig(directories=("dipole",))
+    table = tmp_path / "t.jsonl"
+    write_table(sources, table, config)
+    with pytest.raises(AuditError, match=r"dipole/correct: leak selection_replay"):
+        build_benchmark(sources, tmp_path / "d", TableProvider(table), config)

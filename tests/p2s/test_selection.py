@@ -17,12 +17,12 @@ from chemgauge.benchmarks.p2s.build import (
     select_records,
 )
 from chemgauge.benchmarks.p2s.selection import (
-    candidate_block,
+    choose_site,
     counterfactual_id,
     record_id,
+    replayed_record_id,
 )
 from chemgauge.benchmarks.p2s.views import same_evidence
-from chemgauge.chem.fragments import find_mask_sites
 from chemgauge.engines.p2s.properties import TableProvider
 from chemgauge.errors import ConfigError
 from chemgauge.eval.records import RejectionStats
@@ -38,20 +38,17 @@ def nci_records(nci_smiles: list[str], tmp_path: Path, n: int = 250) -> list[Any
 
 
 def test_any_candidate_as_source_gives_the_same_task(nci_smiles: list[str], tmp_path: Path) -> None:
-    """Rebuilding the selection with each candidate as the source: same set, id and order."""
-    from chemgauge.benchmarks.p2s.library import canonical_library
-
+    """Replaying the selection with each candidate as the source (the seed is published):
+    same site, same candidate set, same id, so the replay cannot single out the source."""
     records = nci_records(nci_smiles, tmp_path)
     assert len(records) > 40
-    groups = {key for key, _ in canonical_library()}
+    config = BuildConfig(directories=("dipole",)).selection()
     for record in records[:40]:
         for other in record.candidates:
-            site = next(
-                s for s in find_mask_sites(other, groups) if s.masked_smiles == record.masked_smiles
-            )
-            block = candidate_block(0, site, 4, Counter())
-            assert block is not None and set(block) == set(record.candidates)
-            assert record_id(0, site.masked_smiles, block) == record.record_id
+            chosen = choose_site(other, config, Counter())
+            assert chosen is not None and chosen[0].masked_smiles == record.masked_smiles
+            assert set(chosen[1]) == set(record.candidates)
+            assert replayed_record_id(other, config) == record.record_id
 
 
 def test_answer_positions_are_uniform(nci_smiles: list[str], tmp_path: Path) -> None:

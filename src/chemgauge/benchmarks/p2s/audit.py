@@ -14,12 +14,14 @@ counterfactual views exist to control for it, and it never fails an audit.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from chemgauge.benchmarks.p2s.selection import SelectionConfig
 from chemgauge.benchmarks.p2s.shortcuts import STRATEGIES, StrategyContext
 from chemgauge.benchmarks.p2s.spec import CONDITIONS
 from chemgauge.benchmarks.p2s.taskfile import (
@@ -34,6 +36,9 @@ from chemgauge.engines.p2s.models import StructureOnlyBaseline
 from chemgauge.errors import InputFileError
 from chemgauge.eval.stats import binomial_test_greater, holm_adjust, poisson_binomial_greater
 
+# The build manifest's name (build.py imports this module, so the name is kept here too).
+MANIFEST = "build_manifest.json"
+
 __all__ = [
     "AUDIT_SCHEME_VERSION",
     "Attack",
@@ -41,6 +46,7 @@ __all__ = [
     "attack_views",
     "audit_dataset",
     "format_audit",
+    "published_selection",
     "score_attack",
 ]
 
@@ -81,8 +87,13 @@ def _prior(tasks: Sequence[Task]) -> Picks:
     return [a.get("selected_candidate_index") for a in answers]
 
 
-def attack_views(directory: str, views: Mapping[str, Sequence[Task]]) -> list[Attack]:
-    """Run every strategy on the tasks of a directory's views (no labels involved)."""
+def attack_views(
+    directory: str,
+    views: Mapping[str, Sequence[Task]],
+    selection: SelectionConfig | None = None,
+) -> list[Attack]:
+    """Run every strategy on the tasks of a directory's views (no labels involved);
+    ``selection`` (the build's seed and settings) lets the selection be replayed."""
     correct = views.get("correct", ())
     out = []
     for condition in CONDITIONS:
@@ -90,7 +101,7 @@ def attack_views(directory: str, views: Mapping[str, Sequence[Task]]) -> list[At
             continue
         tasks = views[condition]
         base = _base_ids(correct, tasks) if condition == "counterfactual" else {}
-        context = StrategyContext(directory, base)
+        context = StrategyContext(directory, base, selection)
         picks = {s.name: s.pick(tasks, context) for s in STRATEGIES}
         picks[PRIOR] = _prior(tasks)
         out.append(
@@ -116,11 +127,29 @@ def _read_tasks(data_dir: Path, directory: str, condition: str) -> list[Task]:
     return tasks
 
 
-def attack_directory(data_dir: str | Path, directory: str) -> list[Attack]:
+def attack_directory(
+    data_dir: str | Path, directory: str, selection: SelectionConfig | None = None
+) -> list[Attack]:
     """Read one directory's task files (never its label files) and attack every view."""
     root = Path(data_dir)
     views = {c: _read_tasks(root, directory, c) for c in CONDITIONS}
-    return attack_views(directory, views)
+    return attack_views(directory, views, selection)
+
+
+def published_selection(data_dir: str | Path) -> SelectionConfig | None:
+    """The selection settings a release's build manifest publishes (seed included), if any."""
+    path = Path(data_dir) / MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        config = json.loads(path.read_text(encoding="utf-8")).get("config", {})
+        return SelectionConfig(
+            candidates=int(config["candidates"]),
+            seed=int(config["seed"]),
+            min_scaffold_heavy_atoms=int(config["min_scaffold_heavy_atoms"]),
+        )
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
 
 
 def _test(picks: Picks, labels: Sequence[int], candidates: Sequence[int]) -> dict[str, Any]:
@@ -207,9 +236,13 @@ def _find(views: Mapping[str, Any], view: str, strategy: str) -> dict[str, Any]:
 
 
 def audit_dataset(data_dir: str | Path, alpha: float = 0.05) -> dict[str, Any]:
-    """Attack every directory of a released data folder from its task files, then score."""
+    """Attack every directory of a released data folder from its task files, then score.
+
+    A build manifest beside the directories lends its seed to the selection replay.
+    """
     root, present = present_directories(data_dir)
-    attacks = [a for d in present for a in attack_directory(root, d)]
+    selection = published_selection(root)
+    attacks = [a for d in present for a in attack_directory(root, d, selection)]
     labels: dict[str, dict[str, int]] = {}
     for directory in present:
         for condition, view in load_directory(root, directory).items():

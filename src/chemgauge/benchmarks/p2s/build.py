@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from chemgauge.benchmarks.p2s import selection
+from chemgauge.benchmarks.p2s import audit, selection
 from chemgauge.benchmarks.p2s.audit import attack_views, score_attack
 from chemgauge.benchmarks.p2s.library import LIBRARY_VERSION
 from chemgauge.benchmarks.p2s.selection import ID_SCHEME_VERSION, Record, SelectionConfig
@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 BUILD_SCHEME_VERSION = 2
-MANIFEST = "build_manifest.json"
+MANIFEST = audit.MANIFEST
 RECORDS = "build_records.jsonl"
 
 
@@ -177,7 +177,7 @@ def _check_not_empty(
         )
 
 
-def _audit(built: dict[str, Views], alpha: float) -> dict[str, Any]:
+def _audit(built: dict[str, Views], alpha: float, selection: SelectionConfig) -> dict[str, Any]:
     """The shortcut audit of the views about to be written; refuses a release that fails."""
     attacks = []
     labels: dict[str, dict[str, int]] = {}
@@ -196,7 +196,7 @@ def _audit(built: dict[str, Views], alpha: float) -> dict[str, Any]:
             ]
             for condition, (rows, _) in views.items()
         }
-        attacks.extend(attack_views(directory, tasks))
+        attacks.extend(attack_views(directory, tasks, selection))
         for condition, (_, rows) in views.items():
             labels[f"{directory}/{condition}"] = {r["record_id"]: r["label"] for r in rows}
     report = score_attack(attacks, labels, alpha)
@@ -257,7 +257,7 @@ def build_benchmark(
         for directory in config.directories
     }
     _check_not_empty(built, result.skipped, failures)
-    result.audit = _audit(built, config.audit_alpha)
+    result.audit = _audit(built, config.audit_alpha, config.selection())
     for directory, views in built.items():
         result.counts[directory] = {}
         for condition, (tasks, labels) in views.items():

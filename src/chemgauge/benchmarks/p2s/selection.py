@@ -16,10 +16,11 @@ candidate is equally consistent with being the source:
 * Counterfactual donors are the candidates after the answer in task order (cyclically), so
   their positions are as uniform as the answer's; their ids hash the base id, the directory
   and the donor's ordinal, never the donor.
-
-The masked site of a source is still chosen by a seeded hash of the source among its sites
-that have a full block: with a published seed, a source with several sites can be checked
-against that rule.
+* The masked site: a source is masked at its first site with a full block, larger groups
+  first, then a seeded order of attachment classes, then the masked SMILES. The
+  manifest publishes the seed, so anyone can apply that rule to each candidate; a record is
+  kept only when every candidate, taken as the source, would have chosen the same task
+  (closure), so replaying the rule cannot tell them apart either.
 """
 
 from __future__ import annotations
@@ -39,8 +40,10 @@ __all__ = [
     "Record",
     "SelectionConfig",
     "candidate_block",
+    "choose_site",
     "counterfactual_id",
     "record_id",
+    "replayed_record_id",
     "seeded_hash",
     "select_records",
 ]
@@ -134,42 +137,75 @@ def candidate_block(
     return tuple(ordered[start : start + candidates])
 
 
-def _make_record(
-    line: int, source: str, name: str, config: SelectionConfig, skipped: Counter[str]
-) -> Record | None:
+def _site_key(seed: int, site: MaskSite) -> tuple[int, str]:
+    """Larger groups first, then a seeded order of attachment classes: both the same for
+    every candidate of a block at its masked site, and a cut inside a candidate's own group
+    always gives a smaller group, so it never comes first."""
+    return -site.group_heavy_atoms, seeded_hash(seed, "site-class", attachment_class(site.group))
+
+
+def choose_site(
+    source: str, config: SelectionConfig, reasons: Counter[str]
+) -> tuple[MaskSite, tuple[str, ...]] | None:
+    """The site a source is masked at and its candidate block (``None``: reason counted):
+    the first site with a full block by :func:`_site_key`, then the masked SMILES.
+
+    A rule of the source alone: anyone who knows the seed can apply it to any candidate.
+    """
     groups = {key for key, _ in canonical_library()}
     sites = find_mask_sites(
         source, groups, min_scaffold_heavy_atoms=config.min_scaffold_heavy_atoms
     )
     if not sites:
-        skipped["no_maskable_group"] += 1
+        reasons["no_maskable_group"] += 1
         return None
-    sites.sort(key=lambda s: seeded_hash(config.seed, "site", source, s.masked_smiles, s.group))
-    reasons: Counter[str] = Counter()
+    sites.sort(key=lambda s: (_site_key(config.seed, s), s.masked_smiles))
     for site in sites:
         block = candidate_block(config.seed, site, config.candidates, reasons)
-        if block is None:
-            continue
-        rid = record_id(config.seed, site.masked_smiles, block)
-        ordered = tuple(sorted(block, key=lambda c: (seeded_hash(config.seed, "order", rid, c), c)))
-        return Record(
-            record_id=rid,
-            source=source,
-            name=name,
-            line=line,
-            masked_smiles=site.masked_smiles,
-            group=site.group,
-            masked_atoms=site.masked_atoms,
-            masked_heavy_atoms=site.group_heavy_atoms,
-            scaffold_attachment_element=site.scaffold_attachment_element,
-            candidates=ordered,
-            answer=ordered.index(source),
-            split=assign_split(site.masked_smiles),
-            bucket=split_bucket(site.masked_smiles),
-        )
-    # One count per source: the commonest reason over the sites tried.
-    skipped[max(reasons, key=lambda r: (reasons[r], r))] += 1
+        if block is not None:
+            return site, block
     return None
+
+
+def replayed_record_id(source: str, config: SelectionConfig) -> str | None:
+    """The id of the task the selection rule makes of ``source`` (``None``: none)."""
+    chosen = choose_site(source, config, Counter())
+    return None if chosen is None else record_id(config.seed, chosen[0].masked_smiles, chosen[1])
+
+
+def _make_record(
+    line: int, source: str, name: str, config: SelectionConfig, skipped: Counter[str]
+) -> Record | None:
+    reasons: Counter[str] = Counter()
+    chosen = choose_site(source, config, reasons)
+    if chosen is None:
+        # One count per source: the commonest reason over the sites tried.
+        skipped[max(reasons, key=lambda r: (reasons[r], r))] += 1
+        return None
+    site, block = chosen
+    rid = record_id(config.seed, site.masked_smiles, block)
+    # Closure: every candidate, taken as the source, must choose this same task; otherwise
+    # replaying the rule on each candidate (the seed is in the manifest) would tell the
+    # source apart. Checked on the candidates, so it does not depend on which is the source.
+    if any(replayed_record_id(other, config) != rid for other in block if other != source):
+        skipped["site_choice_differs_between_candidates"] += 1
+        return None
+    ordered = tuple(sorted(block, key=lambda c: (seeded_hash(config.seed, "order", rid, c), c)))
+    return Record(
+        record_id=rid,
+        source=source,
+        name=name,
+        line=line,
+        masked_smiles=site.masked_smiles,
+        group=site.group,
+        masked_atoms=site.masked_atoms,
+        masked_heavy_atoms=site.group_heavy_atoms,
+        scaffold_attachment_element=site.scaffold_attachment_element,
+        candidates=ordered,
+        answer=ordered.index(source),
+        split=assign_split(site.masked_smiles),
+        bucket=split_bucket(site.masked_smiles),
+    )
 
 
 def select_records(

@@ -6,10 +6,12 @@ with) and returns a candidate index per task, or ``None`` where it has nothing t
 kinds, reported apart by :mod:`chemgauge.benchmarks.p2s.audit`:
 
 * **leaks**: information that is not chemistry. The record id against hashes of each
-  candidate under common schemes, or read as a number; a fixed position; the candidate that
-  breaks an otherwise sorted order or sorts first or last; the candidate spelled differently
-  from the others (not in canonical form, extra marks, longer or shorter than its canonical
-  spelling, closest in text to the masked SMILES).
+  candidate under common schemes, or read as a number; chemgauge's own selection rule
+  replayed on each candidate with the release's seed (when the build manifest gives it); a
+  fixed position; the candidate that breaks an otherwise sorted order or sorts first or
+  last; the candidate spelled differently from the others (not in canonical form, extra
+  marks, longer or shorter than its canonical spelling, closest in text to the masked
+  SMILES).
 * **single-feature tells**: the odd one out by one structural feature of the completed group:
   the element bonded to the scaffold, the bond there (its two elements and order), the bond
   orders of the group's attachment atom, the heavy-atom count, the element set, ring
@@ -19,6 +21,7 @@ kinds, reported apart by :mod:`chemgauge.benchmarks.p2s.audit`:
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import hashlib
@@ -27,6 +30,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
+from chemgauge.benchmarks.p2s.selection import SelectionConfig, replayed_record_id
 from chemgauge.benchmarks.p2s.taskfile import Task
 from chemgauge.chem import try_canonical_smiles, try_parse_smiles
 from chemgauge.chem.fragments import MASK_TOKEN, scaffold_query
@@ -39,11 +43,13 @@ Picks = list[int | None]
 
 @dataclass(frozen=True)
 class StrategyContext:
-    """What a strategy may know besides the tasks: the directory and, for counterfactual
-    tasks, the id of the correct-view record with the same masked graph and candidates."""
+    """What a strategy may know besides the tasks: the directory, for counterfactual tasks
+    the id of the correct-view record with the same masked graph and candidates, and the
+    selection settings of the build (seed included) when the release publishes them."""
 
     directory: str
     base_ids: dict[str, str]
+    selection: SelectionConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -140,6 +146,24 @@ def _id_number(tasks: Sequence[Task], context: StrategyContext) -> Picks:
             picks.append(int(digits[-1]) % len(task.candidates))
         else:
             picks.append(None)
+    return picks
+
+
+@functools.lru_cache(maxsize=65536)
+def _replayed(candidate: str, config: SelectionConfig) -> str | None:
+    return replayed_record_id(candidate, config)
+
+
+def _selection_replay(tasks: Sequence[Task], context: StrategyContext) -> Picks:
+    """The one candidate that, taken as the source, chemgauge's rule turns into this task."""
+    if context.selection is None:
+        return [None] * len(tasks)
+    picks: Picks = []
+    for task in tasks:
+        target = context.base_ids.get(task.record_id, task.record_id)
+        config = dataclasses.replace(context.selection, candidates=len(task.candidates))
+        matched = [i for i, c in enumerate(task.candidates) if _replayed(c, config) == target]
+        picks.append(matched[0] if len(matched) == 1 else None)
     return picks
 
 
@@ -318,6 +342,12 @@ MAX_POSITIONS = 8
 STRATEGIES: tuple[Strategy, ...] = (
     Strategy("id_hash", "leak", "a candidate hashes (common schemes) to the record id", _id_hash),
     Strategy("id_number", "leak", "the record id read as a number, modulo K", _id_number),
+    Strategy(
+        "selection_replay",
+        "leak",
+        "chemgauge's selection replayed per candidate",
+        _selection_replay,
+    ),
     *(
         Strategy(f"position_{i}", "leak", f"always candidate {i}", _position(i))
         for i in range(MAX_POSITIONS)
