@@ -66,12 +66,12 @@ def build(count: int, out: Path) -> Path:
 
 
 def print_audit(report: dict[str, Any]) -> None:
-    """Per view: the strongest leak and tell (accuracy, chance, raw and Holm p), the id-hash
-    attack, the hetero-bond tell and the structural prior."""
+    """Per view: the strongest leak and tell (accuracy, chance, raw and Holm p), the tasks
+    the id-hash and selection-replay attacks answer, the hetero-bond tell and the prior."""
     print(f"audit: {report['tests']} tests, passed {report['passed']}")
     print(
-        f"{'view':22} {'strongest leak':34} {'strongest tell':34} {'id_hash':>9} "
-        f"{'attach bond':>12} {'structure_only':>15}"
+        f"{'view':22} {'strongest leak':34} {'strongest tell':34} {'id_hash':>7} "
+        f"{'replay':>7} {'attach bond':>12} {'structure_only':>15}"
     )
     for view, block in report["views"].items():
         cells = []
@@ -82,10 +82,11 @@ def print_audit(report: dict[str, Any]) -> None:
                 f"{name} {pct(t['accuracy'])}/{pct(t['chance'])} p={p:.2g} H={t['holm_p']:.2g}"
             )
         ids = block["leaks"]["id_hash"]
+        replay = block["leaks"]["selection_replay"]
         bond = block["tells"]["attachment_bond"]
         prior = block["structural_prior"]
         print(
-            f"{view:22} {cells[0]:34} {cells[1]:34} {ids['decided']:>4} ans. "
+            f"{view:22} {cells[0]:34} {cells[1]:34} {ids['decided']:>7} {replay['decided']:>7} "
             f"{pct(bond['accuracy']):>6} of {bond['decided']:<4} {pct(prior['accuracy']):>8}"
         )
 
