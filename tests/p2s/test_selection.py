@@ -138,3 +138,21 @@ def test_a_record_id_is_a_function_of_what_the_task_shows(built: dict[str, Path]
         cands = task["candidate_completed_smiles"]
         assert task["record_id"] == record_id(0, task["masked_smiles"], cands)
         assert record_id(0, task["masked_smiles"], cands[::-1]) == task["record_id"]
+
+
+def test_electronic_with_xtb_is_refused_naming_what_xtb_cannot_compute(tmp_path: Path) -> None:
+    pytest.importorskip("tblite.interface", reason="tblite not installed (chemgauge[xtb])")
+    from typer.testing import CliRunner
+
+    from chemgauge.cli import app
+
+    sources = tmp_path / "s.smi"
+    sources.write_text("\n".join(SOURCES) + "\n")
+    out = tmp_path / "d"
+    result = CliRunner().invoke(
+        app, ["p2s", "build", str(sources), "-o", str(out), "-p", "electronic", "-q"]
+    )
+    assert result.exit_code != 0
+    assert isinstance(result.exception, ConfigError)
+    assert "'electronic' needs ultraviolet_visible" in str(result.exception)
+    assert not list(out.glob("*/*.jsonl"))
