@@ -9,6 +9,9 @@ property-oracle baselines on all three views and prints each claim (target: the 
 the use claim, structure-only and random do not). Also printed: build time per molecule,
 split into the RDKit geometry (embedding + force field) and the xTB single point.
 
+Writes bench/results/p2s_xtb.json on a full run (``--sources 400`` or more) and
+bench/results/p2s_embedded.json with ``--embedded``.
+
     python bench/p2s_xtb.py --sources 400 --out /tmp/p2s_bench
     python bench/p2s_xtb.py --embedded
 """
@@ -29,6 +32,7 @@ from chemgauge.benchmarks.p2s.run import RunConfig, run_model
 from chemgauge.chem.properties import embed_geometry
 from chemgauge.engines.p2s.models import ModelOptions
 from chemgauge.engines.p2s.registry import get_model, get_provider
+from result_files import add_record_options, figure, record_path, write_result
 
 MODELS = ("property_oracle", "structure_only", "random")
 PROPERTIES = ("dipole", "gap")
@@ -38,7 +42,7 @@ def pct(x: float | None) -> str:
     return "  n/a" if x is None else f"{100 * x:5.1f}"
 
 
-def build(count: int, out: Path) -> Path:
+def build(count: int, out: Path) -> tuple[Path, dict[str, Any]]:
     """Build dipole and gap from ``count`` NCI sources into ``out/data``; print the costs."""
     sources = out / "sources.smi"
     out.mkdir(parents=True, exist_ok=True)
@@ -62,7 +66,15 @@ def build(count: int, out: Path) -> Path:
         f"through xtb at {1000 * xtb_each:.1f} ms each, of which the RDKit geometry "
         f"(ETKDG + MMFF) is {1000 * embed_each:.1f} ms ({embed_each / xtb_each:.0%})"
     )
-    return out / "data"
+    info = {
+        "sources": len(molecules),
+        "records": result.records,
+        "skipped": dict(result.skipped),
+        "xtb_ms": round(1000 * xtb_each, 1),
+        "embed_ms": round(1000 * embed_each, 1),
+        "molecules": computed,
+    }
+    return out / "data", info
 
 
 def print_audit(report: dict[str, Any]) -> None:
@@ -91,16 +103,60 @@ def print_audit(report: dict[str, Any]) -> None:
         )
 
 
+def audit_figures(report: dict[str, Any], release: str) -> list[dict[str, Any]]:
+    """The audit's targets as result figures."""
+    tests = [
+        t
+        for block in report["views"].values()
+        for kind in ("leaks", "tells")
+        for t in block[kind].values()
+        if t["decided"]
+    ]
+    lowest = min((t["holm_p"] for t in tests), default=1.0)
+
+    def answered(name: str) -> int:
+        return sum(int(b["leaks"][name]["decided"]) for b in report["views"].values())
+
+    return [
+        figure(
+            "p2s",
+            f"{release}: leaks and tells beating chance (any view)",
+            len(report["failures"]),
+            target="== 0",
+            detail=f"{report['tests']} tests; lowest Holm-adjusted p {lowest:.2g}",
+        ),
+        figure(
+            "p2s",
+            f"{release}: tasks the id-hash attack answers",
+            answered("id_hash"),
+            target="== 0",
+        ),
+        figure(
+            "p2s",
+            f"{release}: tasks the selection replay answers",
+            answered("selection_replay"),
+            target="== 0",
+        ),
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sources", type=int, default=400, help="source molecules to try")
     parser.add_argument("--embedded", action="store_true", help="use the embedded release")
     parser.add_argument("--out", type=Path, default=None, help="folder (default: a temp dir)")
+    add_record_options(parser)
     args = parser.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="p2s_bench_"))
-    data = default_data() if args.embedded else build(args.sources, out)
+    info: dict[str, Any] = {}
+    if args.embedded:
+        data = default_data()
+    else:
+        data, info = build(args.sources, out)
     print(f"data {data}")
-    print_audit(audit_dataset(data))
+    audit = audit_dataset(data)
+    print_audit(audit)
+    claims: dict[tuple[str, str], dict[str, Any]] = {}
 
     for name in MODELS:
         options = ModelOptions(provider=get_provider("xtb") if name == "property_oracle" else None)
@@ -116,6 +172,7 @@ def main() -> None:
     for prop in PROPERTIES:
         for name in MODELS:
             r = claim_report(data, prop, prediction_paths(out / "runs" / name, prop), model=name)
+            claims[name, prop] = r
             d, f = r["shuffle_drop"], r["counterfactual_flip"]
             diff = d["difference"]
             print(
@@ -129,6 +186,65 @@ def main() -> None:
                 f" {f['mcnemar']['p_value']:9.2g}  {'YES' if r['use_claim'] else 'no'}"
             )
     print(f"files in {out}")
+    bench = "p2s_embedded" if args.embedded else "p2s_xtb"
+    path = record_path(args, bench, full_size=args.embedded or args.sources >= 400)
+    if path is None:
+        return
+    release = "embedded release" if args.embedded else f"{args.sources} sources"
+    expected = {"property_oracle": "yes", "structure_only": "no", "random": "no"}
+
+    def detail(r: dict[str, Any]) -> str:
+        diff = r["shuffle_drop"]["difference"]
+        flip = r["counterfactual_flip"]["flip_rate"]["estimate"]
+        correct = r["views"]["correct"]["accuracy"]
+        return (
+            f"correct {pct(correct).strip()}%, shuffle drop {pct(diff['estimate']).strip()} "
+            f"points, donor picked {pct(flip).strip()}% under the counterfactual"
+        )
+
+    figures = [
+        figure(
+            "p2s",
+            f"{release}: {name}: use claim, {prop}",
+            "yes" if claims[name, prop]["use_claim"] else "no",
+            target=f"== {expected[name]}",
+            detail=detail(claims[name, prop]),
+        )
+        for name in MODELS
+        for prop in PROPERTIES
+    ]
+    figures += audit_figures(audit, release)
+    if info:
+        figures.append(
+            figure(
+                "p2s",
+                "xTB build time a molecule",
+                info["xtb_ms"],
+                "ms",
+                detail=f"{info['molecules']:,} molecules; RDKit geometry {info['embed_ms']} ms",
+            )
+        )
+    tasks = audit["views"]["dipole/correct"]["tasks"]
+    where = (
+        "the release embedded in the package"
+        if args.embedded
+        else f"{info['sources']} NCI sources (at least 6 heavy atoms, smallest first), "
+        f"{info['records']} records"
+    )
+    write_result(
+        bench,
+        title=f"Property-grounded completion with GFN2-xTB views ({release})",
+        method=(
+            f"Dipole and gap views of {where} ({tasks} tasks per correct view), built with "
+            "GFN2-xTB via tblite; the shortcut audit attacks every view from its task files; "
+            "the property oracle, structure-only and random baselines answer all three views "
+            "and the use claim (a significant shuffle drop and a significant counterfactual "
+            "flip towards the donor) is decided per model and property."
+        ),
+        figures=figures,
+        path=path,
+        script="p2s_xtb.py",
+    )
 
 
 if __name__ == "__main__":

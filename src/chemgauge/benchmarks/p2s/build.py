@@ -27,13 +27,14 @@ import orjson
 
 from chemgauge.benchmarks.p2s import audit, selection
 from chemgauge.benchmarks.p2s.audit import attack_views, score_attack
+from chemgauge.benchmarks.p2s.compute import PROPERTY_JOURNAL, ComputeExecution, compute_properties
 from chemgauge.benchmarks.p2s.library import LIBRARY_VERSION
 from chemgauge.benchmarks.p2s.selection import ID_SCHEME_VERSION, Record, SelectionConfig
 from chemgauge.benchmarks.p2s.spec import PROPERTY_DIRECTORIES, components_of
 from chemgauge.benchmarks.p2s.taskfile import Task, labels_path, tasks_path
 from chemgauge.benchmarks.p2s.views import ViewCounts, Views, directory_views
 from chemgauge.chem import describe_parse_failure, try_canonical_smiles
-from chemgauge.engines.p2s.properties import PropertyProvider, PropertyResult
+from chemgauge.engines.p2s.properties import PropertyProvider
 from chemgauge.errors import AuditError, ConfigError
 from chemgauge.eval.provenance import run_provenance
 from chemgauge.eval.records import (
@@ -109,6 +110,7 @@ class BuildResult:
     split_counts: Counter[str] = field(default_factory=Counter)
     provider_seconds: float = 0.0
     provider_molecules: int = 0
+    resumed_molecules: int = 0
     seconds: float = 0.0
 
 
@@ -217,12 +219,15 @@ def build_benchmark(
     *,
     strict: bool = False,
     progress: Callable[[int], None] | None = None,
+    execution: ComputeExecution | None = None,
 ) -> BuildResult:
     """Build the requested property directories under ``out_dir`` (files written atomically).
 
-    Raises :class:`ConfigError` when a directory needs a property the provider cannot
-    compute or ends up empty, and :class:`AuditError` when the release fails the audit; in
-    both cases no task file is written.
+    Property values are computed by :func:`compute_properties` (journaled in ``out_dir``,
+    resumed when the build is run again, run where ``execution`` says). Raises
+    :class:`ConfigError` when a directory needs a property the provider cannot compute or
+    ends up empty, and :class:`AuditError` when the release fails the audit; in both cases
+    no task file is written.
     """
     check_provider(provider, config.directories)
     start = time.perf_counter()
@@ -232,30 +237,26 @@ def build_benchmark(
     sources = read_sources(sources_path, stats)
     records = select_records(sources, config, result.skipped)
     molecules = list(dict.fromkeys(c for r in records for c in r.candidates))
-    values: dict[str, PropertyResult] = {}
-    chunk = 16
-    for offset in range(0, len(molecules), chunk):
-        batch = molecules[offset : offset + chunk]
-        values.update(zip(batch, provider.compute(batch), strict=True))
-        if progress is not None:
-            progress(len(batch))
+    execution = execution or ComputeExecution()
+    out.mkdir(parents=True, exist_ok=True)
+    values, computed = compute_properties(molecules, provider, out, execution, progress=progress)
     result.provider_molecules = len(molecules)
-    result.provider_seconds = provider.seconds
-    failures = Counter(
-        (r.error or "").split(":")[0] for r in values.values() if r.error is not None
-    )
+    result.provider_seconds = computed.provider_seconds
+    result.resumed_molecules = computed.resumed
+    failures = computed.failures
     counts = ViewCounts(result.skipped, result.redrawn, result.ties)
-    built = {
-        directory: directory_views(
-            directory,
-            records,
-            values,
-            seed=config.seed,
-            counterfactuals=config.counterfactuals_per_record,
-            counts=counts,
-        )
-        for directory in config.directories
-    }
+    with values:
+        built = {
+            directory: directory_views(
+                directory,
+                records,
+                values,
+                seed=config.seed,
+                counterfactuals=config.counterfactuals_per_record,
+                counts=counts,
+            )
+            for directory in config.directories
+        }
     _check_not_empty(built, result.skipped, failures)
     result.audit = _audit(built, config.audit_alpha, config.selection())
     for directory, views in built.items():
@@ -296,6 +297,7 @@ def build_benchmark(
     config_dict = {
         **asdict(config),
         "provider": provider.describe(),
+        "limits": execution.limits.describe(),
         "library_version": LIBRARY_VERSION,
         "build_scheme_version": BUILD_SCHEME_VERSION,
         "id_scheme_version": ID_SCHEME_VERSION,
@@ -319,9 +321,17 @@ def build_benchmark(
             "seconds_per_molecule": round(
                 result.provider_seconds / max(1, result.provider_molecules), 5
             ),
+            # How this run went (not what it built): a resumed or parallel build writes the
+            # same files, and only this block says how it got there.
+            "molecules_from_journal": result.resumed_molecules,
+            "execution": execution.executor.describe(),
         },
         "audit": result.audit,
-        "note": f"{RECORDS} holds the answers; never hand it to a system under test.",
+        "note": (
+            f"{RECORDS} holds the answers; never hand it to a system under test. "
+            f"{PROPERTY_JOURNAL} is the build's resumable property cache (every candidate's "
+            "values): not a release file either."
+        ),
     }
     atomic_write_json(out / MANIFEST, manifest)
     return result
