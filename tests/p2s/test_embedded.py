@@ -56,7 +56,7 @@ def test_structure_only_and_random_run_on_it_and_make_no_use_claim(tmp_path: Pat
         result = runner.invoke(app, ["p2s", "run", "-m", model, "-o", str(tmp_path), "-q"])
         assert result.exit_code == 0, result.output
         report = json.loads((tmp_path / model / "report.json").read_text())
-        assert report["data"]["path"] == str(default_data().resolve())
+        assert report["metrics"]["data"]["path"] == str(default_data().resolve())
         for directory in DEFAULT_DIRECTORIES:
             block = report["metrics"]["properties"][directory]
             assert block["views"]["correct"]["tasks"] >= DEFAULT_RECORDS - 5
