@@ -116,3 +116,14 @@ def test_aggregate_is_the_tally_over_a_list() -> None:
     assert report["reproducibility_sha256"] == reproducibility_sha256(ROWS, TIMING_FIELDS)
     assert report["all_attempts"]["statuses"]["not_run"] == 1
     assert report["provenance"] == {"x": 1}
+
+
+def test_median_of_an_even_number_of_attempts_is_the_mean_of_the_middle_two() -> None:
+    tally = ReportTally()
+    for seconds, case in ((0.2184, "ethanol"), (0.2121, "propanol")):
+        tally.add(_row(case, 1, "completed", ETHANOL, exact="match", seconds=seconds, errors={}))
+    manifest = Manifest.model_construct(name="hand", cases=[None] * 2)
+    timing = tally.result(manifest, ("exact",), {}, "digest")["timing"]
+    # sorted 0.2121, 0.2184: the median is their mean, not the upper one
+    assert timing["median_seconds"] == 0.21525
+    assert (timing["min_seconds"], timing["max_seconds"]) == (0.2121, 0.2184)

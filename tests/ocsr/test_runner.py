@@ -56,6 +56,13 @@ def test_plan_is_repeat_major_and_dry_run_describes_budgets(small_cohort: Manife
     assert "planned attempts: 16" in text and "at most 10 attempt(s) can start" in text
 
 
+def test_dry_run_at_zero_requests_says_zero(small_cohort: Manifest) -> None:
+    text = describe_plan(small_cohort, RunConfig(max_requests=0), {"backend": "x"})
+    assert "max requests 0," in text and "unbounded" not in text.split("s per workflow")[0]
+    assert "at most 0 attempt(s) can start" in text
+    assert "max requests unbounded" in describe_plan(small_cohort, RunConfig(), {})
+
+
 def test_statuses_denominators_and_localized_errors(
     small_cohort: Manifest, answers: Callable[[dict[str, Any]], str], tmp_path: Path
 ) -> None:

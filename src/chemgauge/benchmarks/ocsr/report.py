@@ -43,6 +43,16 @@ def _rate(successes: int, n: int) -> dict[str, Any]:
     return {"successes": successes, "n": n, "rate": round(successes / n, 6), "wilson95": bounds}
 
 
+def _median(ordered: Sequence[float]) -> float | None:
+    """Median of sorted values (the mean of the middle two for an even count), 6 decimals."""
+    if not ordered:
+        return None
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return round((ordered[middle - 1] + ordered[middle]) / 2, 6)
+
+
 def _status_counts(counts: Counter[str]) -> dict[str, int]:
     return {status: counts.get(status, 0) for status in ATTEMPT_STATUSES}
 
@@ -265,7 +275,7 @@ class ReportTally:
             ],
             "timing": {
                 "attempts_timed": len(elapsed),
-                "median_seconds": elapsed[len(elapsed) // 2] if elapsed else None,
+                "median_seconds": _median(elapsed),
                 "min_seconds": elapsed[0] if elapsed else None,
                 "max_seconds": elapsed[-1] if elapsed else None,
                 "total_seconds": round(sum(elapsed), 3),

@@ -136,7 +136,8 @@ def describe_plan(manifest: Manifest, config: RunConfig, backend: dict[str, Any]
         f"backend: {backend}",
         f"planned attempts: {planned} ({config.repeats} repeat(s); {with_reference} with a "
         f"finite reference, {planned - with_reference} qualitative)",
-        f"budgets: max requests {config.max_requests or 'unbounded'}, "
+        f"budgets: max requests "
+        f"{'unbounded' if config.max_requests is None else config.max_requests}, "
         f"{config.per_workflow_seconds:g} s per workflow, overall "
         f"{config.budget_seconds if config.budget_seconds is not None else 'unbounded'} s",
         f"at most {reachable} attempt(s) can start; the rest would be recorded not_run",

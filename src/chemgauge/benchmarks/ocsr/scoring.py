@@ -2,11 +2,16 @@
 
 The headline policy is ``exact`` (canonical isomeric SMILES: aromatic/Kekule spelling and
 explicit/implicit hydrogens normalize; tautomers, protonation, isotopes, charges, radicals and
-specified stereo stay strict). ``inchi`` and ``stereo_ignored`` are the usual lenient lenses,
-and ``legacy`` is standard InChI computed straight from the graph as read, which is how the
-2020 OCSR review scored. A missing, empty or unreadable graph never matches anything, and a
-reference with a feature no policy is certified for (R-groups, haptic bonds, ...) is
-``unsupported``, never a match of two identical placeholders.
+specified stereo stay strict). One charge normalization is deliberate and claimed: every graph
+is sanitized by RDKit, which rewrites the hypervalent spellings of a few groups to their
+charge-separated form (nitro ``N(=O)=O``, N-oxides, azide and diazo ``N#N``, perhalates), so
+a recognizer that draws a nitro group the pentavalent way reads the same group as the
+reference (:data:`HYPERVALENT_NORMALIZATION`); no other formal charge is touched.
+``inchi`` and ``stereo_ignored`` are the usual lenient lenses, and ``legacy`` is standard
+InChI computed straight from the graph as read, which is how the 2020 OCSR review scored.
+A missing, empty or unreadable graph never matches anything, and a reference with a feature
+no policy is certified for (R-groups, haptic bonds, ...) is ``unsupported``, never a match
+of two identical placeholders.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from chemgauge.chem.molfile import GraphReading, mol_inchi, read_graph, unsuppor
 
 __all__ = [
     "HEADLINE_POLICY",
+    "HYPERVALENT_NORMALIZATION",
     "POLICIES",
     "GraphKeys",
     "compare_keys",
@@ -33,8 +39,14 @@ __all__ = [
 POLICIES: tuple[str, ...] = ("exact", "inchi", "stereo_ignored", "legacy")
 HEADLINE_POLICY = "exact"
 
+#: What RDKit's sanitization rewrites before any key is computed (part of every claim).
+HYPERVALENT_NORMALIZATION = (
+    "hypervalent nitro N(=O)=O, N-oxide, azide/diazo N#N and perhalate spellings are read as "
+    "their charge-separated forms; every other formal charge stays strict"
+)
+
 POLICY_CLAIMS: Mapping[str, str] = {
-    "exact": "canonical isomeric SMILES (the seed's rules)",
+    "exact": f"canonical isomeric SMILES (the seed's rules; {HYPERVALENT_NORMALIZATION})",
     "inchi": "standard InChI of the canonical SMILES (merges mobile-H tautomers)",
     "stereo_ignored": "canonical SMILES after structural stereo flattening",
     "legacy": "standard InChI of the graph as read (the 2020 OCSR review's rule)",
