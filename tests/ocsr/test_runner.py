@@ -152,8 +152,11 @@ def test_resume_skips_finished_attempts(
     again = PythonRecognizer(name)
     rows = run_attempts(small_cohort, again, RunConfig(), tmp_path)
     assert again.calls == 0 and len(rows) == 8
+    # A budget is not part of what an attempt returns: a smaller one resumes and runs nothing.
+    assert len(run_attempts(small_cohort, again, RunConfig(max_requests=3), tmp_path)) == 8
+    assert again.calls == 0
     with pytest.raises(ConfigError, match="another configuration"):
-        run_attempts(small_cohort, again, RunConfig(max_requests=3), tmp_path)
+        run_attempts(small_cohort, again, RunConfig(per_workflow_seconds=5), tmp_path)
 
 
 def test_overall_budget_exhausted_records_not_run(

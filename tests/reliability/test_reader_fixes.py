@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 from tests.reliability.family_readers import (
     ATTEMPTS,
@@ -133,10 +134,10 @@ def _attempts(tmp_path: Path, extra: bytes) -> Path:
             b'"status":"completed","recognition":{"elapsed_seconds":"1"}}\n',
             "line 4: recognition.elapsed_seconds must be a number",
         ),
-        (
-            b'{"attempt_id":"blank#r1","case_id":"blank","plan_index":1,"repeat":1,'
+        (  # an attempt that ran is written once (only a not_run row may be superseded)
+            b'{"attempt_id":"ethanol#r1","case_id":"ethanol","plan_index":0,"repeat":1,'
             b'"status":"not_run","recognition":null}\n',
-            "line 4: attempt 'blank#r1' is also on line 3",
+            "line 4: attempt 'ethanol#r1' is also on line 2",
         ),
     ],
 )
@@ -158,6 +159,20 @@ def test_ocsr_attempt_rows_read_in_plan_order(tmp_path: Path) -> None:
     assert [r["attempt_id"] for r in rows] == ["ethanol#r1", "blank#r1"]
 
 
+def _record_run(folder: Path) -> None:
+    """A report.json recording the journal's hash, as `ocsr run` writes it."""
+    from chemgauge.benchmarks.ocsr.plan import RunConfig
+    from chemgauge.benchmarks.ocsr.provenance import report_provenance
+
+    run = {
+        "backend": {"backend": "python"},
+        "run_config": RunConfig(max_requests=1).to_dict(),
+        "attempts_config_sha256": "0" * 64,
+    }
+    provenance = report_provenance(folder / "m.json", folder, run, {"executor": "local"})
+    (folder / "report.json").write_bytes(orjson.dumps({"provenance": provenance}))
+
+
 def test_ocsr_score_cli_names_a_bad_journal_line(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
@@ -166,9 +181,14 @@ def test_ocsr_score_cli_names_a_bad_journal_line(tmp_path: Path) -> None:
     path = _attempts(tmp_path, b'{"attempt_id": "x"}\n')
     args = ["ocsr", "score", "-m", str(tmp_path / "m.json"), "-o", str(tmp_path), "-q"]
     result = CliRunner().invoke(app, [*args, "--no-html"])
+    assert isinstance(result.exception, InputFileError)  # no report: nothing to check against
+    assert "no report records this run's attempts hash" in str(result.exception)
+    _record_run(tmp_path)
+    result = CliRunner().invoke(app, [*args, "--no-html"])
     assert isinstance(result.exception, InputFileError)  # printed by the CLI without a trace
     assert "attempts.jsonl, line 4: case_id None is not a case" in str(result.exception)
     path.write_bytes(ATTEMPTS)
+    _record_run(tmp_path)
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert (tmp_path / "report.json").exists() and (tmp_path / "report.html").exists()

@@ -65,28 +65,6 @@ def import_set(
     typer.echo(f"wrote {manifest}: {len(built.cases)} images, {missing} without a reference")
 
 
-def _backend(
-    backend: str,
-    command: list[str],
-    fmt: str,
-    url: str | None,
-    model: str | None,
-    api_key_env: str,
-    target: str | None,
-) -> Any:
-    from chemgauge.engines.ocsr.registry import RecognizerOptions, build_recognizer
-
-    options = RecognizerOptions(
-        command=tuple(command),
-        fmt=fmt,
-        url=url,
-        model=model,
-        api_key_env=api_key_env,
-        target=target,
-    )
-    return build_recognizer(backend, options)
-
-
 def _score_and_report(
     manifest_path: Path,
     output: Path,
@@ -94,7 +72,7 @@ def _score_and_report(
     count: int,
     quiet: bool,
     html: bool,
-    extra: dict[str, Any],
+    provenance: Callable[[], dict[str, Any]],
 ) -> dict[str, Any]:
     """Score ``count`` attempt rows as they stream past and write the report files.
 
@@ -105,15 +83,12 @@ def _score_and_report(
     from chemgauge.benchmarks.ocsr.manifest import load_manifest
     from chemgauge.benchmarks.ocsr.report import write_report
     from chemgauge.benchmarks.ocsr.scoring import POLICIES
-    from chemgauge.eval.provenance import run_provenance
 
     manifest = load_manifest(manifest_path)
-    provenance = run_provenance(
-        {"policies": list(POLICIES), **extra}, {"manifest": manifest_path}, extra
-    ).to_dict()
+    recorded = provenance()
     with progress_bar("scoring", count, quiet=quiet, min_total=50) as advance:
         scored = iter_scored(manifest, rows_for(manifest), progress=advance)
-        return write_report(output, manifest, scored, POLICIES, provenance, html=html)
+        return write_report(output, manifest, scored, POLICIES, recorded, html=html)
 
 
 def _rate(block: dict[str, Any] | None) -> str:
@@ -165,14 +140,34 @@ def run(
     output: Path = typer.Option(Path("ocsr-results"), "--output", "-o", help="Results folder."),
     execute: bool = typer.Option(False, "--run", help="Execute (default: print the plan)."),
     repeats: int = typer.Option(1, help="Attempts per image."),
-    max_requests: int | None = typer.Option(None, help="At most this many attempts start."),
+    max_requests: int | None = typer.Option(
+        None, help="At most this many attempts start (raise it later to extend the run)."
+    ),
     per_workflow_seconds: float = typer.Option(60.0, help="Time limit per attempt."),
-    budget_seconds: float | None = typer.Option(None, help="Overall time budget."),
+    budget_seconds: float | None = typer.Option(
+        None, help="Overall time budget (raise it later to extend the run)."
+    ),
     jobs: int = typer.Option(1, "--jobs", "-j", help="Attempts in flight at once."),
+    executor: str = typer.Option(
+        "local",
+        "--executor",
+        help="Where attempts run: local (threads here) or ray (tasks on a Ray cluster).",
+    ),
+    ray_address: str | None = typer.Option(
+        None, "--ray-address", help="Ray cluster to join: 'auto', 'local' or HOST:PORT."
+    ),
+    ship_images: bool = typer.Option(
+        True,
+        "--ship-images/--shared-images",
+        help="ray: send each image with its task, or read it from a path every node sees.",
+    ),
     command_arg: list[str] = typer.Option([], help="command back-end: one argument ({image})."),
     fmt: str = typer.Option("auto", "--format", help="command output: smiles|molfile|auto|json."),
     url: str | None = typer.Option(None, help="http back-end: OpenAI-compatible base URL."),
     model: str | None = typer.Option(None, help="http back-end: model name."),
+    reasoning_effort: str | None = typer.Option(
+        None, help="http back-end: reasoning effort to request (checked when echoed)."
+    ),
     api_key_env: str = typer.Option("OPENAI_API_KEY", help="http back-end: key variable."),
     target: str | None = typer.Option(None, "--callable", help="python back-end callable."),
     restart: bool = typer.Option(False, help="Discard an existing journal in --output."),
@@ -190,9 +185,12 @@ def run(
 
     Every image is checked from its header before anything decodes it: a decompression bomb
     or an absurd resolution is recorded as not run, with the reason, and never reaches the
-    recognizer.
+    recognizer. The same command resumes an interrupted run; with a larger --max-requests or
+    --budget-seconds it runs only the attempts that were not run.
     """
     from chemgauge.benchmarks.ocsr.manifest import load_manifest
+    from chemgauge.benchmarks.ocsr.plan import Execution, attempts_config_sha256
+    from chemgauge.benchmarks.ocsr.provenance import report_provenance
     from chemgauge.benchmarks.ocsr.runner import (
         RunConfig,
         describe_plan,
@@ -200,28 +198,59 @@ def run(
         journal_attempts,
         planned_count,
     )
+    from chemgauge.engines.ocsr.registry import RecognizerOptions, build_recognizer
 
     loaded = load_manifest(manifest)
-    recognizer = _backend(backend, command_arg, fmt, url, model, api_key_env, target)
+    options = RecognizerOptions(
+        command=tuple(command_arg),
+        fmt=fmt,
+        url=url,
+        model=model,
+        api_key_env=api_key_env,
+        reasoning_effort=reasoning_effort,
+        target=target,
+    )
+    recognizer = build_recognizer(backend, options)
     limits = ImageLimits(max_pixels=max_image_pixels, max_bytes=int(max_image_mb * 2**20))
     config = RunConfig(
         repeats, max_requests, per_workflow_seconds, budget_seconds, jobs, image_limits=limits
     )
+    execution = Execution(executor, ray_address, ship_images)  # type: ignore[arg-type]
     if not execute:
         typer.echo(describe_plan(loaded, config, recognizer.describe()))
         return
     total = planned_count(loaded, config)
     with progress_bar(f"ocsr ({backend})", total, quiet=quiet, min_total=10) as advance:
         journal = journal_attempts(
-            loaded, recognizer, config, output, restart=restart, progress=advance
+            loaded,
+            recognizer,
+            config,
+            output,
+            restart=restart,
+            progress=advance,
+            execution=execution,
         )
-    extra = {"backend": recognizer.describe(), "run_config": config.to_dict()}
+    described = recognizer.describe()
+    run_block = {
+        "backend": described,
+        "run_config": config.to_dict(),
+        "attempts_config_sha256": attempts_config_sha256(loaded, described, config),
+    }
+    placement = {**execution.describe(), "jobs": jobs}
     del loaded  # scoring loads and verifies the manifest again
 
     def rows_for(checked: Manifest) -> Iterable[dict[str, Any]]:
         return iter_attempt_rows(journal, checked, config)
 
-    report = _score_and_report(manifest, output, rows_for, total, quiet, html, extra)
+    report = _score_and_report(
+        manifest,
+        output,
+        rows_for,
+        total,
+        quiet,
+        html,
+        lambda: report_provenance(manifest, output, run_block, placement),
+    )
     if not quiet:
         _print_summary(report)
 
@@ -233,18 +262,55 @@ def score(
     html: bool = typer.Option(True, "--html/--no-html"),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
-    """Re-score an existing run's attempts.jsonl and rewrite its report."""
+    """Re-score a finished run's attempts.jsonl and rewrite its report.
+
+    The run's back-end, budgets and configuration are kept from its report.json, so the same
+    scoring gives the same config_sha256; a journal or manifest whose hash changed since the
+    run is refused, and a change in scoring is printed and recorded.
+    """
     from chemgauge.benchmarks.ocsr.manifest import load_manifest
+    from chemgauge.benchmarks.ocsr.plan import RunConfig, iter_plan
+    from chemgauge.benchmarks.ocsr.provenance import (
+        check_inputs,
+        read_recorded_run,
+        report_provenance,
+        scoring_changes,
+        scoring_config,
+    )
     from chemgauge.benchmarks.ocsr.runner import scan_attempts
+    from chemgauge.eval.provenance import source_tree_sha256
 
     journal = output / "attempts.jsonl"
     if not journal.exists():
         raise InputFileError(
             "no attempts journal (run `chemgauge ocsr run --run` first)", path=journal
         )
-    attempts = scan_attempts(journal, load_manifest(manifest, verify=False))
+    recorded = read_recorded_run(output)
+    check_inputs(recorded, output, manifest)
+    config = RunConfig.from_dict(recorded.run["run_config"])
+    loaded = load_manifest(manifest, verify=False)
+    attempts = scan_attempts(journal, loaded, plan=iter_plan(loaded, config))
+    del loaded
+    changes = scoring_changes(recorded, scoring_config())
+    notes: list[str] = [f"scoring changed since the run: {change}" for change in changes]
+    if recorded.source_tree_sha256 not in (None, source_tree_sha256()):
+        notes.append("chemgauge's source differs from the run's: its scoring code may too")
+    for note in notes:
+        typer.echo(note, err=True)
     report = _score_and_report(
-        manifest, output, lambda _: attempts.rows(), len(attempts), quiet, html, {}
+        manifest,
+        output,
+        lambda _: attempts.rows(),
+        len(attempts),
+        quiet,
+        html,
+        lambda: report_provenance(
+            manifest,
+            output,
+            recorded.run,
+            recorded.execution,
+            notes={"rescored": notes} if notes else None,
+        ),
     )
     if not quiet:
         _print_summary(report)

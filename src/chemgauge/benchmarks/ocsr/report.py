@@ -21,8 +21,8 @@ from typing import Any
 
 import orjson
 
+from chemgauge.benchmarks.ocsr.attempts import ATTEMPT_STATUSES, NOT_RUN, TIMING_FIELDS
 from chemgauge.benchmarks.ocsr.manifest import Manifest
-from chemgauge.benchmarks.ocsr.runner import ATTEMPT_STATUSES, NOT_RUN, TIMING_FIELDS
 from chemgauge.benchmarks.ocsr.scoring import HEADLINE_POLICY, MATCH, POLICY_CLAIMS, UNSUPPORTED
 from chemgauge.chem.graphdiff import CATEGORIES
 from chemgauge.eval.provenance import reproducibility_sha256
@@ -167,6 +167,37 @@ class _Errors:
         }
 
 
+@dataclass
+class _Served:
+    """Who served the attempts, as the back-end echoed it, and why the run stopped if it did."""
+
+    models: Counter[str] = field(default_factory=Counter)
+    efforts: Counter[str] = field(default_factory=Counter)
+    tiers: Counter[str] = field(default_factory=Counter)
+    stop_reason: str | None = None
+
+    def add(self, recognition: Mapping[str, Any]) -> None:
+        served = recognition.get("served") or {}
+        for counter, name in (
+            (self.models, "model"),
+            (self.efforts, "reasoning_effort"),
+            (self.tiers, "service_tier"),
+        ):
+            value = served.get(name)
+            if isinstance(value, str):
+                counter[value] += 1
+        if recognition.get("stop_reason") and self.stop_reason is None:
+            self.stop_reason = str(recognition["stop_reason"])
+
+    def result(self) -> dict[str, Any]:
+        return {
+            "models": dict(sorted(self.models.items())),
+            "reasoning_efforts": dict(sorted(self.efforts.items())),
+            "service_tiers": dict(sorted(self.tiers.items())),
+            "stop_reason": self.stop_reason,
+        }
+
+
 @dataclass(slots=True)
 class _CaseRepeats:
     """One image's attempts: (repeat, status) pairs and what the attempts that ran returned."""
@@ -214,6 +245,7 @@ class ReportTally:
         self.errors = _Errors()
         self.cases: dict[str, _CaseRepeats] = {}
         self.elapsed = array("d")
+        self.served = _Served()
 
     def add(self, row: Mapping[str, Any]) -> None:
         """Fold one scored row in."""
@@ -238,6 +270,7 @@ class ReportTally:
                 case.all_present = False
         if row.get("recognition"):
             self.elapsed.append(float(row["recognition"]["elapsed_seconds"]))
+            self.served.add(row["recognition"])
 
     def feed(self, rows: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
         """Yield ``rows`` unchanged, folding each in on the way past."""
@@ -280,6 +313,7 @@ class ReportTally:
                 "max_seconds": elapsed[-1] if elapsed else None,
                 "total_seconds": round(sum(elapsed), 3),
             },
+            "served": self.served.result(),
             "token_usage": "reported per attempt when the back-end exposes it, never estimated",
             "provenance": dict(provenance),
             "reproducibility_sha256": reproducibility,

@@ -5,6 +5,7 @@ an argument list containing ``{image}``) and ``python`` (a registered callable).
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import re
 import shutil
@@ -77,6 +78,9 @@ class OsraRecognizer(Recognizer):
                 f"OSRA not found ({self.executable!r}); install it with `apt-get install -y osra`"
             )
 
+    def program_files(self) -> tuple[str, ...]:
+        return (self.executable,)
+
     def _detect_version(self) -> str:
         result = run_bounded([self.executable, "--version"], 30.0, 10_000)
         match = re.search(r"version:?\s*([0-9][\w.\-]*)", result.stdout + result.stderr)
@@ -118,6 +122,13 @@ class CommandRecognizer(Recognizer):
         if spec.fmt not in ("smiles", "molfile", "auto", "json"):
             raise ConfigError(f"unknown command output format {spec.fmt!r}")
         self.spec = spec
+        # Arguments naming a file (a script, a model) are part of the recognizer: hashed too.
+        self._file_args = tuple(
+            arg for arg in spec.args[1:] if "{image}" not in arg and Path(arg).is_file()
+        )
+
+    def program_files(self) -> tuple[str, ...]:
+        return (self.spec.args[0], *self._file_args)
 
     def check(self) -> None:
         program = self.spec.args[0]
@@ -171,6 +182,13 @@ class PythonRecognizer(Recognizer):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "callable": self.target}
+
+    def program_files(self) -> tuple[str, ...]:
+        try:
+            source = inspect.getsourcefile(self.function)
+        except TypeError:  # a builtin or C function has no source file
+            return ()
+        return (source,) if source else ()
 
     def _recognize(self, image: Path, timeout: float) -> RecognizerOutput:
         start = time.perf_counter()

@@ -12,9 +12,9 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from chemgauge.benchmarks.ocsr.attempts import JOURNAL_NAME, TIMING_FIELDS
 from chemgauge.benchmarks.ocsr.manifest import Manifest
 from chemgauge.benchmarks.ocsr.report import aggregate
-from chemgauge.benchmarks.ocsr.runner import TIMING_FIELDS
 from chemgauge.benchmarks.ocsr.scoring import MATCH
 from chemgauge.eval.provenance import reproducibility_sha256
 from chemgauge.report.families import (
@@ -105,7 +105,18 @@ class OcsrAdapter(FamilyAdapter):
         )
 
     def input_files(self, report: Mapping[str, Any]) -> list[InputFile]:
-        return []  # only the manifest's hash is recorded, not its path
+        """The attempts journal beside the report (hashed when the report was written: an
+        edited journal is caught) and the manifest at its recorded path."""
+        provenance = report.get("provenance") or {}
+        hashes = provenance.get("input_sha256") or {}
+        found: list[InputFile] = []
+        if isinstance(hashes.get("attempts"), str):
+            found.append(InputFile("attempts", JOURNAL_NAME, hashes["attempts"], True))
+        manifest_path = (provenance.get("extra") or {}).get("manifest_path")
+        if isinstance(hashes.get("manifest"), str):
+            path = manifest_path if isinstance(manifest_path, str) else None
+            found.append(InputFile("manifest", path, hashes["manifest"]))
+        return found
 
     def headline(self, run: Run) -> list[Rate]:
         recomputed = self.recompute(run).sections["finite_reference"]["policies"]

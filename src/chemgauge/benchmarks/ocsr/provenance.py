@@ -1,0 +1,145 @@
+"""What an OCSR report records about its run, and the checks ``ocsr score`` makes against it.
+
+The report's ``config_sha256`` covers the run (back-end with its program hashes, run policy,
+the journal's attempt hash) and the scoring (policies, their claims, graph-diff bounds). The
+attempts journal and the manifest are hashed when the report is written. Re-scoring reads
+all of that back from ``report.json``: it refuses a journal or manifest whose hash changed
+(an edited journal is never scored into a report that verifies), keeps the run's block as it
+was, so a finished run re-scored with the same scoring keeps its ``config_sha256``, and says
+what changed when the scoring did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from chemgauge.benchmarks.ocsr.attempts import JOURNAL_NAME
+from chemgauge.benchmarks.ocsr.scoring import POLICIES, POLICY_CLAIMS
+from chemgauge.chem.graphdiff import DiffSettings
+from chemgauge.errors import InputFileError
+from chemgauge.eval.provenance import run_provenance, sha256_file
+
+__all__ = [
+    "RecordedRun",
+    "check_inputs",
+    "read_recorded_run",
+    "report_provenance",
+    "scoring_changes",
+    "scoring_config",
+]
+
+
+def scoring_config(policies: tuple[str, ...] = POLICIES) -> dict[str, Any]:
+    """How attempts are scored: the policies with their claims and the graph-diff bounds."""
+    return {
+        "policies": list(policies),
+        "claims": {policy: POLICY_CLAIMS.get(policy, "") for policy in policies},
+        "graph_diff": asdict(DiffSettings()),
+    }
+
+
+def report_provenance(
+    manifest_path: Path,
+    out_dir: Path,
+    run: Mapping[str, Any],
+    execution: Mapping[str, Any],
+    scoring: Mapping[str, Any] | None = None,
+    notes: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The report's provenance: ``config_sha256`` over run and scoring, the manifest's and
+    the journal's hashes, and (not hashed) where it ran and any re-scoring notes."""
+    config = {"scoring": dict(scoring or scoring_config()), **run}
+    extra = {**config, "execution": dict(execution), "manifest_path": str(manifest_path)}
+    if notes:
+        extra.update(notes)
+    inputs = {"manifest": manifest_path, "attempts": out_dir / JOURNAL_NAME}
+    return run_provenance(config, inputs, extra).to_dict()
+
+
+@dataclass(frozen=True)
+class RecordedRun:
+    """A finished run as its report recorded it."""
+
+    run: dict[str, Any]
+    scoring: dict[str, Any]
+    execution: dict[str, Any]
+    attempts_sha256: str
+    manifest_sha256: str | None
+    source_tree_sha256: str | None
+
+
+_RUN_FIELDS = ("backend", "run_config", "attempts_config_sha256")
+
+
+def read_recorded_run(out_dir: Path) -> RecordedRun:
+    """Read the run's record from ``out_dir/report.json``; a report without one (missing,
+    unreadable, or written before journals were hashed) is an error saying what to do."""
+    path = out_dir / "report.json"
+    finish = "run `chemgauge ocsr run --run` with the run's options: it resumes the journal"
+    try:
+        report = orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise InputFileError(
+            f"no report records this run's attempts hash; {finish} and writes it", path=path
+        ) from None
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise InputFileError(f"cannot read the run's report ({exc})", path=path) from None
+    provenance = report.get("provenance") if isinstance(report, dict) else None
+    if not isinstance(provenance, dict):
+        provenance = {}
+    extra, inputs = provenance.get("extra"), provenance.get("input_sha256")
+    if not isinstance(extra, dict) or not isinstance(inputs, dict) or "attempts" not in inputs:
+        raise InputFileError(
+            f"the report records no attempts hash (an older chemgauge wrote it); {finish}",
+            path=path,
+        )
+    missing = [name for name in _RUN_FIELDS if name not in extra]
+    if missing:
+        raise InputFileError(f"the report's provenance lacks {', '.join(missing)}", path=path)
+    return RecordedRun(
+        run={name: extra[name] for name in _RUN_FIELDS},
+        scoring=dict(extra.get("scoring") or {}),
+        execution=dict(extra.get("execution") or {}),
+        attempts_sha256=str(inputs["attempts"]),
+        manifest_sha256=inputs.get("manifest"),
+        source_tree_sha256=provenance.get("source_tree_sha256"),
+    )
+
+
+def check_inputs(recorded: RecordedRun, out_dir: Path, manifest_path: Path) -> None:
+    """Refuse a journal or manifest that changed since the report was written."""
+    journal = out_dir / JOURNAL_NAME
+    actual = sha256_file(journal)
+    if actual != recorded.attempts_sha256:
+        raise InputFileError(
+            f"changed since the run recorded it (sha256 {actual}, recorded "
+            f"{recorded.attempts_sha256}); an edited attempts journal is not re-scored",
+            path=journal,
+        )
+    manifest = sha256_file(manifest_path)
+    if recorded.manifest_sha256 is not None and manifest != recorded.manifest_sha256:
+        raise InputFileError(
+            f"is not the manifest the run used (sha256 {manifest}, recorded "
+            f"{recorded.manifest_sha256})",
+            path=manifest_path,
+        )
+
+
+def scoring_changes(recorded: RecordedRun, current: Mapping[str, Any]) -> list[str]:
+    """What differs between the run's scoring and the scoring used now, one line each."""
+    changes: list[str] = []
+    before = recorded.scoring
+    if before.get("policies") != current.get("policies"):
+        changes.append(f"policies {before.get('policies')} -> {current.get('policies')}")
+    old_claims = before.get("claims") or {}
+    for policy, claim in (current.get("claims") or {}).items():
+        if policy in old_claims and old_claims[policy] != claim:
+            changes.append(f"claim of {policy!r}: {old_claims[policy]!r} -> {claim!r}")
+    if before.get("graph_diff") != current.get("graph_diff"):
+        changes.append(f"graph_diff {before.get('graph_diff')} -> {current.get('graph_diff')}")
+    return changes
