@@ -108,8 +108,13 @@ class CommandSpec:
     env: Mapping[str, str] = field(default_factory=dict)
 
 
+#: Arguments with these suffixes are scripts run by the program (an interpreter): hashed.
+SCRIPT_SUFFIXES = frozenset({".py", ".sh", ".pl", ".rb", ".js", ".jar", ".r", ".lua"})
+
+
 class CommandRecognizer(Recognizer):
-    """Any program that prints a structure for an image path."""
+    """Any program that prints a structure for an image path; the program and any script
+    argument (:data:`SCRIPT_SUFFIXES`) are hashed into its provenance."""
 
     name = "command"
 
@@ -122,9 +127,12 @@ class CommandRecognizer(Recognizer):
         if spec.fmt not in ("smiles", "molfile", "auto", "json"):
             raise ConfigError(f"unknown command output format {spec.fmt!r}")
         self.spec = spec
-        # Arguments naming a file (a script, a model) are part of the recognizer: hashed too.
+        # A script the program runs is part of the recognizer: hashed with it. Other file
+        # arguments (data, logs) are not, so a log the program appends to changes nothing.
         self._file_args = tuple(
-            arg for arg in spec.args[1:] if "{image}" not in arg and Path(arg).is_file()
+            arg
+            for arg in spec.args[1:]
+            if Path(arg).suffix.lower() in SCRIPT_SUFFIXES and Path(arg).is_file()
         )
 
     def program_files(self) -> tuple[str, ...]:
