@@ -173,3 +173,32 @@ def test_osra_reads_an_rdkit_drawing(tmp_path: Path) -> None:
     keys, reading = text_keys(result.output.text, "molfile")
     assert reading.accepted
     assert compare_keys(graph_keys(aspirin), keys)["exact"] == "match"
+
+
+def test_command_provenance_hashes_the_program_and_its_script(tmp_path: Path) -> None:
+    import hashlib
+
+    args = _script(tmp_path, "print('CCO')")
+    log = tmp_path / "calls.log"
+    log.write_text("")
+    described = CommandRecognizer(CommandSpec((*args, str(log)))).describe()
+    script = Path(args[1])
+    assert described["programs"] == {
+        PY: hashlib.sha256(Path(PY).read_bytes()).hexdigest(),
+        str(script): hashlib.sha256(script.read_bytes()).hexdigest(),
+    }  # the log it may append to is data, not the recognizer
+    assert CommandRecognizer(CommandSpec(("no-such-program-xyz", "{image}"))).programs() == {
+        "no-such-program-xyz": "missing"
+    }
+
+
+@pytest.mark.external
+def test_osra_provenance_is_its_executable_hash() -> None:
+    import hashlib
+
+    if shutil.which("osra") is None:
+        pytest.skip("osra not installed (apt-get install -y osra)")
+    described = OsraRecognizer().describe()
+    executable = Path(str(shutil.which("osra"))).read_bytes()
+    assert described["programs"] == {"osra": hashlib.sha256(executable).hexdigest()}
+    assert described["version"].startswith("osra 2.")

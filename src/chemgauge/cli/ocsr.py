@@ -128,9 +128,36 @@ def _print_summary(report: dict[str, Any]) -> None:
         ),
         notes=(
             f"statuses: {statuses or 'none'}; commonest localized errors: {errors or 'none'}",
+            *_extra_notes(report),
             f"reproducibility_sha256 {row_hash}",
         ),
     )
+
+
+def _extra_notes(report: dict[str, Any]) -> list[str]:
+    """Served model, abbreviation label recall and repeat reliability, when they apply."""
+    notes: list[str] = []
+    served = report.get("served") or {}
+    backend = (report.get("provenance") or {}).get("extra", {}).get("backend", {})
+    if served.get("models"):
+        models = ", ".join(f"{m} ({n})" for m, n in served["models"].items())
+        notes.append(f"served by: {models}; requested {backend.get('model')!r}")
+    if served.get("stop_reason"):
+        notes.append(f"the back-end stopped the run: {served['stop_reason']}")
+    labels = report.get("abbreviations") or {}
+    if labels.get("planned_groups"):
+        notes.append(
+            "abbreviation labels recalled / planned groups: "
+            + _rate(labels["label_recall_over_planned"])
+        )
+    repeats = report.get("repeats") or {}
+    if repeats.get("repeats", 0) > 1:
+        block = repeats["policies"].get(report.get("headline_policy", "exact"), {})
+        notes.append(
+            f"exact in all {repeats['repeats']} repeats: {_rate(block.get('exact_in_all'))}; "
+            f"in any: {_rate(block.get('exact_in_any'))}"
+        )
+    return notes
 
 
 @app.command("run")

@@ -3,7 +3,8 @@
 A request budget counts attempts started (the journal's and this invocation's); the overall
 time budget counts recognition seconds already journaled plus wall time since this
 invocation began, and caps each attempt's timeout at what is left. The first attempt of an
-invocation runs alone (a probe): an answer that stops the run (another model served it, the
+invocation runs alone (a probe; callers run it first, in plan order, so which attempt it is
+never depends on thread timing): an answer that stops the run (another model served it, the
 key or endpoint is refused) is then seen before any other request is sent, whatever the
 number of attempts in flight. After a stop every attempt is refused with the stop's reason.
 """
@@ -45,6 +46,12 @@ class Admission:
         self._probing = False
         self._probed = False
         self.stop_reason = ""
+
+    @property
+    def probed(self) -> bool:
+        """True once the first admitted attempt has ended."""
+        with self._condition:
+            return self._probed
 
     def admit(self) -> Admitted | str:
         """Admit one attempt, or say why not (blocks while the probe is in flight)."""

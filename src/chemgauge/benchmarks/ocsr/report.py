@@ -168,6 +168,58 @@ class _Errors:
 
 
 @dataclass
+class _Abbreviations:
+    """Label recall per reference abbreviation group, beside exactness.
+
+    A group is recalled when the candidate carries a group with the same label (labels are
+    matched one to one); a SMILES answer carries none, so expanded chemistry can be exact
+    while every label is missing. Denominators are groups in planned and in attempted
+    attempts; recalled labels count on completed attempts, provisional ones apart.
+    """
+
+    planned: int = 0
+    attempted: int = 0
+    recalled: int = 0
+    provisional_recalled: int = 0
+    by_label: dict[str, list[int]] = field(default_factory=dict)
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        block = row.get("abbreviations")
+        if not block:
+            return
+        labels = Counter(str(label) for label in block["reference"])
+        groups = sum(labels.values())
+        self.planned += groups
+        status = row["status"]
+        if status != NOT_RUN:
+            self.attempted += groups
+        found = Counter(str(label) for label in block["candidate"]) & labels
+        if status == "completed":
+            self.recalled += sum(found.values())
+        elif status == "provisional":
+            self.provisional_recalled += sum(found.values())
+        for label, n in labels.items():
+            counts = self.by_label.setdefault(label, [0, 0])
+            counts[0] += n
+            if status == "completed":
+                counts[1] += found[label]
+
+    def result(self) -> dict[str, Any]:
+        return {
+            "planned_groups": self.planned,
+            "attempted_groups": self.attempted,
+            "recalled": self.recalled,
+            "provisional_recalled": self.provisional_recalled,
+            "label_recall_over_planned": _rate(self.recalled, self.planned),
+            "label_recall_over_attempted": _rate(self.recalled, self.attempted),
+            "by_label": {
+                label: {"planned": counts[0], "recalled": counts[1]}
+                for label, counts in sorted(self.by_label.items())
+            },
+        }
+
+
+@dataclass
 class _Served:
     """Who served the attempts, as the back-end echoed it, and why the run stopped if it did."""
 
@@ -200,13 +252,32 @@ class _Served:
 
 @dataclass(slots=True)
 class _CaseRepeats:
-    """One image's attempts: (repeat, status) pairs and what the attempts that ran returned."""
+    """One image's attempts: (repeat, status) pairs, what the attempts that ran returned, and
+    how many repeats were completed exact under each policy."""
 
     statuses: list[tuple[int, str]] = field(default_factory=list)
     ran: int = 0
     ran_statuses: set[str] = field(default_factory=set)
     graphs: set[str] = field(default_factory=set)
     all_present: bool = True
+    has_reference: bool = False
+    exact: Counter[str] = field(default_factory=Counter)
+
+
+def _repeats(cases: Mapping[str, _CaseRepeats], policies: Sequence[str]) -> dict[str, Any]:
+    """Per policy, the share of finite-reference images exact in all their planned repeats
+    and in at least one (completed attempts only; a repeat not run is not exact)."""
+    finite = [case for case in cases.values() if case.has_reference]
+    most = max((len(case.statuses) for case in finite), default=0)
+    result: dict[str, Any] = {}
+    for policy in policies:
+        in_all = sum(case.exact[policy] == len(case.statuses) for case in finite)
+        in_any = sum(case.exact[policy] > 0 for case in finite)
+        result[policy] = {
+            "exact_in_all": _rate(in_all, len(finite)),
+            "exact_in_any": _rate(in_any, len(finite)),
+        }
+    return {"repeats": most, "cases": len(finite), "policies": result}
 
 
 def _consistency_entry(case_id: str, case: _CaseRepeats) -> dict[str, Any]:
@@ -246,20 +317,26 @@ class ReportTally:
         self.cases: dict[str, _CaseRepeats] = {}
         self.elapsed = array("d")
         self.served = _Served()
+        self.abbreviations = _Abbreviations()
 
     def add(self, row: Mapping[str, Any]) -> None:
         """Fold one scored row in."""
         status = str(row["status"])
         self.planned += 1
         self.statuses[status] += 1
+        case = self.cases.setdefault(str(row["case_id"]), _CaseRepeats())
         if row["has_reference"]:
             self.finite.add(row)
             self.validation.add(row)
             self.errors.add(row)
+            self.abbreviations.add(row)
+            case.has_reference = True
+            if status == "completed":
+                for policy, verdict in (row.get("identity") or {}).items():
+                    case.exact[policy] += verdict == MATCH
         else:
             self.no_reference_statuses[status] += 1
             self.qualitative.append(_qualitative(row))
-        case = self.cases.setdefault(str(row["case_id"]), _CaseRepeats())
         case.statuses.append((row["repeat"], _INTERNED.get(row["status"], row["status"])))
         if row["status"] != NOT_RUN:
             case.ran += 1
@@ -299,6 +376,8 @@ class ReportTally:
                 "statuses": _status_counts(self.no_reference_statuses),
                 "attempts": self.qualitative,
             },
+            "abbreviations": self.abbreviations.result(),
+            "repeats": _repeats(self.cases, policies),
             "validation": self.validation.result(),
             "localized_errors": self.errors.result(),
             "consistency": [

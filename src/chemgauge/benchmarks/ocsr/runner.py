@@ -121,6 +121,12 @@ def _run_threads(
                 return
             record(_local_attempt(manifest, recognizer, config, planned, admission))
 
+    # The probe: attempts in plan order on this thread until one has run (or none can).
+    while not admission.probed:
+        planned = next(todo, None)
+        if planned is None:
+            return
+        record(_local_attempt(manifest, recognizer, config, planned, admission))
     if config.jobs == 1:
         work()
         return

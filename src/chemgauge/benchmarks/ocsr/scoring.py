@@ -16,13 +16,21 @@ of two identical placeholders.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from rdkit import Chem
 
 from chemgauge.chem import get_matcher, mol_to_canonical
-from chemgauge.chem.molfile import GraphReading, mol_inchi, read_graph, unsupported_features
+from chemgauge.chem.molfile import (
+    GraphReading,
+    abbreviation_groups,
+    mol_inchi,
+    read_graph,
+    unsupported_features,
+)
 
 __all__ = [
     "HEADLINE_POLICY",
@@ -31,6 +39,7 @@ __all__ = [
     "GraphKeys",
     "compare_keys",
     "graph_keys",
+    "label_recall",
     "text_keys",
 ]
 
@@ -129,3 +138,15 @@ def compare_keys(reference: GraphKeys, candidate: GraphKeys | None) -> dict[str,
             same = ref_key is not None and pred_key is not None and ref_key == pred_key
             verdicts[policy] = MATCH if same else MISMATCH
     return verdicts
+
+
+def label_recall(reference: Chem.Mol, candidate: Chem.Mol | None) -> dict[str, Any] | None:
+    """Abbreviation labels of the reference's superatom groups, the candidate's, and how many
+    reference groups find their label in the candidate (one to one); ``None`` when the
+    reference has no group."""
+    labels = sorted(group.label for group in abbreviation_groups(reference))
+    if not labels:
+        return None
+    found = [] if candidate is None else [g.label for g in abbreviation_groups(candidate)]
+    recalled = sum((Counter(labels) & Counter(found)).values())
+    return {"reference": labels, "candidate": sorted(found), "recalled": recalled}
