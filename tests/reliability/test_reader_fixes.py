@@ -69,7 +69,10 @@ def test_ocsr_manifest_with_a_missing_image_names_manifest_and_case(tmp_path: Pa
 
 
 def test_ocsr_import_refuses_unreadable_files_naming_them(tmp_path: Path) -> None:
-    # Before: UnidentifiedImageError, OSError (truncated) or IsADirectoryError.
+    # Before: UnidentifiedImageError, OSError (truncated) or IsADirectoryError. An image the
+    # header check refuses is recorded with the reason (the run records it not_run).
+    from chemgauge.benchmarks.ocsr.external import build_import
+
     images, references = tmp_path / "images", tmp_path / "refs"
     images.mkdir()
     references.mkdir()
@@ -79,12 +82,16 @@ def test_ocsr_import_refuses_unreadable_files_naming_them(tmp_path: Path) -> Non
             images, references, tmp_path / "m.json", name="x", attribution="a", licence="l"
         )
 
+    def refusal() -> str:
+        built = build_import(
+            images, references, tmp_path / "m.json", name="x", attribution="a", licence="l"
+        )
+        return built.summary.refused_images["a"]
+
     (images / "a.png").write_text("not a picture\n")
-    with pytest.raises(InputFileError, match=r"a.png: not an image format"):
-        run()
+    assert refusal().startswith("not an image format")
     (images / "a.png").write_bytes(png_bytes(24, 16)[:30])
-    with pytest.raises(InputFileError, match=r"a.png: not a readable image"):
-        run()
+    assert refusal().startswith("not a readable image")
     (images / "a.png").write_bytes(png_bytes(24, 16))
     (references / "a.mol").mkdir()
     with pytest.raises(InputFileError, match=r"a.mol: expected a reference file"):

@@ -54,15 +54,77 @@ def import_set(
     name: str = typer.Option(..., help="Data set name recorded in the manifest."),
     attribution: str = typer.Option(..., help="Who made the images."),
     licence: str = typer.Option(..., help="Licence of the images."),
+    expectations: Path | None = typer.Option(
+        None,
+        help="JSON object: image stem -> authored facts to check (formula, heavy_atoms, "
+        "bonds, fragments, cip).",
+    ),
+    max_image_pixels: int = typer.Option(
+        DEFAULT_MAX_IMAGE_PIXELS, help="Images declaring more pixels are recorded as refused."
+    ),
+    max_image_mb: float = typer.Option(
+        DEFAULT_MAX_IMAGE_BYTES / 2**20, help="Images larger than this (MiB) are refused."
+    ),
 ) -> None:
-    """Build a manifest for an existing image set, pairing images and references by stem."""
-    from chemgauge.benchmarks.ocsr.external import import_image_set
+    """Build a manifest for an existing image set, pairing images and references by stem.
 
-    built = import_image_set(
-        images, references, manifest, name=name, attribution=attribution, licence=licence
+    Every reference is read and sanitized; missing, invalid, unsupported references and
+    failed expectations are counted apart, and an image over the limits is recorded (the
+    run records it not_run).
+    """
+    from chemgauge.benchmarks.ocsr.external import build_import
+
+    limits = ImageLimits(max_pixels=max_image_pixels, max_bytes=int(max_image_mb * 2**20))
+    built = build_import(
+        images,
+        references,
+        manifest,
+        name=name,
+        attribution=attribution,
+        licence=licence,
+        image_limits=limits,
+        expectations=expectations,
     )
-    missing = sum(case.reference is None for case in built.cases)
-    typer.echo(f"wrote {manifest}: {len(built.cases)} images, {missing} without a reference")
+    for line in _import_lines(manifest, built.summary):
+        typer.echo(line)
+
+
+def _examples(found: dict[str, str] | list[str], limit: int = 3) -> str:
+    items = list(found.items()) if isinstance(found, dict) else [(stem, "") for stem in found]
+    shown = "; ".join(f"{stem}: {why}" if why else stem for stem, why in items[:limit])
+    more = f"; +{len(items) - limit} more" if len(items) > limit else ""
+    return f" ({shown}{more})"
+
+
+def _import_lines(manifest: Path, summary: Any) -> list[str]:
+    """What ``ocsr import`` found, one outcome per line (examples in brackets)."""
+    lines = [f"wrote {manifest}: {summary.images} images, {summary.with_reference} with a "
+             "usable reference"]  # fmt: skip
+    outcomes = (
+        (summary.missing_reference, "without a reference file"),
+        (summary.invalid_reference, "with an invalid reference"),
+        (summary.unsupported_reference, "with unsupported features"),
+        (summary.failed_expectations, "failing their authored expectations"),
+    )
+    for found, what in outcomes:
+        if found:
+            lines.append(f"  {len(found)} {what}{_examples(found)}")
+    if summary.expectations_checked or summary.expectations_unchecked:
+        lines.append(
+            f"  expectations checked on {summary.expectations_checked} reference(s); "
+            f"{len(summary.expectations_unchecked)} without a usable reference to check"
+        )
+    if summary.refused_images:
+        lines.append(
+            f"  {len(summary.refused_images)} images refused by the image limits (recorded; "
+            f"the run records them not_run){_examples(summary.refused_images)}"
+        )
+    if summary.references_without_image:
+        lines.append(
+            f"  {len(summary.references_without_image)} reference file(s) without an image"
+            + _examples(summary.references_without_image)
+        )
+    return lines
 
 
 def _score_and_report(

@@ -54,7 +54,8 @@ def _panel(title: str, body: str) -> str:
 def _image_panel(manifest: Manifest, case: Case) -> str:
     """The image as a data URL, or why it is not shown (checked from its header, never decoded
     here: a decompression bomb would otherwise be handed to every browser opening the page)."""
-    title = f"image {case.width}x{case.height}"
+    size = "size unknown" if case.width is None else f"{case.width}x{case.height}"
+    title = f"image {size}"
     try:
         path = manifest.image_path(case)
         header = read_image_header(path)
