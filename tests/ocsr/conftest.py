@@ -54,12 +54,13 @@ class ChatServer:
     """A real local OpenAI-compatible HTTP server (stdlib ``http.server`` in a thread).
 
     ``respond(body)`` gives each request's (HTTP status, JSON payload); every request body
-    is kept in :attr:`requests`.
+    is kept in :attr:`requests`, its Authorization header in :attr:`authorization`.
     """
 
     def __init__(self, respond: Callable[[dict[str, Any]], Reply]) -> None:
         self.respond = respond
         self.requests: list[dict[str, Any]] = []
+        self.authorization: list[str | None] = []
         self.lock = threading.Lock()
         server = self
 
@@ -68,6 +69,7 @@ class ChatServer:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with server.lock:
                     server.requests.append({"path": self.path, "body": body})
+                    server.authorization.append(self.headers.get("Authorization"))
                 code, payload = server.respond(body)
                 data = json.dumps(payload).encode()
                 self.send_response(code)

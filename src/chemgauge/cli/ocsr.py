@@ -21,6 +21,14 @@ from chemgauge.eval.images import DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_IMAGE_PIX
 if TYPE_CHECKING:
     from chemgauge.benchmarks.ocsr.manifest import Manifest
 
+MAX_IMAGE_PIXELS = typer.Option(
+    DEFAULT_MAX_IMAGE_PIXELS,
+    help="Refuse (the run records status not_run) an image whose header declares more pixels.",
+)
+MAX_IMAGE_MB = typer.Option(
+    DEFAULT_MAX_IMAGE_BYTES / 2**20, help="Refuse an image file larger than this (MiB)."
+)
+
 app = typer.Typer(
     help="Image-to-structure (OCSR) benchmark: does a recognizer return the exact graph?",
     no_args_is_help=True,
@@ -59,12 +67,8 @@ def import_set(
         help="JSON object: image stem -> authored facts to check (formula, heavy_atoms, "
         "bonds, fragments, cip).",
     ),
-    max_image_pixels: int = typer.Option(
-        DEFAULT_MAX_IMAGE_PIXELS, help="Images declaring more pixels are recorded as refused."
-    ),
-    max_image_mb: float = typer.Option(
-        DEFAULT_MAX_IMAGE_BYTES / 2**20, help="Images larger than this (MiB) are refused."
-    ),
+    max_image_pixels: int = MAX_IMAGE_PIXELS,
+    max_image_mb: float = MAX_IMAGE_MB,
 ) -> None:
     """Build a manifest for an existing image set, pairing images and references by stem.
 
@@ -261,13 +265,8 @@ def run(
     target: str | None = typer.Option(None, "--callable", help="python back-end callable."),
     restart: bool = typer.Option(False, help="Discard an existing journal in --output."),
     html: bool = typer.Option(True, "--html/--no-html", help="Write report.html."),
-    max_image_pixels: int = typer.Option(
-        DEFAULT_MAX_IMAGE_PIXELS,
-        help="Refuse (status not_run) an image whose header declares more pixels.",
-    ),
-    max_image_mb: float = typer.Option(
-        DEFAULT_MAX_IMAGE_BYTES / 2**20, help="Refuse an image file larger than this (MiB)."
-    ),
+    max_image_pixels: int = MAX_IMAGE_PIXELS,
+    max_image_mb: float = MAX_IMAGE_MB,
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Plan (default) or run (--run) a recognizer over a manifest, then score and report.

@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from chemgauge.benchmarks.ocsr.manifest import Manifest
-from chemgauge.engines.ocsr.base import Recognizer
+from chemgauge.engines.ocsr.base import Recognition, Recognizer
 from chemgauge.errors import InputFileError
 from chemgauge.eval.images import ImageLimits, ImageRefusedError, read_image_header
 from chemgauge.eval.records import (
@@ -37,6 +37,7 @@ __all__ = [
     "AttemptFile",
     "JournalState",
     "PlannedAttempt",
+    "attempt_row",
     "image_refusal",
     "journal_state",
     "not_run_row",
@@ -87,6 +88,22 @@ def image_refusal(manifest: Manifest, planned: PlannedAttempt, limits: ImageLimi
     return ""
 
 
+def attempt_row(
+    planned: PlannedAttempt, timeout: float, recognition: Recognition
+) -> dict[str, Any]:
+    """The row of an attempt that reached the recognizer."""
+    return {
+        "attempt_id": planned.attempt_id,
+        "case_id": planned.case_id,
+        "repeat": planned.repeat,
+        "plan_index": planned.index,
+        "status": recognition.output.status,
+        "not_run_reason": None,
+        "timeout_seconds": timeout,
+        "recognition": recognition.to_dict(),
+    }
+
+
 def recognize_attempt(
     recognizer: Recognizer,
     planned: PlannedAttempt,
@@ -103,16 +120,7 @@ def recognize_attempt(
         else:
             shutil.copyfile(image, neutral)
         recognition = recognizer.recognize(neutral, timeout)
-    return {
-        "attempt_id": planned.attempt_id,
-        "case_id": planned.case_id,
-        "repeat": planned.repeat,
-        "plan_index": planned.index,
-        "status": recognition.output.status,
-        "not_run_reason": None,
-        "timeout_seconds": timeout,
-        "recognition": recognition.to_dict(),
-    }
+    return attempt_row(planned, timeout, recognition)
 
 
 @dataclass

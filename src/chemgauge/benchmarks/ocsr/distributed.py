@@ -24,6 +24,7 @@ from typing import Any
 from chemgauge.benchmarks.ocsr.admission import Admission
 from chemgauge.benchmarks.ocsr.attempts import (
     PlannedAttempt,
+    attempt_row,
     image_refusal,
     not_run_row,
     recognize_attempt,
@@ -109,17 +110,7 @@ def _failure_row(recognizer: Recognizer, task: AttemptTask, failure: ItemFailure
     """The row of an attempt whose Ray task died: it was started, so it is a failure."""
     output = RecognizerOutput(FAILURE, message=f"{failure.reason}: {failure.detail}")
     recognition = Recognition(output, recognizer.name, recognizer.version(), 0.0)
-    planned = task.planned
-    return {
-        "attempt_id": planned.attempt_id,
-        "case_id": planned.case_id,
-        "repeat": planned.repeat,
-        "plan_index": planned.index,
-        "status": FAILURE,
-        "not_run_reason": None,
-        "timeout_seconds": task.timeout,
-        "recognition": recognition.to_dict(),
-    }
+    return attempt_row(task.planned, task.timeout, recognition)
 
 
 def run_on_ray(

@@ -255,22 +255,7 @@ def build_import(
 
 
 def import_image_set(
-    image_dir: str | Path,
-    reference_dir: str | Path,
-    manifest_path: str | Path,
-    *,
-    name: str,
-    attribution: str,
-    licence: str,
-    image_limits: ImageLimits | None = None,
+    image_dir: str | Path, reference_dir: str | Path, manifest_path: str | Path, **options: Any
 ) -> Manifest:
-    """The manifest :func:`build_import` writes (without its summary)."""
-    return build_import(
-        image_dir,
-        reference_dir,
-        manifest_path,
-        name=name,
-        attribution=attribution,
-        licence=licence,
-        image_limits=image_limits,
-    ).manifest
+    """The manifest :func:`build_import` writes (without its summary); same options."""
+    return build_import(image_dir, reference_dir, manifest_path, **options).manifest
