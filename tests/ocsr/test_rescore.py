@@ -124,3 +124,45 @@ def test_score_needs_the_runs_record_and_its_manifest(
     result = _score(small_cohort, finished)
     assert result.exit_code != 0
     assert "no report records this run's attempts hash" in str(result.exception)
+
+
+def _run_args(manifest: Manifest, out: Path, *extra: str) -> list[str]:
+    return [
+        "ocsr", "run", "-m", str(manifest.root / "manifest.json"), "--backend", "python",
+        "--callable", "test_table", "-o", str(out), "--run", "--quiet", *extra,
+    ]  # fmt: skip
+
+
+def test_an_edited_journal_is_not_resumed_either(small_cohort: Manifest, finished: Path) -> None:
+    journal = finished / "attempts.jsonl"
+    journal.write_text(journal.read_text().replace('"NCC"', f'"{GLY_ALA}"'))
+    limits = ("--max-requests", "6", "--budget-seconds", "600")
+    result = runner.invoke(app, _run_args(small_cohort, finished, *limits))
+    assert result.exit_code != 0
+    assert "changed since the run that wrote report.json" in str(result.exception)
+    restarted = runner.invoke(app, _run_args(small_cohort, finished, *limits, "--restart"))
+    assert restarted.exit_code == 0, restarted.output
+    assert '"NCC"' in journal.read_text()  # run again from scratch
+
+
+def test_an_unfinished_extension_is_resumed_not_rescored(
+    small_cohort: Manifest, finished: Path
+) -> None:
+    """A resumed run that appended rows and stopped before its report: score says to finish
+    it, and the run (which only appended) resumes."""
+    from chemgauge.benchmarks.ocsr.runner import RunConfig, journal_attempts
+    from chemgauge.engines.ocsr.recognizers import PythonRecognizer
+
+    journal_attempts(
+        small_cohort,
+        PythonRecognizer("test_table"),
+        RunConfig(max_requests=7, budget_seconds=600),
+        finished,
+    )  # rows appended, no report written (as if interrupted before scoring)
+    result = _score(small_cohort, finished)
+    assert result.exit_code != 0
+    assert "holds rows written after the run's report" in str(result.exception)
+    limits = ("--max-requests", "7", "--budget-seconds", "600")
+    assert runner.invoke(app, _run_args(small_cohort, finished, *limits)).exit_code == 0
+    assert _report(finished)["all_attempts"]["statuses"]["not_run"] == 1
+    assert _score(small_cohort, finished).exit_code == 0

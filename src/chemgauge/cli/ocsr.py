@@ -278,7 +278,7 @@ def run(
     """
     from chemgauge.benchmarks.ocsr.manifest import load_manifest
     from chemgauge.benchmarks.ocsr.plan import Execution, attempts_config_sha256
-    from chemgauge.benchmarks.ocsr.provenance import report_provenance
+    from chemgauge.benchmarks.ocsr.provenance import check_resumable, report_provenance
     from chemgauge.benchmarks.ocsr.runner import (
         RunConfig,
         describe_plan,
@@ -307,6 +307,10 @@ def run(
     if not execute:
         typer.echo(describe_plan(loaded, config, recognizer.describe()))
         return
+    if restart:  # the report of a discarded journal must not outlive it
+        (output / "report.json").unlink(missing_ok=True)
+    else:
+        check_resumable(output)
     total = planned_count(loaded, config)
     with progress_bar(f"ocsr ({backend})", total, quiet=quiet, min_total=10) as advance:
         journal = journal_attempts(

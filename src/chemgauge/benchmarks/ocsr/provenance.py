@@ -11,6 +11,7 @@ what changed when the scoring did.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ from chemgauge.eval.provenance import run_provenance, sha256_file
 __all__ = [
     "RecordedRun",
     "check_inputs",
+    "check_resumable",
     "read_recorded_run",
     "report_provenance",
     "scoring_changes",
@@ -54,10 +56,16 @@ def report_provenance(
     """The report's provenance: ``config_sha256`` over run and scoring, the manifest's and
     the journal's hashes, and (not hashed) where it ran and any re-scoring notes."""
     config = {"scoring": dict(scoring or scoring_config()), **run}
-    extra = {**config, "execution": dict(execution), "manifest_path": str(manifest_path)}
+    journal = out_dir / JOURNAL_NAME
+    extra = {
+        **config,
+        "execution": dict(execution),
+        "manifest_path": str(manifest_path),
+        "attempts_bytes": journal.stat().st_size,  # a later resume may only append
+    }
     if notes:
         extra.update(notes)
-    inputs = {"manifest": manifest_path, "attempts": out_dir / JOURNAL_NAME}
+    inputs = {"manifest": manifest_path, "attempts": journal}
     return run_provenance(config, inputs, extra).to_dict()
 
 
@@ -69,6 +77,7 @@ class RecordedRun:
     scoring: dict[str, Any]
     execution: dict[str, Any]
     attempts_sha256: str
+    attempts_bytes: int | None
     manifest_sha256: str | None
     source_tree_sha256: str | None
 
@@ -106,9 +115,32 @@ def read_recorded_run(out_dir: Path) -> RecordedRun:
         scoring=dict(extra.get("scoring") or {}),
         execution=dict(extra.get("execution") or {}),
         attempts_sha256=str(inputs["attempts"]),
+        attempts_bytes=extra.get("attempts_bytes"),
         manifest_sha256=inputs.get("manifest"),
         source_tree_sha256=provenance.get("source_tree_sha256"),
     )
+
+
+def _prefix_sha256(path: Path, size: int) -> str | None:
+    """SHA-256 of the first ``size`` bytes (``None`` when the file is shorter)."""
+    digest = hashlib.sha256()
+    left = size
+    with open(path, "rb") as handle:
+        while left > 0:
+            block = handle.read(min(left, 1 << 20))
+            if not block:
+                return None
+            digest.update(block)
+            left -= len(block)
+    return digest.hexdigest()
+
+
+def _covered_part_intact(recorded: RecordedRun, journal: Path) -> bool:
+    """True when the journal still starts with the bytes the report hashed (rows were only
+    appended since, by a resumed run)."""
+    if recorded.attempts_bytes is None:
+        return False
+    return _prefix_sha256(journal, int(recorded.attempts_bytes)) == recorded.attempts_sha256
 
 
 def check_inputs(recorded: RecordedRun, out_dir: Path, manifest_path: Path) -> None:
@@ -116,6 +148,12 @@ def check_inputs(recorded: RecordedRun, out_dir: Path, manifest_path: Path) -> N
     journal = out_dir / JOURNAL_NAME
     actual = sha256_file(journal)
     if actual != recorded.attempts_sha256:
+        if _covered_part_intact(recorded, journal):
+            raise InputFileError(
+                "holds rows written after the run's report (an unfinished resumed run); "
+                "finish it with `chemgauge ocsr run --run` and the same options",
+                path=journal,
+            )
         raise InputFileError(
             f"changed since the run recorded it (sha256 {actual}, recorded "
             f"{recorded.attempts_sha256}); an edited attempts journal is not re-scored",
@@ -127,6 +165,24 @@ def check_inputs(recorded: RecordedRun, out_dir: Path, manifest_path: Path) -> N
             f"is not the manifest the run used (sha256 {manifest}, recorded "
             f"{recorded.manifest_sha256})",
             path=manifest_path,
+        )
+
+
+def check_resumable(out_dir: Path) -> None:
+    """Before a run resumes a journal: the part an earlier report covered must be unchanged
+    (a resumed run only appends). Nothing to check without a journal or a report."""
+    journal = out_dir / JOURNAL_NAME
+    if not journal.is_file() or not (out_dir / "report.json").is_file():
+        return
+    try:
+        recorded = read_recorded_run(out_dir)
+    except InputFileError:
+        return  # a report without a journal record: nothing it covered to compare
+    if not _covered_part_intact(recorded, journal):
+        raise InputFileError(
+            "changed since the run that wrote report.json recorded it; an edited journal is "
+            "not resumed (pass --restart to discard it and the report)",
+            path=journal,
         )
 
 
