@@ -8,6 +8,7 @@ several attempts in flight).
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,8 @@ def test_cli_run_answered_by_another_model_completes_nothing(
     assert failed[0]["recognition"]["served"]["model"] == "some-other-model"
     assert failed[0]["recognition"]["message"] == reason
     assert failed[0]["candidate"]["present"] is False  # the wrong model's answer is not scored
+    page = html.unescape((tmp_path / "out" / "report.html").read_text())
+    assert "served by: some-other-model (1)" in page and f"stopped the run: {reason}" in page
     not_run = {row["not_run_reason"] for row in rows if row["status"] == "not_run"}
     assert not_run == {f"backend stopped the run: {reason}"}
 

@@ -115,6 +115,9 @@ def _card(
     )
     recognition = row.get("recognition") or {}
     message = recognition.get("message") or row.get("not_run_reason") or ""
+    served = (recognition.get("served") or {}).get("model")
+    if served:
+        message = f"{message} (served by {served})" if message else f"served by {served}"
     errors = "".join(
         f"<li>{html.escape(e['category'])}: {html.escape(e['detail'])}</li>"
         for e in (diff or {}).get("errors", [])
@@ -149,8 +152,33 @@ def _summary(report: Mapping[str, Any]) -> str:
         f"attempted)</h2><table><tr>{head}</tr><tr>{cells}</tr></table>"
         "<h3>Exact graphs by policy (same denominator)</h3><table><tr><th>policy</th>"
         "<th>completed exact</th><th>provisional exact</th><th>unsupported</th><th>planned</th>"
-        f"</tr>{policy_rows}</table>"
+        f"</tr>{policy_rows}</table>{_facts(report)}"
     )
+
+
+def _facts(report: Mapping[str, Any]) -> str:
+    """Who served the answers, abbreviation label recall and repeat reliability, as apply."""
+    items: list[str] = []
+    served = report.get("served") or {}
+    if served.get("models"):
+        models = ", ".join(f"{m} ({n})" for m, n in served["models"].items())
+        items.append(f"served by: {models}")
+    if served.get("stop_reason"):
+        items.append(f"the back-end stopped the run: {served['stop_reason']}")
+    labels = report.get("abbreviations") or {}
+    if labels.get("planned_groups"):
+        items.append(
+            f"abbreviation labels recalled: {labels['recalled']} of {labels['planned_groups']} "
+            f"planned groups ({labels['provisional_recalled']} more in provisional answers)"
+        )
+    repeats = report.get("repeats") or {}
+    if repeats.get("repeats", 0) > 1:
+        block = repeats["policies"].get(report.get("headline_policy", "exact"), {})
+        items.append(
+            f"exact in all {repeats['repeats']} repeats: {block['exact_in_all']['successes']} "
+            f"of {repeats['cases']} images; in any: {block['exact_in_any']['successes']}"
+        )
+    return "".join(f"<p>{html.escape(item)}</p>" for item in items)
 
 
 def _page(
