@@ -97,12 +97,12 @@ def test_ray_run_gives_the_rows_and_hash_of_a_local_jobs_2_run(
     assert len(_calls(log)) == 4 * len(small_cohort.cases)  # each attempt once, no retry
     assert on_ray["reproducibility_sha256"] == local["reproducibility_sha256"]
     assert _rows(tmp_path / "ray") == _rows(tmp_path / "local")  # same rows, in plan order
-    assert on_ray["provenance"]["extra"]["execution"] == {
+    assert on_ray["timing"]["execution"] == {
         "executor": "ray",
         "ship_images": True,
         "jobs": 2,
     }
-    assert on_ray["provenance"]["config_sha256"] == local["provenance"]["config_sha256"]
+    assert on_ray["config_sha256"] == local["config_sha256"]
 
 
 def test_ray_enforces_the_request_budget_for_the_whole_run(

@@ -15,6 +15,7 @@ from chemgauge.benchmarks.ocsr.runner import TIMING_FIELDS, RunConfig, run_attem
 from chemgauge.cli.app import app
 from chemgauge.engines.ocsr.base import RECOGNIZERS
 from chemgauge.engines.ocsr.recognizers import PythonRecognizer
+from chemgauge.eval.envelope import without_timing
 from chemgauge.eval.provenance import strip_fields
 
 GLY_ALA = "NCC(=O)N[C@@H](C)C(=O)O"
@@ -43,10 +44,10 @@ def test_max_requests_3_then_10_makes_exactly_7_more_attempts(
     seen = RECOGNIZERS.get(name).seen  # type: ignore[attr-defined]
     out = tmp_path / "out"
     first = _run(small_cohort, name, out, "--max-requests", "3")
-    assert len(seen) == 3 and first["all_attempts"]["statuses"]["not_run"] == 13
+    assert len(seen) == 3 and first["metrics"]["all_attempts"]["statuses"]["not_run"] == 13
     extended = _run(small_cohort, name, out, "--max-requests", "10")
     assert len(seen) == 10  # exactly 7 more
-    assert extended["all_attempts"]["statuses"]["not_run"] == 6
+    assert extended["metrics"]["all_attempts"]["statuses"]["not_run"] == 6
     rows = [json.loads(line) for line in (out / "scored.jsonl").read_text().splitlines()]
     reasons = {row["not_run_reason"] for row in rows if row["status"] == "not_run"}
     assert reasons == {"max_requests (10) reached"}
@@ -67,12 +68,12 @@ def test_max_requests_3_then_10_makes_exactly_7_more_attempts(
     _run(small_cohort, name, out, "--max-requests", "10")
     assert len(seen) == calls and (out / "attempts.jsonl").read_bytes() == journal
     # Re-scoring the extended run reads the newest row of each attempt: the same report.
-    report = (out / "report.json").read_bytes()
+    report = without_timing(json.loads((out / "report.json").read_text()))
     rescored = CliRunner().invoke(
         app, ["ocsr", "score", "-m", str(small_cohort.root / "manifest.json"), "-o", str(out), "-q"]
     )
     assert rescored.exit_code == 0, rescored.output
-    assert (out / "report.json").read_bytes() == report
+    assert without_timing(json.loads((out / "report.json").read_text())) == report
 
 
 def test_a_larger_time_budget_runs_what_the_smaller_one_could_not(

@@ -101,6 +101,7 @@ def test_osra_run_on_real_jpo_images_agrees_with_the_review(tmp_path: Path) -> N
         assert compare_keys(reference, stored)["exact"] == verdict, stem
     assert rows["2008247887_263_chem"]["candidate"]["accepted"] is False
     report = json.loads((out / "report.json").read_text())
-    assert report["finite_reference"]["policies"]["exact"]["completed_exact"] == 3
-    assert report["provenance"]["extra"]["backend"]["programs"]["osra"] != "missing"
+    assert report["metrics"]["finite_reference"]["policies"]["exact"]["completed_exact"] == 3
+    assert report["config"]["backend"]["programs"]["osra"] != "missing"
+    assert report["provenance"]["backends"]["recognizer"]["programs"]["osra"] != "missing"
     assert runner.invoke(app, ["verify", str(out)]).exit_code == 0

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from chemgauge.benchmarks.ocsr.manifest import Manifest
 from chemgauge.cli.app import app
+from chemgauge.eval.envelope import without_timing
 from chemgauge.eval.provenance import sha256_json
 
 runner = CliRunner()
@@ -51,17 +52,22 @@ def test_score_on_a_finished_run_keeps_config_hash_and_backend(
     small_cohort: Manifest, finished: Path
 ) -> None:
     before = _report(finished)
-    extra = before["provenance"]["extra"]
-    assert extra["backend"]["backend"] == "python"
-    assert extra["run_config"]["max_requests"] == 6 and extra["run_config"]["budget_seconds"] == 600
-    assert before["provenance"]["input_sha256"]["attempts"]
+    config = before["config"]
+    assert config["backend"]["backend"] == "python"
+    assert (
+        config["run_config"]["max_requests"] == 6 and config["run_config"]["budget_seconds"] == 600
+    )
+    journal = before["timing"]["attempts_journal"]
+    assert journal["path"] == "attempts.jsonl"
+    assert journal["size"] == (finished / "attempts.jsonl").stat().st_size
     result = _score(small_cohort, finished)
     assert result.exit_code == 0, result.output
     after = _report(finished)
-    assert after["provenance"]["config_sha256"] == before["provenance"]["config_sha256"]
-    assert after["provenance"]["extra"]["backend"] == extra["backend"]
-    assert after["provenance"]["extra"]["run_config"] == extra["run_config"]
-    assert after == before  # nothing about the run or its scoring changed
+    assert after["config_sha256"] == before["config_sha256"]
+    assert after["config"]["backend"] == config["backend"]
+    assert after["provenance"]["backends"] == before["provenance"]["backends"]
+    assert without_timing(after) == without_timing(before)  # nothing else changed either
+    assert after["timing"]["attempts_journal"] == journal
 
 
 def test_an_edited_attempts_journal_is_not_rescored(small_cohort: Manifest, finished: Path) -> None:
@@ -82,7 +88,7 @@ def test_verify_catches_an_edited_attempts_journal(finished: Path) -> None:
     journal.write_text(journal.read_text().replace('"NCC"', f'"{GLY_ALA}"'))
     result = runner.invoke(app, ["verify", str(finished)])
     assert result.exit_code != 0
-    assert "attempts file hash" in result.output
+    assert "timing.attempts_journal.sha256" in result.output
 
 
 def test_a_changed_scoring_policy_is_said_and_recorded(
@@ -91,12 +97,8 @@ def test_a_changed_scoring_policy_is_said_and_recorded(
     path = finished / "report.json"
     report = _report(finished)
     # A run scored under an older claim of the exact policy, as that run would record it.
-    extra = report["provenance"]["extra"]
-    extra["scoring"]["claims"]["exact"] = "canonical isomeric SMILES"
-    config = {"scoring": extra["scoring"]} | {
-        name: extra[name] for name in ("backend", "run_config", "attempts_config_sha256")
-    }
-    report["provenance"]["config_sha256"] = sha256_json(config)
+    report["config"]["scoring"]["claims"]["exact"] = "canonical isomeric SMILES"
+    report["config_sha256"] = sha256_json(report["config"])
     path.write_text(json.dumps(report))
     result = runner.invoke(
         app,
@@ -105,9 +107,9 @@ def test_a_changed_scoring_policy_is_said_and_recorded(
     assert result.exit_code == 0, result.output
     assert "scoring changed since the run: claim of 'exact'" in result.output
     after = _report(finished)
-    assert after["provenance"]["config_sha256"] != report["provenance"]["config_sha256"]
-    assert after["provenance"]["extra"]["rescored"][0].startswith("scoring changed")
-    assert after["provenance"]["extra"]["backend"] == report["provenance"]["extra"]["backend"]
+    assert after["config_sha256"] != report["config_sha256"]
+    assert after["provenance"]["rescored"][0].startswith("scoring changed")
+    assert after["config"]["backend"] == report["config"]["backend"]
 
 
 def test_score_needs_the_runs_record_and_its_manifest(
@@ -164,5 +166,17 @@ def test_an_unfinished_extension_is_resumed_not_rescored(
     assert "holds rows written after the run's report" in str(result.exception)
     limits = ("--max-requests", "7", "--budget-seconds", "600")
     assert runner.invoke(app, _run_args(small_cohort, finished, *limits)).exit_code == 0
-    assert _report(finished)["all_attempts"]["statuses"]["not_run"] == 1
+    assert _report(finished)["metrics"]["all_attempts"]["statuses"]["not_run"] == 1
     assert _score(small_cohort, finished).exit_code == 0
+
+
+def test_verify_catches_an_edited_claim(finished: Path) -> None:
+    """Claims describe the code, not rows: the one in metrics must be the one the config
+    (and its hash) recorded."""
+    path = finished / "report.json"
+    report = _report(finished)
+    report["metrics"]["finite_reference"]["policies"]["exact"]["claim"] = "anything goes"
+    path.write_text(json.dumps(report))
+    result = runner.invoke(app, ["verify", str(finished)])
+    assert result.exit_code == 1
+    assert "policies[*].claim" in result.output

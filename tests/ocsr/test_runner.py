@@ -22,6 +22,7 @@ from chemgauge.benchmarks.ocsr.scoring import POLICIES
 from chemgauge.engines.ocsr.base import RECOGNIZERS
 from chemgauge.engines.ocsr.recognizers import PythonRecognizer
 from chemgauge.errors import ConfigError
+from chemgauge.eval.envelope import without_timing
 
 GLY_ALA = "NCC(=O)N[C@@H](C)C(=O)O"
 BOC = "CC(C)(C)OC(=O)N[C@@H](C)C(=O)[O-].[Na+]"
@@ -82,6 +83,7 @@ def test_statuses_denominators_and_localized_errors(
         "boc_l_ala_sodium_lowres#r2",
     ]
     assert all(r["not_run_reason"] == "max_requests (12) reached" for r in scored[12:])
+    report = report["metrics"]
     finite = report["finite_reference"]
     # 6 finite-reference cases x 2 repeats; ethanol_11x5 and the crop are qualitative.
     assert finite["planned"] == 12 and report["no_reference"]["planned"] == 4
@@ -124,7 +126,7 @@ def test_neutral_image_names_and_validation_apart_from_exactness(
     assert bad["identity"]["exact"] == "no_candidate"
     wrong = by_id["ethanol#r1"]
     assert wrong["candidate"]["accepted"] is True and wrong["identity"]["exact"] == "mismatch"
-    assert report["validation"]["completed"]["accepted"] == 1
+    assert report["metrics"]["validation"]["completed"]["accepted"] == 1
 
 
 def test_report_bytes_identical_across_runs_and_jobs(
@@ -134,10 +136,7 @@ def test_report_bytes_identical_across_runs_and_jobs(
     _, first = _run(small_cohort, name, tmp_path / "a", RunConfig(repeats=2))
     _, second = _run(small_cohort, name, tmp_path / "b", RunConfig(repeats=2, jobs=3))
     assert first["reproducibility_sha256"] == second["reproducibility_sha256"]
-    strip = ("timing", "reproducibility_sha256")
-    assert {k: v for k, v in first.items() if k not in strip} == {
-        k: v for k, v in second.items() if k not in strip
-    }
+    assert without_timing(first) == without_timing(second)
     html_a = (tmp_path / "a" / "report.html").read_bytes()
     assert html_a == (tmp_path / "b" / "report.html").read_bytes()
 
@@ -224,11 +223,12 @@ def test_abbreviation_labels_and_repeat_reliability_from_real_graphs(
     assert first["abbreviations"] == {"reference": ["Boc"], "candidate": ["Boc"], "recalled": 1}
     assert second["abbreviations"] == {"reference": ["Boc"], "candidate": [], "recalled": 0}
     assert by_id["ethanol#r1"]["abbreviations"] is None
-    labels = report["abbreviations"]
+    labels = report["metrics"]["abbreviations"]
     # boc_l_ala_sodium and its lowres variant carry the Boc group: 2 cases x 2 repeats.
     assert (labels["planned_groups"], labels["recalled"]) == (4, 1)
     assert labels["by_label"] == {"Boc": {"planned": 4, "recalled": 1}}
-    exact = report["repeats"]["policies"]["exact"]
+    repeats = report["metrics"]["repeats"]
+    exact = repeats["policies"]["exact"]
     # six finite-reference images: ethanol and boc exact in both repeats, gly_l_ala in one.
-    assert report["repeats"] == {**report["repeats"], "repeats": 2, "cases": 6}
+    assert (repeats["repeats"], repeats["cases"]) == (2, 6)
     assert (exact["exact_in_all"]["successes"], exact["exact_in_any"]["successes"]) == (2, 3)

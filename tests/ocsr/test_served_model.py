@@ -54,11 +54,11 @@ def test_cli_run_answered_by_another_model_completes_nothing(
     assert result.exit_code == 0, result.output
     assert len(server.requests) == 1  # the probe ran alone; nobody else was sent
     report = json.loads((tmp_path / "out" / "report.json").read_text())
-    statuses = report["all_attempts"]["statuses"]
+    statuses = report["metrics"]["all_attempts"]["statuses"]
     assert statuses["completed"] == 0
     assert (statuses["failure"], statuses["not_run"]) == (1, len(small_cohort.cases) - 1)
     reason = "served model 'some-other-model' is not the requested 'vision-1'"
-    assert report["served"] == {
+    assert report["metrics"]["served"] == {
         "models": {"some-other-model": 1},
         "reasoning_efforts": {},
         "service_tiers": {},

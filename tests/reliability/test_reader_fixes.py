@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import orjson
 import pytest
 from tests.reliability.family_readers import (
     ATTEMPTS,
@@ -169,15 +168,18 @@ def test_ocsr_attempt_rows_read_in_plan_order(tmp_path: Path) -> None:
 def _record_run(folder: Path) -> None:
     """A report.json recording the journal's hash, as `ocsr run` writes it."""
     from chemgauge.benchmarks.ocsr.plan import RunConfig
-    from chemgauge.benchmarks.ocsr.provenance import report_provenance
+    from chemgauge.benchmarks.ocsr.provenance import scoring_config
+    from chemgauge.benchmarks.ocsr.report import write_report
+    from chemgauge.benchmarks.ocsr.scoring import POLICIES
 
-    run = {
+    extra = {
+        "scoring": scoring_config(),
         "backend": {"backend": "python"},
         "run_config": RunConfig(max_requests=1).to_dict(),
         "attempts_config_sha256": "0" * 64,
     }
-    provenance = report_provenance(folder / "m.json", folder, run, {"executor": "local"})
-    (folder / "report.json").write_bytes(orjson.dumps({"provenance": provenance}))
+    manifest = load_manifest(folder / "m.json", verify=False)
+    write_report(folder, manifest, [], POLICIES, extra, html=False, manifest_path=folder / "m.json")
 
 
 def test_ocsr_score_cli_names_a_bad_journal_line(tmp_path: Path) -> None:

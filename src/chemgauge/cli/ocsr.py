@@ -136,25 +136,37 @@ def _score_and_report(
     output: Path,
     rows_for: Callable[[Manifest], Iterable[dict[str, Any]]],
     count: int,
-    quiet: bool,
-    html: bool,
-    provenance: Callable[[], dict[str, Any]],
+    settings: tuple[bool, bool],
+    record: tuple[dict[str, Any], dict[str, Any], list[str]],
 ) -> dict[str, Any]:
     """Score ``count`` attempt rows as they stream past and write the report files.
 
-    The manifest is loaded (and verified) again here, and ``rows_for`` reads the attempts
-    against it, so the caller's copy can be dropped first: one manifest in memory at a time.
+    ``settings`` is (quiet, html); ``record`` is the run's config beyond the policies, where
+    its attempts ran, and re-scoring notes. The manifest is loaded (and verified) again here,
+    and ``rows_for`` reads the attempts against it, so the caller's copy can be dropped
+    first: one manifest in memory at a time.
     """
     from chemgauge.benchmarks.ocsr.evaluate import iter_scored
     from chemgauge.benchmarks.ocsr.manifest import load_manifest
     from chemgauge.benchmarks.ocsr.report import write_report
     from chemgauge.benchmarks.ocsr.scoring import POLICIES
 
+    quiet, html = settings
+    extra, execution, notes = record
     manifest = load_manifest(manifest_path)
-    recorded = provenance()
     with progress_bar("scoring", count, quiet=quiet, min_total=50) as advance:
         scored = iter_scored(manifest, rows_for(manifest), progress=advance)
-        return write_report(output, manifest, scored, POLICIES, recorded, html=html)
+        return write_report(
+            output,
+            manifest,
+            scored,
+            POLICIES,
+            extra,
+            html=html,
+            manifest_path=manifest_path,
+            execution=execution,
+            notes=notes,
+        )
 
 
 def _rate(block: dict[str, Any] | None) -> str:
@@ -165,9 +177,10 @@ def _rate(block: dict[str, Any] | None) -> str:
 
 
 def _print_summary(report: dict[str, Any]) -> None:
-    finite = report["finite_reference"]
+    metrics = report["metrics"]
+    finite = metrics["finite_reference"]
     statuses = ", ".join(f"{k} {v}" for k, v in finite["statuses"].items() if v)
-    commonest = report["localized_errors"]["commonest"]
+    commonest = metrics["localized_errors"]["commonest"]
     errors = ", ".join(f"{c['category']} ({c['attempts']})" for c in commonest[:5])
     row_hash = report["reproducibility_sha256"]
     print_summary(
@@ -200,11 +213,12 @@ def _print_summary(report: dict[str, Any]) -> None:
     )
 
 
-def _extra_notes(report: dict[str, Any]) -> list[str]:
+def _extra_notes(envelope: dict[str, Any]) -> list[str]:
     """Served model, abbreviation label recall and repeat reliability, when they apply."""
     notes: list[str] = []
+    report = envelope["metrics"]
     served = report.get("served") or {}
-    backend = (report.get("provenance") or {}).get("extra", {}).get("backend", {})
+    backend = envelope["config"].get("backend") or {}
     if served.get("models"):
         models = ", ".join(f"{m} ({n})" for m, n in served["models"].items())
         notes.append(f"served by: {models}; requested {backend.get('model')!r}")
@@ -278,7 +292,7 @@ def run(
     """
     from chemgauge.benchmarks.ocsr.manifest import load_manifest
     from chemgauge.benchmarks.ocsr.plan import Execution, attempts_config_sha256
-    from chemgauge.benchmarks.ocsr.provenance import check_resumable, report_provenance
+    from chemgauge.benchmarks.ocsr.provenance import check_resumable, scoring_config
     from chemgauge.benchmarks.ocsr.runner import (
         RunConfig,
         describe_plan,
@@ -323,7 +337,8 @@ def run(
             execution=execution,
         )
     described = recognizer.describe()
-    run_block = {
+    extra = {
+        "scoring": scoring_config(),
         "backend": described,
         "run_config": config.to_dict(),
         "attempts_config_sha256": attempts_config_sha256(loaded, described, config),
@@ -335,13 +350,7 @@ def run(
         return iter_attempt_rows(journal, checked, config)
 
     report = _score_and_report(
-        manifest,
-        output,
-        rows_for,
-        total,
-        quiet,
-        html,
-        lambda: report_provenance(manifest, output, run_block, placement),
+        manifest, output, rows_for, total, (quiet, html), (extra, placement, [])
     )
     if not quiet:
         _print_summary(report)
@@ -365,11 +374,11 @@ def score(
     from chemgauge.benchmarks.ocsr.provenance import (
         check_inputs,
         read_recorded_run,
-        report_provenance,
         scoring_changes,
         scoring_config,
     )
     from chemgauge.benchmarks.ocsr.runner import scan_attempts
+    from chemgauge.benchmarks.ocsr.scoring import POLICIES
     from chemgauge.eval.provenance import source_tree_sha256
 
     journal = output / "attempts.jsonl"
@@ -383,7 +392,8 @@ def score(
     loaded = load_manifest(manifest, verify=False)
     attempts = scan_attempts(journal, loaded, plan=iter_plan(loaded, config))
     del loaded
-    changes = scoring_changes(recorded, scoring_config())
+    scoring = scoring_config()
+    changes = scoring_changes(recorded, list(POLICIES), scoring)
     notes: list[str] = [f"scoring changed since the run: {change}" for change in changes]
     if recorded.source_tree_sha256 not in (None, source_tree_sha256()):
         notes.append("chemgauge's source differs from the run's: its scoring code may too")
@@ -394,15 +404,8 @@ def score(
         output,
         lambda _: attempts.rows(),
         len(attempts),
-        quiet,
-        html,
-        lambda: report_provenance(
-            manifest,
-            output,
-            recorded.run,
-            recorded.execution,
-            notes={"rescored": notes} if notes else None,
-        ),
+        (quiet, html),
+        ({"scoring": scoring, **recorded.run}, recorded.execution, notes),
     )
     if not quiet:
         _print_summary(report)

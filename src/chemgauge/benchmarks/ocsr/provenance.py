@@ -1,12 +1,15 @@
 """What an OCSR report records about its run, and the checks ``ocsr score`` makes against it.
 
-The report's ``config_sha256`` covers the run (back-end with its program hashes, run policy,
-the journal's attempt hash) and the scoring (policies, their claims, graph-diff bounds). The
-attempts journal and the manifest are hashed when the report is written. Re-scoring reads
-all of that back from ``report.json``: it refuses a journal or manifest whose hash changed
-(an edited journal is never scored into a report that verifies), keeps the run's block as it
-was, so a finished run re-scored with the same scoring keeps its ``config_sha256``, and says
-what changed when the scoring did.
+The report's ``config`` (hashed into ``config_sha256``) covers the run (back-end with its
+program hashes, run policy, the journal's attempt hash) and the scoring (policies, their
+claims, graph-diff bounds); its ``inputs`` hold the manifest's SHA-256 and its ``timing``
+the attempts journal's SHA-256 and size (the journal's bytes follow completion order and hold
+timings), taken when the report was written. Re-scoring reads all of that back: it
+refuses a journal or manifest whose hash changed (an edited journal is never scored into a
+report that verifies), keeps the run's part of the config as it was, so a finished run
+re-scored with the same scoring keeps its ``config_sha256``, and says what changed when the
+scoring did. A resumed run may only append to the journal: the bytes a report covered must
+be unchanged.
 """
 
 from __future__ import annotations
@@ -23,50 +26,29 @@ from chemgauge.benchmarks.ocsr.attempts import JOURNAL_NAME
 from chemgauge.benchmarks.ocsr.scoring import POLICIES, POLICY_CLAIMS
 from chemgauge.chem.graphdiff import DiffSettings
 from chemgauge.errors import InputFileError
-from chemgauge.eval.provenance import run_provenance, sha256_file
+from chemgauge.eval.envelope import is_envelope, parse_envelope
+from chemgauge.eval.provenance import sha256_file
 
 __all__ = [
+    "RUN_FIELDS",
     "RecordedRun",
     "check_inputs",
     "check_resumable",
     "read_recorded_run",
-    "report_provenance",
     "scoring_changes",
     "scoring_config",
 ]
 
+#: The run's part of an OCSR report's config (the rest is scoring).
+RUN_FIELDS = ("backend", "run_config", "attempts_config_sha256")
+
 
 def scoring_config(policies: tuple[str, ...] = POLICIES) -> dict[str, Any]:
-    """How attempts are scored: the policies with their claims and the graph-diff bounds."""
+    """How attempts are scored, beside the policy names: their claims, the graph-diff bounds."""
     return {
-        "policies": list(policies),
         "claims": {policy: POLICY_CLAIMS.get(policy, "") for policy in policies},
         "graph_diff": asdict(DiffSettings()),
     }
-
-
-def report_provenance(
-    manifest_path: Path,
-    out_dir: Path,
-    run: Mapping[str, Any],
-    execution: Mapping[str, Any],
-    scoring: Mapping[str, Any] | None = None,
-    notes: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The report's provenance: ``config_sha256`` over run and scoring, the manifest's and
-    the journal's hashes, and (not hashed) where it ran and any re-scoring notes."""
-    config = {"scoring": dict(scoring or scoring_config()), **run}
-    journal = out_dir / JOURNAL_NAME
-    extra = {
-        **config,
-        "execution": dict(execution),
-        "manifest_path": str(manifest_path),
-        "attempts_bytes": journal.stat().st_size,  # a later resume may only append
-    }
-    if notes:
-        extra.update(notes)
-    inputs = {"manifest": manifest_path, "attempts": journal}
-    return run_provenance(config, inputs, extra).to_dict()
 
 
 @dataclass(frozen=True)
@@ -74,15 +56,13 @@ class RecordedRun:
     """A finished run as its report recorded it."""
 
     run: dict[str, Any]
+    policies: list[str]
     scoring: dict[str, Any]
     execution: dict[str, Any]
     attempts_sha256: str
     attempts_bytes: int | None
     manifest_sha256: str | None
     source_tree_sha256: str | None
-
-
-_RUN_FIELDS = ("backend", "run_config", "attempts_config_sha256")
 
 
 def read_recorded_run(out_dir: Path) -> RecordedRun:
@@ -98,26 +78,29 @@ def read_recorded_run(out_dir: Path) -> RecordedRun:
         ) from None
     except (OSError, orjson.JSONDecodeError) as exc:
         raise InputFileError(f"cannot read the run's report ({exc})", path=path) from None
-    provenance = report.get("provenance") if isinstance(report, dict) else None
-    if not isinstance(provenance, dict):
-        provenance = {}
-    extra, inputs = provenance.get("extra"), provenance.get("input_sha256")
-    if not isinstance(extra, dict) or not isinstance(inputs, dict) or "attempts" not in inputs:
+    if not isinstance(report, dict) or not is_envelope(report):
         raise InputFileError(
             f"the report records no attempts hash (an older chemgauge wrote it); {finish}",
             path=path,
         )
-    missing = [name for name in _RUN_FIELDS if name not in extra]
+    envelope = parse_envelope(report, path)
+    journal: dict[str, Any] = envelope.timing.get("attempts_journal") or {}
+    manifest = next((i for i in envelope.inputs if i.role == "manifest"), None)
+    missing = [name for name in RUN_FIELDS if name not in envelope.config]
+    if not isinstance(journal, dict) or not isinstance(journal.get("sha256"), str):
+        missing.append("timing.attempts_journal")
     if missing:
-        raise InputFileError(f"the report's provenance lacks {', '.join(missing)}", path=path)
+        raise InputFileError(f"the report lacks {', '.join(missing)}; {finish}", path=path)
+    size = journal.get("size")
     return RecordedRun(
-        run={name: extra[name] for name in _RUN_FIELDS},
-        scoring=dict(extra.get("scoring") or {}),
-        execution=dict(extra.get("execution") or {}),
-        attempts_sha256=str(inputs["attempts"]),
-        attempts_bytes=extra.get("attempts_bytes"),
-        manifest_sha256=inputs.get("manifest"),
-        source_tree_sha256=provenance.get("source_tree_sha256"),
+        run={name: envelope.config[name] for name in RUN_FIELDS},
+        policies=list(envelope.config.get("policies") or []),
+        scoring=dict(envelope.config.get("scoring") or {}),
+        execution=dict(envelope.timing.get("execution") or {}),
+        attempts_sha256=str(journal["sha256"]),
+        attempts_bytes=size if isinstance(size, int) else None,
+        manifest_sha256=None if manifest is None else manifest.sha256,
+        source_tree_sha256=envelope.provenance.source_tree_sha256,
     )
 
 
@@ -140,7 +123,7 @@ def _covered_part_intact(recorded: RecordedRun, journal: Path) -> bool:
     appended since, by a resumed run)."""
     if recorded.attempts_bytes is None:
         return False
-    return _prefix_sha256(journal, int(recorded.attempts_bytes)) == recorded.attempts_sha256
+    return _prefix_sha256(journal, recorded.attempts_bytes) == recorded.attempts_sha256
 
 
 def check_inputs(recorded: RecordedRun, out_dir: Path, manifest_path: Path) -> None:
@@ -186,12 +169,14 @@ def check_resumable(out_dir: Path) -> None:
         )
 
 
-def scoring_changes(recorded: RecordedRun, current: Mapping[str, Any]) -> list[str]:
+def scoring_changes(
+    recorded: RecordedRun, policies: list[str], current: Mapping[str, Any]
+) -> list[str]:
     """What differs between the run's scoring and the scoring used now, one line each."""
     changes: list[str] = []
     before = recorded.scoring
-    if before.get("policies") != current.get("policies"):
-        changes.append(f"policies {before.get('policies')} -> {current.get('policies')}")
+    if recorded.policies != policies:
+        changes.append(f"policies {recorded.policies} -> {policies}")
     old_claims = before.get("claims") or {}
     for policy, claim in (current.get("claims") or {}).items():
         if policy in old_claims and old_claims[policy] != claim:

@@ -21,233 +21,52 @@ from typing import Any
 
 import orjson
 
-from chemgauge.benchmarks.ocsr.attempts import ATTEMPT_STATUSES, NOT_RUN, TIMING_FIELDS
+from chemgauge.benchmarks.ocsr.attempts import (
+    ATTEMPT_STATUSES,
+    JOURNAL_NAME,
+    NOT_RUN,
+    TIMING_FIELDS,
+)
 from chemgauge.benchmarks.ocsr.manifest import Manifest
-from chemgauge.benchmarks.ocsr.scoring import HEADLINE_POLICY, MATCH, POLICY_CLAIMS, UNSUPPORTED
-from chemgauge.chem.graphdiff import CATEGORIES
-from chemgauge.eval.provenance import reproducibility_sha256
-from chemgauge.eval.records import atomic_write_json, atomic_write_rows
-from chemgauge.eval.stats import wilson_interval
+from chemgauge.benchmarks.ocsr.scoring import HEADLINE_POLICY, MATCH
+from chemgauge.benchmarks.ocsr.tallies import (
+    AbbreviationTally,
+    ErrorsTally,
+    ExactnessTally,
+    ServedTally,
+    ValidationTally,
+    median,
+    rate,
+    status_counts,
+)
+from chemgauge.eval.envelope import (
+    CountsTally,
+    EnvelopeParts,
+    base_provenance,
+    build_envelope,
+    record_input,
+    write_envelope,
+)
+from chemgauge.eval.provenance import reproducibility_sha256, sha256_file
+from chemgauge.eval.records import atomic_write_rows
 
-__all__ = ["REPORT_VERSION", "ReportTally", "aggregate", "iter_rows_file", "write_report"]
+__all__ = [
+    "REPORT_VERSION",
+    "SECTIONS_SINCE_2",
+    "ReportTally",
+    "aggregate",
+    "iter_rows_file",
+    "journal_record",
+    "report_metrics",
+    "write_report",
+]
 
-REPORT_VERSION = 1
+#: 2: rows carry who served each attempt, a back-end's stop and abbreviation labels; metrics
+#: add ``served``, ``abbreviations`` and ``repeats``; the run's config its scoring claims.
+REPORT_VERSION = 2
+#: Metrics sections a version-1 report does not have.
+SECTIONS_SINCE_2 = ("served", "abbreviations", "repeats")
 _INTERNED = {status: status for status in ATTEMPT_STATUSES}
-
-
-def _rate(successes: int, n: int) -> dict[str, Any]:
-    if n == 0:
-        return {"successes": successes, "n": 0, "rate": None, "wilson95": None}
-    interval = wilson_interval(successes, n)
-    bounds = [None if b is None else round(b, 6) for b in (interval.low, interval.high)]
-    return {"successes": successes, "n": n, "rate": round(successes / n, 6), "wilson95": bounds}
-
-
-def _median(ordered: Sequence[float]) -> float | None:
-    """Median of sorted values (the mean of the middle two for an even count), 6 decimals."""
-    if not ordered:
-        return None
-    middle = len(ordered) // 2
-    if len(ordered) % 2:
-        return ordered[middle]
-    return round((ordered[middle - 1] + ordered[middle]) / 2, 6)
-
-
-def _status_counts(counts: Counter[str]) -> dict[str, int]:
-    return {status: counts.get(status, 0) for status in ATTEMPT_STATUSES}
-
-
-@dataclass
-class _Exactness:
-    """Counts over one group of rows (the finite-reference attempts)."""
-
-    planned: int = 0
-    statuses: Counter[str] = field(default_factory=Counter)
-    completed_exact: Counter[str] = field(default_factory=Counter)
-    provisional_exact: Counter[str] = field(default_factory=Counter)
-    unsupported: Counter[str] = field(default_factory=Counter)
-
-    def add(self, row: Mapping[str, Any]) -> None:
-        status = row["status"]
-        self.planned += 1
-        self.statuses[str(status)] += 1
-        for policy, verdict in (row.get("identity") or {}).items():
-            if verdict == MATCH and status == "completed":
-                self.completed_exact[policy] += 1
-            elif verdict == MATCH and status == "provisional":
-                self.provisional_exact[policy] += 1
-            if verdict == UNSUPPORTED and status != NOT_RUN:
-                self.unsupported[policy] += 1
-
-    def result(self, policies: Sequence[str]) -> dict[str, Any]:
-        attempted = self.planned - self.statuses[NOT_RUN]
-        per_policy: dict[str, Any] = {}
-        for policy in policies:
-            completed_exact = self.completed_exact[policy]
-            per_policy[policy] = {
-                "claim": POLICY_CLAIMS.get(policy, ""),
-                "completed_exact": completed_exact,
-                "provisional_exact": self.provisional_exact[policy],
-                "unsupported": self.unsupported[policy],
-                "completed_exact_over_planned": _rate(completed_exact, self.planned),
-                "completed_exact_over_attempted": _rate(completed_exact, attempted),
-            }
-        return {
-            "planned": self.planned,
-            "attempted": attempted,
-            "completed": self.statuses["completed"],
-            "provisional": self.statuses["provisional"],
-            "not_run": self.planned - attempted,
-            "statuses": _status_counts(self.statuses),
-            "policies": per_policy,
-        }
-
-
-@dataclass
-class _Validation:
-    """Graph validation of completed and provisional finite-reference attempts."""
-
-    attempts: Counter[str] = field(default_factory=Counter)
-    with_graph: Counter[str] = field(default_factory=Counter)
-    accepted: Counter[str] = field(default_factory=Counter)
-    reasons: dict[str, Counter[str]] = field(
-        default_factory=lambda: {"completed": Counter(), "provisional": Counter()}
-    )
-
-    def add(self, row: Mapping[str, Any]) -> None:
-        status = row["status"]
-        if status not in self.reasons:
-            return
-        self.attempts[status] += 1
-        candidate = row["candidate"]
-        if not candidate["present"]:
-            return
-        self.with_graph[status] += 1
-        self.accepted[status] += bool(candidate.get("accepted"))
-        if not candidate["accepted"]:
-            self.reasons[status][str(candidate.get("reason"))] += 1
-
-    def result(self) -> dict[str, Any]:
-        return {
-            status: {
-                "attempts": self.attempts[status],
-                "with_graph": self.with_graph[status],
-                "accepted": self.accepted[status],
-                "rejected_reasons": dict(sorted(reasons.items())),
-            }
-            for status, reasons in self.reasons.items()
-        }
-
-
-@dataclass
-class _Errors:
-    """Localized graph errors of completed and provisional finite-reference attempts."""
-
-    diff_status: Counter[str] = field(default_factory=Counter)
-    attempts_with: Counter[str] = field(default_factory=Counter)
-    totals: Counter[str] = field(default_factory=Counter)
-
-    def add(self, row: Mapping[str, Any]) -> None:
-        diff = row.get("graph_diff")
-        if diff is None or row["status"] not in ("completed", "provisional"):
-            return
-        self.diff_status[str(diff["status"])] += 1
-        counts: Mapping[str, int] = diff["category_counts"]
-        for category, n in counts.items():
-            self.attempts_with[category] += 1
-            self.totals[category] += n
-
-    def result(self) -> dict[str, Any]:
-        commonest = sorted(self.attempts_with.items(), key=lambda kv: (-kv[1], kv[0]))
-        return {
-            "diff_status": dict(sorted(self.diff_status.items())),
-            "attempts_with_category": {c: self.attempts_with.get(c, 0) for c in CATEGORIES},
-            "errors_by_category": {c: self.totals.get(c, 0) for c in CATEGORIES},
-            "commonest": [{"category": c, "attempts": n} for c, n in commonest[:10]],
-        }
-
-
-@dataclass
-class _Abbreviations:
-    """Label recall per reference abbreviation group, beside exactness.
-
-    A group is recalled when the candidate carries a group with the same label (labels are
-    matched one to one); a SMILES answer carries none, so expanded chemistry can be exact
-    while every label is missing. Denominators are groups in planned and in attempted
-    attempts; recalled labels count on completed attempts, provisional ones apart.
-    """
-
-    planned: int = 0
-    attempted: int = 0
-    recalled: int = 0
-    provisional_recalled: int = 0
-    by_label: dict[str, list[int]] = field(default_factory=dict)
-
-    def add(self, row: Mapping[str, Any]) -> None:
-        block = row.get("abbreviations")
-        if not block:
-            return
-        labels = Counter(str(label) for label in block["reference"])
-        groups = sum(labels.values())
-        self.planned += groups
-        status = row["status"]
-        if status != NOT_RUN:
-            self.attempted += groups
-        found = Counter(str(label) for label in block["candidate"]) & labels
-        if status == "completed":
-            self.recalled += sum(found.values())
-        elif status == "provisional":
-            self.provisional_recalled += sum(found.values())
-        for label, n in labels.items():
-            counts = self.by_label.setdefault(label, [0, 0])
-            counts[0] += n
-            if status == "completed":
-                counts[1] += found[label]
-
-    def result(self) -> dict[str, Any]:
-        return {
-            "planned_groups": self.planned,
-            "attempted_groups": self.attempted,
-            "recalled": self.recalled,
-            "provisional_recalled": self.provisional_recalled,
-            "label_recall_over_planned": _rate(self.recalled, self.planned),
-            "label_recall_over_attempted": _rate(self.recalled, self.attempted),
-            "by_label": {
-                label: {"planned": counts[0], "recalled": counts[1]}
-                for label, counts in sorted(self.by_label.items())
-            },
-        }
-
-
-@dataclass
-class _Served:
-    """Who served the attempts, as the back-end echoed it, and why the run stopped if it did."""
-
-    models: Counter[str] = field(default_factory=Counter)
-    efforts: Counter[str] = field(default_factory=Counter)
-    tiers: Counter[str] = field(default_factory=Counter)
-    stop_reason: str | None = None
-
-    def add(self, recognition: Mapping[str, Any]) -> None:
-        served = recognition.get("served") or {}
-        for counter, name in (
-            (self.models, "model"),
-            (self.efforts, "reasoning_effort"),
-            (self.tiers, "service_tier"),
-        ):
-            value = served.get(name)
-            if isinstance(value, str):
-                counter[value] += 1
-        if recognition.get("stop_reason") and self.stop_reason is None:
-            self.stop_reason = str(recognition["stop_reason"])
-
-    def result(self) -> dict[str, Any]:
-        return {
-            "models": dict(sorted(self.models.items())),
-            "reasoning_efforts": dict(sorted(self.efforts.items())),
-            "service_tiers": dict(sorted(self.tiers.items())),
-            "stop_reason": self.stop_reason,
-        }
 
 
 @dataclass(slots=True)
@@ -274,8 +93,8 @@ def _repeats(cases: Mapping[str, _CaseRepeats], policies: Sequence[str]) -> dict
         in_all = sum(case.exact[policy] == len(case.statuses) for case in finite)
         in_any = sum(case.exact[policy] > 0 for case in finite)
         result[policy] = {
-            "exact_in_all": _rate(in_all, len(finite)),
-            "exact_in_any": _rate(in_any, len(finite)),
+            "exact_in_all": rate(in_all, len(finite)),
+            "exact_in_any": rate(in_any, len(finite)),
         }
     return {"repeats": most, "cases": len(finite), "policies": result}
 
@@ -311,13 +130,13 @@ class ReportTally:
         self.statuses: Counter[str] = Counter()
         self.no_reference_statuses: Counter[str] = Counter()
         self.qualitative: list[dict[str, Any]] = []
-        self.finite = _Exactness()
-        self.validation = _Validation()
-        self.errors = _Errors()
+        self.finite = ExactnessTally()
+        self.validation = ValidationTally()
+        self.errors = ErrorsTally()
         self.cases: dict[str, _CaseRepeats] = {}
         self.elapsed = array("d")
-        self.served = _Served()
-        self.abbreviations = _Abbreviations()
+        self.served = ServedTally()
+        self.abbreviations = AbbreviationTally()
 
     def add(self, row: Mapping[str, Any]) -> None:
         """Fold one scored row in."""
@@ -369,11 +188,11 @@ class ReportTally:
             "manifest": {"name": manifest.name, "images": len(manifest.cases)},
             "headline_policy": HEADLINE_POLICY,
             "policies": list(policies),
-            "all_attempts": {"planned": self.planned, "statuses": _status_counts(self.statuses)},
+            "all_attempts": {"planned": self.planned, "statuses": status_counts(self.statuses)},
             "finite_reference": self.finite.result(policies),
             "no_reference": {
                 "planned": self.planned - self.finite.planned,
-                "statuses": _status_counts(self.no_reference_statuses),
+                "statuses": status_counts(self.no_reference_statuses),
                 "attempts": self.qualitative,
             },
             "abbreviations": self.abbreviations.result(),
@@ -387,7 +206,7 @@ class ReportTally:
             ],
             "timing": {
                 "attempts_timed": len(elapsed),
-                "median_seconds": _median(elapsed),
+                "median_seconds": median(elapsed),
                 "min_seconds": elapsed[0] if elapsed else None,
                 "max_seconds": elapsed[-1] if elapsed else None,
                 "total_seconds": round(sum(elapsed), 3),
@@ -418,30 +237,85 @@ def iter_rows_file(path: str | Path) -> Iterator[dict[str, Any]]:
             yield orjson.loads(line)
 
 
+#: Report-body fields the run envelope holds itself (or in ``timing``), not under ``metrics``.
+_ENVELOPE_FIELDS = ("report_version", "provenance", "reproducibility_sha256", "timing")
+
+
+def report_metrics(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The envelope's ``metrics`` from a report body (:func:`aggregate`)."""
+    return {k: v for k, v in body.items() if k not in _ENVELOPE_FIELDS}
+
+
+def journal_record(out: Path) -> dict[str, Any] | None:
+    """The attempts journal beside the report, hashed now: ``ocsr score`` and ``verify``
+    check it. Its bytes follow completion order and hold timings, so the record belongs to
+    the envelope's ``timing`` (two identical runs have different journals)."""
+    journal = out / JOURNAL_NAME
+    if not journal.is_file():
+        return None
+    return {"path": JOURNAL_NAME, "sha256": sha256_file(journal), "size": journal.stat().st_size}
+
+
 def write_report(
     out_dir: str | Path,
     manifest: Manifest,
     rows: Iterable[Mapping[str, Any]],
     policies: Sequence[str],
-    provenance: Mapping[str, Any],
+    extra: Mapping[str, Any],
     *,
     html: bool = True,
+    manifest_path: str | Path | None = None,
+    execution: Mapping[str, Any] | None = None,
+    notes: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Write ``scored.jsonl``, ``report.json`` and (optionally) ``report.html`` atomically.
+    """Write ``scored.jsonl``, ``report.json`` (a run envelope) and (optionally)
+    ``report.html`` atomically, and return the report.
 
-    ``rows`` is consumed once (it may be a generator scoring attempts as they come): it is
-    streamed into ``scored.jsonl`` and the tally, then the written file is read back for the
-    row hash and the HTML page, so no row is held.
+    ``extra`` is the run's configuration beyond the policies (the back-end's description, the
+    run config, the journal's attempt hash, the scoring claims; the back-end also goes to
+    provenance); ``manifest_path`` is recorded as the run's input; the attempts journal's
+    hash (:func:`journal_record`) and ``execution`` (where attempts ran) go to ``timing``,
+    re-scoring ``notes`` to provenance. ``rows`` is consumed once (it may be a generator
+    scoring attempts as they come): it is streamed into ``scored.jsonl`` and the tally, then
+    the written file is read back for the row hash and the HTML page, so no row is held.
     """
     out = Path(out_dir)
     scored = out / "scored.jsonl"
     tally = ReportTally()
     atomic_write_rows(scored, tally.feed(rows))
-    digest = reproducibility_sha256(iter_rows_file(scored), TIMING_FIELDS)
-    report = tally.result(manifest, policies, provenance, digest)
-    atomic_write_json(out / "report.json", report)
+    counts = CountsTally("status")
+    digest = reproducibility_sha256(counts.feed(iter_rows_file(scored)), TIMING_FIELDS)
+    body = tally.result(manifest, policies, {}, digest)
+    backend = extra.get("backend")
+    inputs = [] if manifest_path is None else [record_input("manifest", manifest_path)]
+    timing: dict[str, Any] = {"attempts": body["timing"]}
+    if execution:
+        timing["execution"] = dict(execution)
+    journal = journal_record(out)
+    if journal is not None:
+        timing["attempts_journal"] = journal
+    envelope = build_envelope(
+        EnvelopeParts(
+            family="ocsr",
+            family_schema_version=REPORT_VERSION,
+            config={"policies": list(policies), **extra},
+            inputs=inputs,
+            provenance=base_provenance(
+                {} if backend is None else {"recognizer": backend},
+                **({"rescored": list(notes)} if notes else {}),
+            ),
+            rows_path=scored,
+            reproducibility_sha256=digest,
+            reproducibility_excludes=TIMING_FIELDS,
+            timing=timing,
+            counts=counts.result(),
+            metrics=report_metrics(body),
+        ),
+        out / "report.json",
+    )
+    write_envelope(out / "report.json", envelope)
     if html:
         from chemgauge.benchmarks.ocsr.html import write_html
 
-        write_html(out / "report.html", manifest, iter_rows_file(scored), report)
-    return report
+        write_html(out / "report.html", manifest, iter_rows_file(scored), body)
+    return envelope.model_dump(mode="json")

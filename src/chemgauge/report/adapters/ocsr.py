@@ -13,21 +13,24 @@ from collections.abc import Mapping
 from typing import Any
 
 from chemgauge.benchmarks.ocsr.attempts import JOURNAL_NAME, TIMING_FIELDS
-from chemgauge.benchmarks.ocsr.manifest import Manifest
-from chemgauge.benchmarks.ocsr.report import aggregate
+from chemgauge.benchmarks.ocsr.manifest import Manifest, load_manifest
+from chemgauge.benchmarks.ocsr.report import SECTIONS_SINCE_2, aggregate, report_metrics
 from chemgauge.benchmarks.ocsr.scoring import MATCH
-from chemgauge.eval.provenance import reproducibility_sha256
+from chemgauge.errors import ChemgaugeError
+from chemgauge.eval.envelope import InputRecord
+from chemgauge.eval.provenance import sha256_file
 from chemgauge.report.families import (
     Distribution,
     FailureCase,
     FamilyAdapter,
-    InputFile,
+    Mismatch,
     Rate,
     RatePlot,
     Recomputed,
     Section,
     Structure,
     Table,
+    agree,
 )
 from chemgauge.report.formatting import fmt_count, fmt_rate
 from chemgauge.report.runs import Run
@@ -38,7 +41,25 @@ Row = Mapping[str, Any]
 
 
 def _policies(run: Run) -> tuple[str, ...]:
-    return tuple(run.report.get("policies") or ())
+    return tuple(run.metrics.get("policies") or ())
+
+
+def _manifest_input(run: Run) -> InputRecord | None:
+    return next((i for i in run.envelope.inputs if i.role == "manifest"), None)
+
+
+def _journal_check(run: Run) -> list[Mismatch]:
+    """The attempts journal beside the report must hash as the report recorded (an edited
+    journal is caught); a run folder without the journal has nothing to compare."""
+    recorded = run.envelope.timing.get("attempts_journal")
+    if not isinstance(recorded, Mapping):
+        return []
+    path = run.report_path.parent / str(recorded.get("path") or JOURNAL_NAME)
+    if not path.is_file():
+        return []
+    return agree(
+        f"timing.attempts_journal.sha256 ({path})", recorded.get("sha256"), sha256_file(path)
+    )
 
 
 def _exact(row: Row, policy: str) -> bool:
@@ -58,6 +79,7 @@ class OcsrAdapter(FamilyAdapter):
 
     family = "ocsr"
     rows_file_names = ("scored.jsonl",)
+    reproducibility_excludes = TIMING_FIELDS
 
     @classmethod
     def claims_report(cls, report: Mapping[str, Any]) -> bool:
@@ -78,44 +100,64 @@ class OcsrAdapter(FamilyAdapter):
         return {"repeat": str(row["repeat"])}
 
     def comparison_protocol(self, run: Run) -> dict[str, Any]:
-        provenance = run.report.get("provenance") or {}
-        manifest = run.report.get("manifest") or {}
+        manifest = run.metrics.get("manifest") or {}
+        recorded = _manifest_input(run)
         return {
-            "manifest_sha256": (provenance.get("input_sha256") or {}).get("manifest"),
+            "manifest_sha256": run.envelope.provenance.model_dump().get("manifest_sha256")
+            if recorded is None
+            else recorded.sha256,
             "manifest_name": manifest.get("name"),
             "images": manifest.get("images"),
         }
 
     def recompute(self, run: Run) -> Recomputed:
-        block = run.report.get("manifest") or {}
+        block = run.metrics.get("manifest") or {}
         # The aggregate reads only the manifest's name and case count; both are carried from
-        # the report (the manifest file's path is not recorded), everything else is rows.
+        # the report (cross_checks compares them with the manifest file when it is found),
+        # everything else is rows.
         manifest = Manifest.model_construct(
             name=block.get("name", ""), cases=[None] * int(block.get("images", 0))
         )
-        full = aggregate(manifest, run.rows, _policies(run), run.report.get("provenance") or {})
-        full.pop("provenance", None)
-        return Recomputed(
-            full, notes=("manifest name and image count are carried from the report",)
-        )
+        sections = report_metrics(aggregate(manifest, run.rows, _policies(run), {}))
+        notes = [
+            "manifest name and image count are carried from the report",
+            "each policy's claim is carried from the report (it describes the code, not rows)",
+        ]
+        recorded = (run.metrics.get("finite_reference") or {}).get("policies") or {}
+        for policy, block in sections["finite_reference"]["policies"].items():
+            if isinstance(recorded.get(policy), Mapping) and "claim" in recorded[policy]:
+                block["claim"] = recorded[policy]["claim"]
+        if run.envelope.family_schema_version < 2:
+            for name in SECTIONS_SINCE_2:
+                sections.pop(name, None)
+            notes.append(f"a version-1 report has no {', '.join(SECTIONS_SINCE_2)}")
+        return Recomputed(sections, notes=tuple(notes))
 
-    def reproducibility(self, run: Run) -> tuple[str | None, str]:
-        return run.report.get("reproducibility_sha256"), reproducibility_sha256(
-            run.rows, TIMING_FIELDS
-        )
-
-    def input_files(self, report: Mapping[str, Any]) -> list[InputFile]:
-        """The attempts journal beside the report (hashed when the report was written: an
-        edited journal is caught) and the manifest at its recorded path."""
-        provenance = report.get("provenance") or {}
-        hashes = provenance.get("input_sha256") or {}
-        found: list[InputFile] = []
-        if isinstance(hashes.get("attempts"), str):
-            found.append(InputFile("attempts", JOURNAL_NAME, hashes["attempts"], True))
-        manifest_path = (provenance.get("extra") or {}).get("manifest_path")
-        if isinstance(hashes.get("manifest"), str):
-            path = manifest_path if isinstance(manifest_path, str) else None
-            found.append(InputFile("manifest", path, hashes["manifest"]))
+    def cross_checks(self, run: Run) -> list[Mismatch]:
+        found = agree("metrics.policies", run.metrics.get("policies"), run.config.get("policies"))
+        found += _journal_check(run)
+        claims = (run.config.get("scoring") or {}).get("claims")
+        if isinstance(claims, Mapping):  # the claims the config (and its hash) recorded
+            recorded = (run.metrics.get("finite_reference") or {}).get("policies") or {}
+            shown = {p: (b or {}).get("claim") for p, b in recorded.items()}
+            found += agree("metrics.finite_reference.policies[*].claim", shown, dict(claims))
+        backend = run.config.get("backend")
+        if backend is not None:
+            recognizer = run.envelope.provenance.backends.get("recognizer")
+            found += agree("provenance.backends.recognizer", recognizer, backend)
+        recorded = _manifest_input(run)
+        paths = [] if recorded is None else run.input_candidates(recorded)
+        if paths:
+            try:
+                manifest = load_manifest(paths[0], verify=False)
+            except ChemgaugeError:
+                return found  # an unreadable manifest is the input check's to report
+            block = run.metrics.get("manifest") or {}
+            found += agree(
+                f"metrics.manifest ({paths[0]})",
+                {"name": block.get("name"), "images": block.get("images")},
+                {"name": manifest.name, "images": len(manifest.cases)},
+            )
         return found
 
     def headline(self, run: Run) -> list[Rate]:
@@ -191,7 +233,7 @@ class OcsrAdapter(FamilyAdapter):
             ),
             anchor="policies",
         )
-        headline = str(run.report.get("headline_policy") or "exact")
+        headline = str(run.metrics.get("headline_policy") or "exact")
         wrong = [
             r
             for r in run.rows
@@ -226,7 +268,7 @@ class OcsrAdapter(FamilyAdapter):
             intro=(
                 "The reference beside what the recognizer returned, with the localized error "
                 "categories. The input images and highlighted atoms are in the OCSR run's own "
-                "report.html (the manifest path is not recorded in report.json)."
+                "report.html."
             ),
             failures=tuple(cases),
             failures_total=len(wrong),
