@@ -214,29 +214,13 @@ def _print_summary(report: dict[str, Any]) -> None:
 
 
 def _extra_notes(envelope: dict[str, Any]) -> list[str]:
-    """Served model, abbreviation label recall and repeat reliability, when they apply."""
-    notes: list[str] = []
-    report = envelope["metrics"]
-    served = report.get("served") or {}
-    backend = envelope["config"].get("backend") or {}
-    if served.get("models"):
-        models = ", ".join(f"{m} ({n})" for m, n in served["models"].items())
-        notes.append(f"served by: {models}; requested {backend.get('model')!r}")
-    if served.get("stop_reason"):
-        notes.append(f"the back-end stopped the run: {served['stop_reason']}")
-    labels = report.get("abbreviations") or {}
-    if labels.get("planned_groups"):
-        notes.append(
-            "abbreviation labels recalled / planned groups: "
-            + _rate(labels["label_recall_over_planned"])
-        )
-    repeats = report.get("repeats") or {}
-    if repeats.get("repeats", 0) > 1:
-        block = repeats["policies"].get(report.get("headline_policy", "exact"), {})
-        notes.append(
-            f"exact in all {repeats['repeats']} repeats: {_rate(block.get('exact_in_all'))}; "
-            f"in any: {_rate(block.get('exact_in_any'))}"
-        )
+    """Served model (beside the requested one), label recall, repeat reliability."""
+    from chemgauge.benchmarks.ocsr.tallies import summary_facts
+
+    notes = summary_facts(envelope["metrics"])
+    requested = (envelope["config"].get("backend") or {}).get("model")
+    if requested and notes and notes[0].startswith("served by: "):
+        notes[0] += f"; requested {requested!r}"
     return notes
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from chemgauge.benchmarks.ocsr.evaluate import candidate_mol
 from chemgauge.benchmarks.ocsr.manifest import Case, Manifest
+from chemgauge.benchmarks.ocsr.tallies import summary_facts
 from chemgauge.chem.render import highlighted_svg
 from chemgauge.errors import InputFileError
 from chemgauge.eval.images import ImageRefusedError, read_image_header
@@ -157,28 +158,7 @@ def _summary(report: Mapping[str, Any]) -> str:
 
 
 def _facts(report: Mapping[str, Any]) -> str:
-    """Who served the answers, abbreviation label recall and repeat reliability, as apply."""
-    items: list[str] = []
-    served = report.get("served") or {}
-    if served.get("models"):
-        models = ", ".join(f"{m} ({n})" for m, n in served["models"].items())
-        items.append(f"served by: {models}")
-    if served.get("stop_reason"):
-        items.append(f"the back-end stopped the run: {served['stop_reason']}")
-    labels = report.get("abbreviations") or {}
-    if labels.get("planned_groups"):
-        items.append(
-            f"abbreviation labels recalled: {labels['recalled']} of {labels['planned_groups']} "
-            f"planned groups ({labels['provisional_recalled']} more in provisional answers)"
-        )
-    repeats = report.get("repeats") or {}
-    if repeats.get("repeats", 0) > 1:
-        block = repeats["policies"].get(report.get("headline_policy", "exact"), {})
-        items.append(
-            f"exact in all {repeats['repeats']} repeats: {block['exact_in_all']['successes']} "
-            f"of {repeats['cases']} images; in any: {block['exact_in_any']['successes']}"
-        )
-    return "".join(f"<p>{html.escape(item)}</p>" for item in items)
+    return "".join(f"<p>{html.escape(item)}</p>" for item in summary_facts(report))
 
 
 def _page(

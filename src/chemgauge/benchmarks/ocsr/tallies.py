@@ -25,6 +25,7 @@ __all__ = [
     "median",
     "rate",
     "status_counts",
+    "summary_facts",
 ]
 
 
@@ -241,3 +242,34 @@ class ServedTally:
             "service_tiers": dict(sorted(self.tiers.items())),
             "stop_reason": self.stop_reason,
         }
+
+
+def _share(block: Mapping[str, Any]) -> str:
+    share = "n/a" if block.get("rate") is None else f"{100 * block['rate']:.1f}%"
+    return f"{block['successes']}/{block['n']} ({share})"
+
+
+def summary_facts(metrics: Mapping[str, Any]) -> list[str]:
+    """One line each, as apply: who served the answers, a back-end stop, abbreviation label
+    recall and repeat reliability under the headline policy (for the CLI and the HTML page)."""
+    facts: list[str] = []
+    served = metrics.get("served") or {}
+    if served.get("models"):
+        facts.append("served by: " + ", ".join(f"{m} ({n})" for m, n in served["models"].items()))
+    if served.get("stop_reason"):
+        facts.append(f"the back-end stopped the run: {served['stop_reason']}")
+    labels = metrics.get("abbreviations") or {}
+    if labels.get("planned_groups"):
+        facts.append(
+            "abbreviation labels recalled / planned groups: "
+            f"{_share(labels['label_recall_over_planned'])}, "
+            f"{labels['provisional_recalled']} more in provisional answers"
+        )
+    repeats = metrics.get("repeats") or {}
+    block = (repeats.get("policies") or {}).get(metrics.get("headline_policy", "exact"))
+    if repeats.get("repeats", 0) > 1 and block:
+        facts.append(
+            f"images exact in all {repeats['repeats']} repeats: {_share(block['exact_in_all'])}; "
+            f"in any: {_share(block['exact_in_any'])}"
+        )
+    return facts
