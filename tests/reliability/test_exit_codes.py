@@ -22,7 +22,7 @@ def test_help_documents_the_exit_statuses() -> None:
     done = _run(["--help"])
     assert done.returncode == 0
     text = " ".join(done.stdout.split())
-    for fragment in ("Exit status: 0 ok", "1 verify found differences", "3 a missing input"):
+    for fragment in ("Exit status: 0 ok", "1 a check failed", "3 a missing input"):
         assert fragment in text
 
 

@@ -3,7 +3,8 @@
 Exit statuses, the same for every command (:data:`EXIT_STATUSES`, also in ``--help``):
 
 * 0: success.
-* 1: ``verify`` found differences between a report and its rows.
+* 1: a check failed: ``verify`` found differences between a report and its rows, ``p2s
+  audit`` found a leak or a tell.
 * 2: a usage or input error, in one line on stderr without a traceback: a bad option, a
   refused input, a data problem under ``--strict``, an output that would clobber an input or
   another output, another run writing the same outputs, a full disk.
@@ -33,7 +34,7 @@ from chemgauge.errors import ChemgaugeError, excerpt
 from chemgauge.eval.interrupts import install_handlers, interrupted, stop_descendants
 
 EXIT_STATUSES = (
-    "Exit status: 0 ok; 1 verify found differences; 2 usage or input error (one line on "
+    "Exit status: 0 ok; 1 a check failed (verify, p2s audit); 2 usage or input error (one line on "
     "stderr: a bad option or file, a --strict data problem, an output that would clobber an "
     "input, another run writing the same outputs, a full disk); 3 a missing input file; "
     "129/130/143 stopped by SIGHUP/Ctrl-C/SIGTERM (children stopped, rerun to resume)."
