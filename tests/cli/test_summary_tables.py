@@ -95,7 +95,9 @@ def test_names_coverage(tmp_path: Path) -> None:
     args = ["names", "coverage", "-i", str(pairs), "--output-rows", str(tmp_path / "r.jsonl")]
     args += ["--output-report", str(tmp_path / "report.json"), "-j", "1"]
     out = _table(args, title="name round trip: 2 structures")
-    assert re.search(r"exact\s*│\s*100\.0% \[34\.2, 100\.0\]", out)  # coverage 2/2
+    # rt_valid, confidently_wrong, unparseable, abstained, unscorable, opsin_error, total
+    assert re.search(r"exact\s*│\s*1\s*│\s*1\s*│\s*0\s*│\s*0\s*│\s*0\s*│\s*0\s*│\s*2\s*│", out)
+    assert "0 input lines rejected" in out
     _quiet(args)
 
 

@@ -34,7 +34,7 @@ from chemgauge.benchmarks.names.runner import (
 from chemgauge.cli.options import QUIET
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import print_summary, rate_cell, summary_table
-from chemgauge.errors import ConfigError
+from chemgauge.errors import BackendError, ConfigError
 from chemgauge.eval.executors import ExecutorConfig, make_executor
 from chemgauge.eval.provenance import sha256_file, sha256_json
 from chemgauge.eval.records import (
@@ -70,27 +70,80 @@ def _blocks(
         yield block
 
 
-_COLUMNS = ("coverage", "of_emitted_rt", "abs_rt_valid", "confidently_wrong", "unparseable")
+_CLASSES = ("rt_valid", "confidently_wrong", "unparseable", "abstained", "unscorable")
+# Default largest share of emitted names OPSIN may fail on (timeouts, crashes, refusals)
+# before the run exits non-zero: beyond it the rates describe a different set of names.
+DEFAULT_MAX_OPSIN_ERRORS = 0.01
+
+
+def _rejected_note(stats: dict[str, Any]) -> str:
+    rejected = int(stats.get("rejected", 0))
+    reasons = stats.get("rejections_by_reason") or {}
+    detail = ", ".join(f"{reason}: {count}" for reason, count in sorted(reasons.items()))
+    lines = "input line" if rejected == 1 else "input lines"
+    return f"{rejected} {lines} rejected" + (f" ({detail})" if detail else "")
 
 
 def _print_summary(report: dict[str, Any]) -> None:
+    """Every class per lens (each lens adds up to the total), the namer's rates, rejected
+    lines, and where the complete lists of wrong rows and OPSIN errors are."""
     metrics = report["metrics"]
-    rows = []
+    rows, rates = [], []
     for lens, values in metrics["lenses"].items():
-        cells = []
-        for column in _COLUMNS:
-            rate = values[column]
-            low, high = rate["ci95"] if rate["rate"] is not None else (None, None)
-            cells.append(rate_cell(rate["rate"], low, high))
-        rows.append((lens, *cells))
+        counts = values["counts"]
+        cells = [str(counts[c]) for c in (*_CLASSES, "opsin_error")]
+        rows.append((lens, *cells, str(metrics["total"])))
+        rate = values["of_emitted_rt"]
+        low, high = rate["ci95"] if rate["rate"] is not None else (None, None)
+        rates.append(f"{lens} {rate_cell(rate['rate'], low, high)}")
+    notes = [
+        "round-trip valid / names OPSIN answered for (95% Wilson): " + ", ".join(rates),
+        _rejected_note(report["input_stats"]),
+    ]
+    wrong = report.get("confidently_wrong_total", 0)
+    if wrong:
+        listed = len(report["confidently_wrong_rows"])
+        rows_file = report["complete_lists"].split(" holds")[0]
+        notes.append(
+            f"{wrong} {'row' if wrong == 1 else 'rows'} confidently wrong under a lens: "
+            f"the report lists {listed}, {rows_file} holds all of them"
+        )
     print_summary(
         summary_table(
             f"name round trip: {metrics['total']} structures",
-            ("lens", *_COLUMNS),
+            ("lens", *_CLASSES, "opsin_error", "total"),
             rows,
-            caption="95% Wilson intervals; every rate but of_emitted_rt is over all structures",
-        )
+            caption=f"{metrics['opsin_error']} OPSIN errors (timeout, crash, refusal): in no rate",
+        ),
+        notes=notes,
     )
+
+
+def _check_opsin_errors(report: dict[str, Any], max_share: float, strict: bool) -> None:
+    """Warn about OPSIN errors; raise when ``--strict`` or their share is over the limit."""
+    metrics = report["metrics"]
+    errors, names = metrics["opsin_error"], metrics["emitted"]
+    if not errors:
+        return
+    share = errors / names
+    by_status: dict[str, int] = {}
+    for entry in report["opsin_error_rows"]:
+        by_status[str(entry["opsin_status"])] = by_status.get(str(entry["opsin_status"]), 0) + 1
+    kinds = ", ".join(f"{status}: {count}" for status, count in sorted(by_status.items()))
+    listed = " (first listed)" if report["opsin_error_listed_truncated"] else ""
+    typer.echo(
+        f"warning: OPSIN failed on {errors} of {names} names ({share:.1%}; {kinds}{listed}); "
+        "they are opsin_error rows, in no rate",
+        err=True,
+    )
+    if strict:
+        raise BackendError(f"--strict: {errors} names hit OPSIN errors; the rows are written")
+    if share > max_share:
+        raise BackendError(
+            f"{errors} of {names} names ({share:.1%}) hit OPSIN errors, more than "
+            f"--max-opsin-errors {max_share:g}; the rows are written (a larger --timeout or "
+            "--restart after fixing OPSIN reruns them)"
+        )
 
 
 @app.command("coverage")
@@ -121,7 +174,17 @@ def coverage(
     ),
     timeout: float = typer.Option(30.0, "--timeout", help="Seconds OPSIN may take per name."),
     namer_timeout: float = typer.Option(600.0, "--namer-timeout", help="Seconds for the namer."),
-    strict: bool = typer.Option(False, "--strict", help="Any bad input line is a hard error."),
+    strict: bool = typer.Option(
+        False, "--strict", help="Any bad input line, or any OPSIN error, is a hard error."
+    ),
+    max_opsin_errors: float = typer.Option(
+        DEFAULT_MAX_OPSIN_ERRORS,
+        "--max-opsin-errors",
+        help=(
+            "Largest share of names OPSIN may fail on (timeout, crash, refusal) before the "
+            "run exits non-zero; the rows and report are written either way."
+        ),
+    ),
     restart: bool = typer.Option(
         False, "--restart", help="Discard rows kept from an interrupted run instead of resuming."
     ),
@@ -132,6 +195,8 @@ def coverage(
 
     if (input_path is None) == (namer_cmd is None):
         raise ConfigError("give exactly one of --input (pairs) or --namer-cmd (with --smiles)")
+    if not 0.0 <= max_opsin_errors <= 1.0:
+        raise ConfigError(f"--max-opsin-errors must be between 0 and 1, got {max_opsin_errors}")
     stats = RejectionStats(strict=strict)
     started = time.perf_counter()
     pairs: Iterable[NamePair]
@@ -205,6 +270,7 @@ def coverage(
         input_stats=stats,
         engine=engine,
         timing={"load_s": loaded - started, "score_s": scored - loaded},
+        rows_file=output_rows.name,
     )
     atomic_write_rows(output_rows, journal_rows(journal_path, order))
     journal_path.unlink(missing_ok=True)
@@ -214,3 +280,4 @@ def coverage(
         atomic_write_json(output_report, report)
     if not quiet:
         _print_summary(report)
+    _check_opsin_errors(report, max_opsin_errors, strict)

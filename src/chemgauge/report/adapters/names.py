@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from chemgauge.benchmarks.names.metrics import LENSES, RowClass, RowResult, aggregate
-from chemgauge.benchmarks.names.runner import MAX_WRONG_LISTED, confidently_wrong_rows
+from chemgauge.benchmarks.names.runner import listings_of
 from chemgauge.chem import try_parse_smiles
 from chemgauge.eval.provenance import sha256_json
 from chemgauge.report.families import (
@@ -72,17 +72,6 @@ def _structure_buckets(smiles: str) -> tuple[tuple[str, str], ...]:
     )
 
 
-def _row_result(row: Row, lenses: Sequence[str]) -> RowResult:
-    return RowResult(
-        row["smiles"],
-        row["name"],
-        row["emitted"],
-        row["opsin_parsed"],
-        row["opsin_smiles"],
-        {lens: RowClass(row[lens]) for lens in lenses},
-    )
-
-
 def _rate(block: Mapping[str, Any], label: str) -> Rate:
     low, high = block["ci95"]
     return Rate(label, block["count"], block["n"], block["rate"], low, high)
@@ -100,8 +89,12 @@ class NamesAdapter(FamilyAdapter):
         return ("emitted", *(f"rt_valid[{lens}]" for lens in _lenses(run.rows)))
 
     def hits(self, row: Row, run: Run) -> Mapping[str, bool | None]:
+        lenses = _lenses(run.rows)
+        if lenses and row[lenses[0]] == RowClass.OPSIN_ERROR:
+            # OPSIN failed on the name: no verdict on the namer (left out of paired tests).
+            return {"emitted": None, **{f"rt_valid[{lens}]": None for lens in lenses}}
         out: dict[str, bool | None] = {"emitted": bool(row["emitted"])}
-        for lens in _lenses(run.rows):
+        for lens in lenses:
             out[f"rt_valid[{lens}]"] = row[lens] == RowClass.RT_VALID
         return out
 
@@ -117,17 +110,17 @@ class NamesAdapter(FamilyAdapter):
     def _metrics(self, run: Run) -> dict[str, Any]:
         lenses = _lenses(run.rows)
         pin = (run.report.get("metrics") or {}).get("pin_pct")  # config, carried verbatim
-        return aggregate((_row_result(r, lenses) for r in run.rows), pin_pct=pin, lenses=lenses)
+        rows = (RowResult.from_row(r, lenses) for r in run.rows)
+        return aggregate(rows, pin_pct=pin, lenses=lenses)
 
     def recompute(self, run: Run) -> Recomputed:
-        lenses = _lenses(run.rows)
-        wrong = confidently_wrong_rows(run.rows, lenses)
+        listed = listings_of(run.rows, _lenses(run.rows))
+        # Reports written before OPSIN errors were listed carry only the wrong-row fields.
+        if "opsin_error_rows" not in run.report:
+            listed = {k: v for k, v in listed.items() if k.startswith("confidently_wrong_")}
+            listed.pop("confidently_wrong_total", None)
         return Recomputed(
-            {
-                "metrics": self._metrics(run),
-                "confidently_wrong_rows": wrong[:MAX_WRONG_LISTED],
-                "confidently_wrong_listed_truncated": len(wrong) > MAX_WRONG_LISTED,
-            },
+            {"metrics": self._metrics(run), **listed},
             notes=("metrics.pin_pct is configuration and is carried from the report",),
         )
 
@@ -177,9 +170,11 @@ class NamesAdapter(FamilyAdapter):
             title="Round trip under each identity lens",
             intro=(
                 f"{metrics['total']} structures; {metrics['emitted']} named, "
-                f"{metrics['opsin_parsed']} read back by OPSIN. A name counts only if OPSIN "
-                "parses it back to the input under the lens; unparseable names are never "
-                "counted as wrong, and a structure the lens cannot key is 'unscorable'."
+                f"{metrics['opsin_parsed']} read back by OPSIN, "
+                f"{metrics.get('opsin_error', 0)} OPSIN errors (timeouts, crashes, refusals: "
+                "left out of every rate). A name counts only if OPSIN parses it back to the "
+                "input under the lens; unparseable names are never counted as wrong, and a "
+                "pair the lens cannot judge is 'unscorable' (never credited)."
             ),
             tables=(
                 Table("Rates", header, rate_rows),
@@ -201,7 +196,8 @@ class NamesAdapter(FamilyAdapter):
             body = []
             series: dict[str, list[tuple[str, Rate]]] = {lens: [] for lens in lenses}
             for bucket in sorted(buckets):
-                members = buckets[bucket]
+                # Rows OPSIN failed on are in no rate, as in the headline numbers.
+                members = [r for r in buckets[bucket] if r[lenses[0]] != RowClass.OPSIN_ERROR]
                 cells = []
                 for lens in lenses:
                     rate = Rate.wilson(
