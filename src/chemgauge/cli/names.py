@@ -48,7 +48,10 @@ from chemgauge.eval.records import (
 # tracks the block and an interrupted run resumes where it stopped.
 _BLOCK = 1000
 # OPSIN options that change speed or robustness but never an answer.
-_TIMING_ONLY = frozenset({"timeout_s", "jvms", "java", "mode"})
+_TIMING_ONLY = frozenset({"timeout_s", "jvms", "java", "mode", "extra_jvms_after"})
+# JVMs beyond the first start once this many names were answered: a JVM's start-up and
+# cold JIT cost more than it saves on a shorter run (measured on 2 cores, bench/names_opsin.py).
+_EXTRA_JVMS_AFTER = 2000
 
 app = typer.Typer(help="Name round-trip coverage with the real OPSIN.", no_args_is_help=True)
 
@@ -161,7 +164,15 @@ def coverage(
     output_report: Path | None = typer.Option(
         None, "--output-report", help="Report JSON (default: stdout)."
     ),
-    jvms: int = typer.Option(2, "--jobs", "-j", help="OPSIN processes (results keep input order)."),
+    jvms: int = typer.Option(
+        2,
+        "--jobs",
+        "-j",
+        help=(
+            "OPSIN JVMs (the second and later start once 2,000 names were answered) and "
+            "matching workers; results keep input order."
+        ),
+    ),
     radicals: bool = typer.Option(False, "--radicals", help="OPSIN -r: allow radicals."),
     lenient_stereo: bool = typer.Option(
         False, "--lenient-stereo", help="OPSIN -s: ignore uninterpretable stereo."
@@ -225,6 +236,7 @@ def coverage(
         allow_uninterpretable_stereo=lenient_stereo,
         timeout_s=timeout,
         jvms=jvms,
+        extra_jvms_after=_EXTRA_JVMS_AFTER,
     )
     loaded = time.perf_counter()
     run_hash = sha256_json(

@@ -368,3 +368,20 @@ def test_names_after_many_timeouts_in_a_row_are_skipped_not_each_waited_for(
     assert stats.timeouts == 9
     # The next batch tries its first name again; still timing out, the rest is skipped.
     assert [r.status for r in again] == [OpsinStatus.TIMEOUT, OpsinStatus.SKIPPED]
+
+
+def test_extra_jvms_start_only_once_enough_names_were_answered(fake_java: str) -> None:
+    config = OpsinConfig(java=fake_java, mode="server", jvms=2, extra_jvms_after=30)
+    with OpsinRunner(config) as runner:
+        assert len(runner.pids) == 1
+        first = runner.names_to_smiles([f"a{i}" for i in range(20)])
+        assert len(runner.pids) == 1 and runner.stats().starts == 1
+        second = runner.names_to_smiles([f"b{i}" for i in range(20)])  # 20 answered so far
+        assert len(runner.pids) == 1
+        names = [f"c{i}" for i in range(400)]
+        third = runner.names_to_smiles(names)  # 40 answered: the second JVM joins
+        assert runner.stats().starts == 2 and len(runner.pids) == 2
+    assert [r.name for r in third] == names and all(r.smiles == "C" for r in third)
+    assert len(first) == len(second) == 20
+    with pytest.raises(ConfigError):
+        OpsinConfig(extra_jvms_after=-1)
