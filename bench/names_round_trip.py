@@ -141,7 +141,8 @@ def main() -> None:
                     f"{timing.load:>8.2f}",
                     flush=True,
                 )
-            old, new = classes(work / "baseline" / "rows.jsonl"), classes(work / "new" / "rows.jsonl")
+            old = classes(work / "baseline" / "rows.jsonl")
+            new = classes(work / "new" / "rows.jsonl")
         finally:
             subprocess.run(
                 ["git", "-C", str(REPO), "worktree", "remove", "--force", str(old_tree)],
