@@ -311,3 +311,21 @@ def test_matching_runs_the_tautomer_search_only_where_cheaper_keys_disagree(
     )
     assert [r["parity"] for r in rows] == ["rt_valid", "rt_valid", "confidently_wrong", "rt_valid"]
     assert sorted(searched) == ["C=C(C)O", "CC(C)=O"]
+
+
+def test_a_structure_is_keyed_once_whatever_its_spelling(monkeypatch: pytest.MonkeyPatch) -> None:
+    from chemgauge.chem import parity
+
+    calls: list[object] = []
+    real = parity.inchi_key_of
+
+    def counting(mol: object) -> str | None:
+        calls.append(mol)
+        return real(mol)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(parity, "inchi_key_of", counting)
+    metrics_module.clear_structure_memo()
+    first = classify_parsed("CCO", "OCC")
+    again = classify_parsed("C(O)C", "[CH3][CH2][OH]")
+    assert first == again == ({"parity": V, "strict": V, "exact": V}, {})
+    assert len(calls) == 1

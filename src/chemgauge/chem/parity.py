@@ -19,12 +19,13 @@ nearly all of parity's cost, runs only for same-skeleton pairs strict_key does n
 from __future__ import annotations
 
 import enum
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 
 from rdkit import Chem
 
 from chemgauge.chem.inchi import inchi_key_of, strict_key_of
-from chemgauge.chem.smiles import clear_atom_maps, try_parse_smiles
+from chemgauge.chem.smiles import clear_atom_maps, mol_to_canonical, try_parse_smiles
 from chemgauge.chem.standardize import (
     DEFAULT_SETTINGS,
     StandardizeSettings,
@@ -109,13 +110,30 @@ class KeyedStructure:
         return self._form
 
 
-def keyed_structure(smiles: str) -> KeyedStructure:
-    """Parse once and compute the InChIKey and strict key of a structure."""
+def keyed_structure(
+    smiles: str, memo: MutableMapping[str, KeyedStructure] | None = None
+) -> KeyedStructure:
+    """Parse once and compute the InChIKey and strict key of a structure.
+
+    With ``memo`` (canonical SMILES -> keyed structure), a structure already keyed under
+    another spelling is returned from it: one canonical SMILES costs far less than an InChI,
+    and a correct read-back is usually the input's structure spelled differently.
+    """
     mol = try_parse_smiles(smiles)
     if mol is None:
         return KeyedStructure(smiles, None, None, None)
-    full = inchi_key_of(clear_atom_maps(mol))
-    return KeyedStructure(smiles, full, strict_key_of(mol, full))
+    clear_atom_maps(mol)
+    canonical = None
+    if memo is not None:
+        canonical = mol_to_canonical(mol, source=smiles)
+        known = memo.get(canonical)
+        if known is not None:
+            return known
+    full = inchi_key_of(mol)
+    keyed = KeyedStructure(smiles, full, strict_key_of(mol, full))
+    if memo is not None and canonical is not None:
+        memo[canonical] = keyed
+    return keyed
 
 
 class ParityVerdict(enum.StrEnum):

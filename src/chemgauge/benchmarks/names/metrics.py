@@ -118,8 +118,9 @@ def is_abstention(name: str | None, markers: Iterable[str] = DEFAULT_ABSTAIN_MAR
     return name.strip() in set(markers)
 
 
-# Structures keyed in this process (workers keep theirs across blocks): a structure met in
-# several pairs or lenses is parsed, InChI'd and standardized once. Cleared when full.
+# Structures keyed in this process (workers keep theirs across blocks), by spelling and by
+# canonical SMILES: a structure met in several pairs, lenses or spellings is parsed, InChI'd
+# and standardized once. Cleared when full.
 _MEMO_LIMIT = 100_000
 _memo: dict[str, KeyedStructure] = {}
 
@@ -130,7 +131,7 @@ def keyed(smiles: str) -> KeyedStructure:
     if found is None:
         if len(_memo) >= _MEMO_LIMIT:
             _memo.clear()
-        found = _memo[smiles] = keyed_structure(smiles)
+        found = _memo[smiles] = keyed_structure(smiles, _memo)
     return found
 
 
