@@ -307,6 +307,10 @@ def test_the_summary_shows_every_class_per_lens_and_rejected_lines(tmp_path: Pat
         "exact", "1", "1", "1", "1", "0", "0", "4",
     ]  # fmt: skip
     assert "1 input line rejected (unparseable_smiles: 1)" in table
+    # Hexafluorophosphate cannot be standardized: unscorable under parity, with the reason.
+    result, rows, _ = _run(tmp_path, "F[P-](F)(F)(F)(F)F\tphosphorus pentafluoride\n")
+    assert [(r["parity"], r["strict"]) for r in rows] == [("unscorable", "confidently_wrong")]
+    assert "unscorable under parity (never credited): not_standardizable: 1" in result.stderr
 
 
 def test_an_unbalanced_quote_in_the_namer_command_is_a_one_line_error(tmp_path: Path) -> None:

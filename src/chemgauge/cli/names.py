@@ -103,6 +103,11 @@ def _print_summary(report: dict[str, Any]) -> None:
         "round-trip valid / names OPSIN answered for (95% Wilson): " + ", ".join(rates),
         _rejected_note(report["input_stats"]),
     ]
+    for lens, values in metrics["lenses"].items():
+        reasons = values.get("unscorable_reasons") or {}
+        if reasons:
+            detail = ", ".join(f"{reason}: {count}" for reason, count in reasons.items())
+            notes.append(f"unscorable under {lens} (never credited): {detail}")
     wrong = report.get("confidently_wrong_total", 0)
     if wrong:
         listed = len(report["confidently_wrong_rows"])
