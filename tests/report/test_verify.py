@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
+from tests.report.conftest import NAMES_A, make_names_run
 from typer.testing import CliRunner
 
 from chemgauge.cli.app import app
@@ -155,3 +157,20 @@ def test_a_report_file_stands_for_its_folder(names_run: Path) -> None:
     run = load_run(names_run / "report.json")
     assert run.rows_path == names_run / "rows.jsonl"
     assert verify_run(run).ok
+
+
+def test_a_run_with_opsin_errors_verifies_and_its_listing_is_recomputed(tmp_path: Path) -> None:
+    names = ("ethanol", "slow name", "acetic acid", "slow other", *NAMES_A[4:])
+    run_dir = make_names_run(tmp_path / "errors", names)
+    run = load_run(run_dir)
+    assert run.report["metrics"]["opsin_error"] == 2
+    assert [e["id"] for e in run.report["opsin_error_rows"]] == ["m01", "m03"]
+    assert verify_run(run).differences == []
+
+    def edit(report: dict[str, Any]) -> None:
+        report["opsin_error_rows"] = report["opsin_error_rows"][:1]
+        report["metrics"]["lenses"]["strict"]["coverage"]["n"] = 10
+
+    _edit_report(run_dir, edit)
+    wheres = {d.where for d in verify_run(load_run(run_dir)).differences}
+    assert wheres == {"opsin_error_rows (length)", "metrics.lenses.strict.coverage.n"}
