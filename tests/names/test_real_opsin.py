@@ -271,10 +271,12 @@ def test_a_tiny_timeout_gives_opsin_errors_a_warning_and_a_nonzero_exit(tmp_path
     assert {r["opsin_status"] for r in rows} <= {"timeout", "skipped"}
     assert isinstance(result.exception, BackendError)
     assert "3 of 3 names (100.0%) hit OPSIN errors" in str(result.exception)
-    assert "warning: OPSIN failed on 3 of 3 names" in result.stderr
+    assert "warning: OPSIN failed on 3 of 3 names (100.0%; " in result.stderr
+    assert report_path.exists()
     report = json.loads(report_path.read_text())  # written before the error: nothing lost
     assert report["metrics"]["opsin_error"] == 3 and report["metrics"]["rated"] == 0
     assert [e["id"] for e in report["opsin_error_rows"]] == ["2", "3", "4"]
+    assert sum(report["opsin_error_by_status"].values()) == 3
     assert report["metrics"]["lenses"]["strict"]["unparseable"]["count"] == 0
 
 

@@ -134,14 +134,10 @@ def _check_opsin_errors(report: dict[str, Any], max_share: float, strict: bool) 
     if not errors:
         return
     share = errors / names
-    by_status: dict[str, int] = {}
-    for entry in report["opsin_error_rows"]:
-        by_status[str(entry["opsin_status"])] = by_status.get(str(entry["opsin_status"]), 0) + 1
-    kinds = ", ".join(f"{status}: {count}" for status, count in sorted(by_status.items()))
-    listed = " (first listed)" if report["opsin_error_listed_truncated"] else ""
+    kinds = ", ".join(f"{k}: {n}" for k, n in report["opsin_error_by_status"].items())
     typer.echo(
-        f"warning: OPSIN failed on {errors} of {names} names ({share:.1%}; {kinds}{listed}); "
-        "they are opsin_error rows, in no rate",
+        f"warning: OPSIN failed on {errors} of {names} names ({share:.1%}; {kinds}); they are "
+        f"opsin_error rows, in no rate ({report['complete_lists'].split(' holds')[0]})",
         err=True,
     )
     if strict:
@@ -149,8 +145,8 @@ def _check_opsin_errors(report: dict[str, Any], max_share: float, strict: bool) 
     if share > max_share:
         raise BackendError(
             f"{errors} of {names} names ({share:.1%}) hit OPSIN errors, more than "
-            f"--max-opsin-errors {max_share:g}; the rows are written (a larger --timeout or "
-            "--restart after fixing OPSIN reruns them)"
+            f"--max-opsin-errors {max_share:g}; the rows and report are written (a timeout: "
+            "rerun with a larger --timeout)"
         )
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -245,15 +246,20 @@ def opsin_error_rows(rows: Iterable[dict[str, Any]], lenses: Sequence[str]) -> l
 
 
 class _Listing:
-    """The first ``MAX_WRONG_LISTED`` entries of a kind, and how many there were."""
+    """The first ``MAX_WRONG_LISTED`` entries of a kind, how many there were, and how many of
+    each value of ``count_by`` (a field of the entry) among all of them."""
 
-    def __init__(self) -> None:
+    def __init__(self, count_by: str | None = None) -> None:
         self.entries: list[dict[str, Any]] = []
         self.total = 0
+        self.count_by = count_by
+        self.counts: Counter[str] = Counter()
 
     def add(self, entry: dict[str, Any] | None) -> None:
         if entry is not None:
             self.total += 1
+            if self.count_by is not None:
+                self.counts[str(entry[self.count_by])] += 1
             if len(self.entries) < MAX_WRONG_LISTED:
                 self.entries.append(entry)
 
@@ -269,7 +275,7 @@ class RowSummary:
     def __init__(self) -> None:
         self.tally = CoverageTally()
         self._wrong = _Listing()
-        self._errors = _Listing()
+        self._errors = _Listing("opsin_status")
 
     @property
     def wrong(self) -> list[dict[str, Any]]:
@@ -304,13 +310,14 @@ def _listing_fields(wrong: _Listing, errors: _Listing) -> dict[str, Any]:
         "confidently_wrong_total": wrong.total,
         "confidently_wrong_listed_truncated": wrong.total > len(wrong.entries),
         "opsin_error_rows": errors.entries,
+        "opsin_error_by_status": dict(sorted(errors.counts.items())),
         "opsin_error_listed_truncated": errors.total > len(errors.entries),
     }
 
 
 def listings_of(rows: Iterable[dict[str, Any]], lenses: Sequence[str]) -> dict[str, Any]:
     """The report's row listings (bounded) and totals, computed from rows."""
-    wrong, errors = _Listing(), _Listing()
+    wrong, errors = _Listing(), _Listing("opsin_status")
     for row in rows:
         wrong.add(_wrong_entry(row, lenses))
         errors.add(_opsin_error_entry(row, lenses))
