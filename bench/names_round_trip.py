@@ -5,8 +5,8 @@ The input is every name/InChI pair of OPSIN's test files whose InChI RDKit reads
 pairs; SMILES from the InChI, read from ../shared/data, never copied). Each side runs the
 real CLI with the real OPSIN in a fresh process (``--jobs 2 --restart -q``), in the order
 baseline, new, new, baseline, ... so a change in machine load hits both sides alike. The
-baseline is a ``git worktree`` of ``--baseline`` (by default the last commit before the
-parity rework and classification speed-up) run with this venv's Python and
+baseline is a ``git worktree`` of ``--baseline`` (by default commit 76b962b, whose parity
+lens standardizes and tautomer-searches every structure) run with this venv's Python and
 ``PYTHONPATH=<worktree>/src``; the OPSIN jar and line server are the same for both.
 
 Printed per side: the median wall time, the CPU seconds of the run and every process it
@@ -43,7 +43,7 @@ RDLogger.DisableLog("rdApp.*")  # type: ignore[attr-defined]
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("CHEMGAUGE_SHARED_DATA", REPO.parent / "shared" / "data"))
-# The last commit before the parity rework and the classification speed-up.
+# A commit whose parity lens standardizes and tautomer-searches every structure.
 BASELINE = "76b962b"
 
 
