@@ -49,8 +49,9 @@ from chemgauge.eval.records import (
 _BLOCK = 1000
 # OPSIN options that change speed or robustness but never an answer.
 _TIMING_ONLY = frozenset({"timeout_s", "jvms", "java", "mode", "extra_jvms_after"})
-# JVMs beyond the first start once this many names were answered: a JVM's start-up and
-# cold JIT cost more than it saves on a shorter run (measured on 2 cores, bench/names_opsin.py).
+# JVMs beyond the first start once this many names were answered: a JVM's start-up and cold
+# JIT cost more than it saves on a shorter run (bench/names_opsin.py: on 2 cores one JVM
+# reads a cold list of 1,044 names faster than two).
 _EXTRA_JVMS_AFTER = 2000
 
 app = typer.Typer(help="Name round-trip coverage with the real OPSIN.", no_args_is_help=True)
@@ -87,7 +88,7 @@ def _rejected_note(stats: dict[str, Any]) -> str:
     return f"{rejected} {lines} rejected" + (f" ({detail})" if detail else "")
 
 
-def _print_summary(report: dict[str, Any]) -> None:
+def _print_summary(report: dict[str, Any], rows_file: str) -> None:
     """Every class per lens (each lens adds up to the total), the namer's rates, rejected
     lines, and where the complete lists of wrong rows and OPSIN errors are."""
     metrics = report["metrics"]
@@ -111,7 +112,6 @@ def _print_summary(report: dict[str, Any]) -> None:
     wrong = report.get("confidently_wrong_total", 0)
     if wrong:
         listed = len(report["confidently_wrong_rows"])
-        rows_file = report["complete_lists"].split(" holds")[0]
         notes.append(
             f"{wrong} {'row' if wrong == 1 else 'rows'} confidently wrong under a lens: "
             f"the report lists {listed}, {rows_file} holds all of them"
@@ -127,7 +127,9 @@ def _print_summary(report: dict[str, Any]) -> None:
     )
 
 
-def _check_opsin_errors(report: dict[str, Any], max_share: float, strict: bool) -> None:
+def _check_opsin_errors(
+    report: dict[str, Any], rows_file: str, max_share: float, strict: bool
+) -> None:
     """Warn about OPSIN errors; raise when ``--strict`` or their share is over the limit."""
     metrics = report["metrics"]
     errors, names = metrics["opsin_error"], metrics["emitted"]
@@ -137,7 +139,7 @@ def _check_opsin_errors(report: dict[str, Any], max_share: float, strict: bool) 
     kinds = ", ".join(f"{k}: {n}" for k, n in report["opsin_error_by_status"].items())
     typer.echo(
         f"warning: OPSIN failed on {errors} of {names} names ({share:.1%}; {kinds}); they are "
-        f"opsin_error rows, in no rate ({report['complete_lists'].split(' holds')[0]})",
+        f"opsin_error rows in {rows_file}, in no rate",
         err=True,
     )
     if strict:
@@ -292,5 +294,5 @@ def coverage(
     else:
         atomic_write_json(output_report, report)
     if not quiet:
-        _print_summary(report)
-    _check_opsin_errors(report, max_opsin_errors, strict)
+        _print_summary(report, output_rows.name)
+    _check_opsin_errors(report, output_rows.name, max_opsin_errors, strict)
