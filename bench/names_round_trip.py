@@ -18,8 +18,10 @@ follows the metric contract now) and its transitions are counted.
 Target: the new code at least 5x faster end to end than the baseline (wall, same run);
 identical strict and exact classes.
 
-    .venv/bin/python bench/names_round_trip.py                  # 3 runs a side
-    .venv/bin/python bench/names_round_trip.py --repeats 5 --baseline 76b962b
+    .venv/bin/python bench/names_round_trip.py                  # 3 runs a side, recorded
+    .venv/bin/python bench/names_round_trip.py --repeats 5 --baseline 76b962b --no-record
+
+A run of at least 2 repeats a side writes bench/results/names_round_trip.json.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rdkit import Chem, RDLogger
+
+from result_files import add_record_options, figure, record_path, write_result
 
 RDLogger.DisableLog("rdApp.*")  # type: ignore[attr-defined]
 
@@ -111,6 +115,7 @@ def main() -> None:
     parser.add_argument("--baseline", default=BASELINE, help="commit to compare against")
     parser.add_argument("--repeats", type=int, default=3, help="runs per side")
     parser.add_argument("--jobs", type=int, default=2)
+    add_record_options(parser)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -171,7 +176,53 @@ def main() -> None:
     for lens, ids in differ.items():
         print(f"{lens}: {len(ids)} rows classed differently {ids[:5]}")
     print(f"parity changes: {dict(moved) or 'none'}")
-    if set(old) != set(new) or any(differ.values()):
+    same = set(old) == set(new) and not any(differ.values())
+    loads = [t.load for ts in timings.values() for t in ts]
+    path = record_path(args, "names_round_trip", full_size=args.repeats >= 2)
+    if path is not None:
+        detail = (
+            f"median of {args.repeats}: baseline {args.baseline} {wall['baseline']:.1f} s, "
+            f"this code {wall['new']:.1f} s"
+        )
+        write_result(
+            "names_round_trip",
+            title="names coverage end to end against a baseline commit",
+            method=(
+                f"chemgauge names coverage --jobs {args.jobs} with the real OPSIN on OPSIN's "
+                f"{n:,} readable test pairs, this checkout against a git worktree of commit "
+                f"{args.baseline} (whose parity lens standardizes and tautomer-searches every "
+                "structure), runs interleaved baseline, new, new, baseline; wall time and the "
+                "CPU seconds of each run and the processes it waited for; classes under "
+                "strict and exact compared row by row."
+            ),
+            figures=[
+                figure(
+                    "names",
+                    "names coverage end to end, baseline wall over this code's",
+                    round(wall["baseline"] / wall["new"], 2),
+                    "x",
+                    target=">= 5",
+                    detail=detail,
+                ),
+                figure(
+                    "names",
+                    "names coverage CPU, baseline over this code",
+                    round(cpu["baseline"] / cpu["new"], 2),
+                    "x",
+                    detail=f"{cpu['baseline']:.1f} -> {cpu['new']:.1f} CPU s",
+                ),
+                figure(
+                    "names",
+                    "strict and exact classes against the baseline",
+                    "identical" if same else "different",
+                    target="== identical",
+                    detail=f"{len(new):,} rows; parity: {dict(moved) or 'no change'}",
+                ),
+            ],
+            load=f"{min(loads):.1f} -> {max(loads):.1f}",
+            path=path,
+        )
+    if not same:
         raise SystemExit(1)
 
 

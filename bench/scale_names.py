@@ -27,6 +27,13 @@ from pathlib import Path
 from rdkit import Chem, RDLogger
 
 from peak_rss import Measure, measure_chemgauge
+from result_files import (
+    add_record_options,
+    figure,
+    peak_rss_figure,
+    record_path,
+    write_result,
+)
 
 RDLogger.DisableLog("rdApp.*")  # type: ignore[attr-defined]
 
@@ -107,6 +114,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=20_000, help="pairs at 100%%")
     parser.add_argument("--seed", type=int, default=20261130)
     parser.add_argument("--jobs", type=int, default=2, help="OPSIN JVMs and matching workers")
+    add_record_options(parser)
     args = parser.parse_args()
     print(f"# bench/scale_names.py  {os.cpu_count()} cores  N={args.n}  jobs={args.jobs}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -139,6 +147,31 @@ def main() -> None:
             f"peak RSS 100% / 10%: {high.peak_kib / low.peak_kib:.2f}x (target <= 1.2x); "
             f"CLI process alone {high.cli_kib / low.cli_kib:.2f}x",
             flush=True,
+        )
+    path = record_path(args, "scale_names", full_size=args.n >= 20_000)
+    if path is not None:
+        write_result(
+            "scale_names",
+            title="Peak memory and rate of the names run from 10% to 100%",
+            method=(
+                f"chemgauge names coverage with the real OPSIN (--jobs {args.jobs}) on a "
+                f"seeded file of {args.n:,} pairs drawn from OPSIN's own test pairs (most "
+                "right, some with another pair's name, an uninterpretable name or none), at "
+                "10%, 50% and 100%; peak RSS of the CLI process and of its largest child, the "
+                "larger compared; pairs/s of the full run."
+            ),
+            figures=[
+                peak_rss_figure("names", f"{args.n:,} pairs", low.peak_kib, high.peak_kib),
+                figure(
+                    "names",
+                    f"names coverage pairs/s at {args.n:,} pairs",
+                    round(args.n / high.wall_s, 1),
+                    "pairs/s",
+                    target=">= 300",
+                    detail=f"{high.wall_s:.1f} s wall at --jobs {args.jobs}",
+                ),
+            ],
+            path=path,
         )
 
 

@@ -13,6 +13,7 @@ from chemgauge.cli.matchers import KNOWN_PAIRS
 from chemgauge.errors import UnknownNameError
 
 README = Path(__file__).resolve().parents[2] / "README.md"
+IDENTITY_DOC = Path(__file__).resolve().parents[2] / "docs" / "identity.md"
 
 PAIRS = {
     "R/S-alanine": ("C[C@@H](N)C(=O)O", "C[C@H](N)C(=O)O"),
@@ -84,8 +85,8 @@ def test_parity_is_never_stricter_than_strict_key() -> None:
     assert [(a, b) for a, b in accepted if not parity.match(a, b)] == []
 
 
-def _readme_table() -> dict[str, tuple[bool, ...]]:
-    text = README.read_text(encoding="utf-8")
+def _known_pairs_table(path: Path) -> dict[str, tuple[bool, ...]]:
+    text = path.read_text(encoding="utf-8")
     start = text.index("| pair | exact |")
     rows: dict[str, tuple[bool, ...]] = {}
     for line in text[start:].splitlines()[2:]:
@@ -97,13 +98,15 @@ def _readme_table() -> dict[str, tuple[bool, ...]]:
 
 
 def test_readme_table_and_known_pairs_agree_with_the_matchers() -> None:
-    # The claim, the table `chemgauge matchers --known` prints and the README cannot drift.
-    table = _readme_table()
-    assert list(table) == [label for label, _, _ in KNOWN_PAIRS]
-    for label, a, b in KNOWN_PAIRS:
-        verdicts = tuple(get_matcher(name).match(a, b) for name in matcher_names())
-        assert table[label] == verdicts, label
-    assert re.search(r"both seed lenses\s+miss", README.read_text()) is None
+    # The claim, the table `chemgauge matchers --known` prints, the README and the docs
+    # cannot drift.
+    for path in (README, IDENTITY_DOC):
+        table = _known_pairs_table(path)
+        assert list(table) == [label for label, _, _ in KNOWN_PAIRS], path
+        for label, a, b in KNOWN_PAIRS:
+            verdicts = tuple(get_matcher(name).match(a, b) for name in matcher_names())
+            assert table[label] == verdicts, (path, label)
+        assert re.search(r"both seed lenses\s+miss", path.read_text()) is None
 
 
 def test_registry_lists_builtins_and_suggests_on_typo() -> None:

@@ -15,7 +15,6 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-import orjson
 import typer
 
 from chemgauge.benchmarks.names.inputs import (
@@ -35,12 +34,12 @@ from chemgauge.cli.options import QUIET
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import print_summary, rate_cell, summary_table
 from chemgauge.errors import BackendError, ConfigError
+from chemgauge.eval.envelope import envelope_bytes, write_envelope
 from chemgauge.eval.executors import ExecutorConfig, make_executor
 from chemgauge.eval.provenance import sha256_file, sha256_json
 from chemgauge.eval.records import (
     RejectionStats,
     ResumableJsonlWriter,
-    atomic_write_json,
     atomic_write_rows,
 )
 
@@ -102,16 +101,16 @@ def _print_summary(report: dict[str, Any], rows_file: str) -> None:
         rates.append(f"{lens} {rate_cell(rate['rate'], low, high)}")
     notes = [
         "round-trip valid / names OPSIN answered for (95% Wilson): " + ", ".join(rates),
-        _rejected_note(report["input_stats"]),
+        _rejected_note(metrics["input_stats"]),
     ]
     for lens, values in metrics["lenses"].items():
         reasons = values.get("unscorable_reasons") or {}
         if reasons:
             detail = ", ".join(f"{reason}: {count}" for reason, count in reasons.items())
             notes.append(f"unscorable under {lens} (never credited): {detail}")
-    wrong = report.get("confidently_wrong_total", 0)
+    wrong = metrics.get("confidently_wrong_total", 0)
     if wrong:
-        listed = len(report["confidently_wrong_rows"])
+        listed = len(metrics["confidently_wrong_rows"])
         notes.append(
             f"{wrong} {'row' if wrong == 1 else 'rows'} confidently wrong under a lens: "
             f"the report lists {listed}, {rows_file} holds all of them"
@@ -136,7 +135,7 @@ def _check_opsin_errors(
     if not errors:
         return
     share = errors / names
-    kinds = ", ".join(f"{k}: {n}" for k, n in report["opsin_error_by_status"].items())
+    kinds = ", ".join(f"{k}: {n}" for k, n in metrics["opsin_error_by_status"].items())
     typer.echo(
         f"warning: OPSIN failed on {errors} of {names} names ({share:.1%}; {kinds}); they are "
         f"opsin_error rows in {rows_file}, in no rate",
@@ -242,10 +241,11 @@ def coverage(
         extra_jvms_after=_EXTRA_JVMS_AFTER,
     )
     loaded = time.perf_counter()
+    opsin_options = {k: v for k, v in asdict(opsin_config).items() if k not in _TIMING_ONLY}
     run_hash = sha256_json(
         {
             "coverage": config.describe(),
-            "opsin": {k: v for k, v in asdict(opsin_config).items() if k not in _TIMING_ONLY},
+            "opsin": opsin_options,
             "input_sha256": sha256_file(source),
         }
     )
@@ -285,14 +285,16 @@ def coverage(
         input_stats=stats,
         engine=engine,
         timing={"load_s": loaded - started, "score_s": scored - loaded},
-        rows_file=output_rows.name,
+        rows_path=output_rows,
+        report_path=output_report,
+        engine_config=opsin_options,
     )
     atomic_write_rows(output_rows, journal_rows(journal_path, order))
     journal_path.unlink(missing_ok=True)
     if output_report is None:
-        typer.echo(orjson.dumps(report, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode())
+        typer.echo(envelope_bytes(report).decode(), nl=False)
     else:
-        atomic_write_json(output_report, report)
+        write_envelope(output_report, report)
     if not quiet:
         _print_summary(report, output_rows.name)
     _check_opsin_errors(report, output_rows.name, max_opsin_errors, strict)

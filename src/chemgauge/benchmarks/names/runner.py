@@ -31,8 +31,15 @@ from chemgauge.benchmarks.names.metrics import (
     classify_parsed,
     is_abstention,
 )
+from chemgauge.eval.envelope import (
+    CountsTally,
+    EnvelopeParts,
+    base_provenance,
+    build_envelope,
+    record_input,
+)
 from chemgauge.eval.executors import Executor, ItemFailure, SerialExecutor
-from chemgauge.eval.provenance import reproducibility_sha256, run_provenance, sha256_file
+from chemgauge.eval.provenance import reproducibility_sha256
 from chemgauge.eval.records import RejectionStats, iter_journal_by_keys
 
 __all__ = [
@@ -51,7 +58,8 @@ __all__ = [
 ]
 
 REPORT_SCHEMA_VERSION = 2
-REPRODUCIBILITY_EXCLUDES = ("timing",)
+#: The row field the envelope's ``counts.by_status`` counts (the seed's house lens).
+STATUS_FIELD = "strict"
 MAX_WRONG_LISTED = 200
 # OPSIN statuses that mean OPSIN (or its driver) failed on the name rather than reading it:
 # the pair is ``opsin_error``. ``failure`` (OPSIN read the name and could not interpret it)
@@ -61,6 +69,11 @@ OPSIN_ERROR_STATUSES = frozenset({"exception", "refused", "timeout", "crashed", 
 # heaviest pair first, so one large peptide does not hold a worker while the others idle.
 _GROUP_WEIGHT = 4000
 _CLASSIFY_FAILED = "classification_failed"
+# Where the complete lists are (the envelope's ``rows_file`` names the file).
+COMPLETE_LISTS = (
+    "the rows file holds every row: a confidently wrong one has confidently_wrong under a "
+    "lens, an OPSIN error has opsin_error"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,29 +354,40 @@ def build_report(
     input_stats: RejectionStats,
     engine: dict[str, Any],
     timing: dict[str, float],
-    rows_file: str = "rows.jsonl",
+    rows_path: str | Path,
+    report_path: str | Path | None = None,
+    engine_config: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Aggregate rows into the report in one pass (``rows`` may be a stream, read once);
-    every number is a pure function of the rows. ``rows_file`` names the rows file (its
-    name, not its path) where every listed kind of row can be found in full."""
+    """Aggregate rows into the report (a run envelope) in one pass (``rows`` may be a stream,
+    read once); every number is a pure function of the rows.
+
+    ``engine_config`` holds the OPSIN options that can change a read-back (part of the
+    config); ``report_path`` is where the report will be written (default: beside the rows).
+    The listings of confidently wrong rows and OPSIN errors are bounded; ``complete_lists``
+    says that the rows file holds every one.
+    """
     summary = RowSummary()
-    digest = reproducibility_sha256(summary.fold(rows), ())
-    provenance = run_provenance(config.describe(), {"input": input_path}, {"engine": engine})
-    return {
-        "family": "names",
-        "schema_version": REPORT_SCHEMA_VERSION,
-        "input": {"path": str(input_path), "sha256": sha256_file(input_path)},
-        "input_stats": input_stats.to_dict(),
-        "metrics": summary.tally.result(config.pin_pct),
-        **summary.listings(),
-        "complete_lists": (
-            f"{rows_file} holds every row: a confidently wrong one has confidently_wrong "
-            "under a lens, an OPSIN error has opsin_error"
+    counts = CountsTally(STATUS_FIELD)
+    digest = reproducibility_sha256(counts.feed(summary.fold(rows)), ())
+    rows_file = Path(rows_path)
+    envelope = build_envelope(
+        EnvelopeParts(
+            family="names",
+            family_schema_version=REPORT_SCHEMA_VERSION,
+            config={"coverage": config.describe(), "engine": dict(engine_config or {})},
+            inputs=[record_input("input", input_path)],
+            provenance=base_provenance({"opsin": engine}),
+            rows_path=rows_file,
+            reproducibility_sha256=digest,
+            timing=timing,
+            counts=counts.result(input_stats.counts),
+            metrics={
+                **summary.tally.result(config.pin_pct),
+                "input_stats": input_stats.to_dict(),
+                **summary.listings(),
+                "complete_lists": COMPLETE_LISTS,
+            },
         ),
-        "provenance": {
-            **provenance.to_dict(),
-            "reproducibility_sha256": digest,
-            "reproducibility_excludes": list(REPRODUCIBILITY_EXCLUDES),
-        },
-        "timing": timing,
-    }
+        report_path if report_path is not None else rows_file.with_name("report.json"),
+    )
+    return envelope.model_dump(mode="json")

@@ -18,12 +18,14 @@ from chemgauge.eval.provenance import sha256_json
 from chemgauge.report.families import (
     FailureCase,
     FamilyAdapter,
+    Mismatch,
     Rate,
     RatePlot,
     Recomputed,
     Section,
     Structure,
     Table,
+    agree,
 )
 from chemgauge.report.formatting import fmt_count, fmt_rate
 from chemgauge.report.runs import Run
@@ -72,6 +74,19 @@ def _structure_buckets(smiles: str) -> tuple[tuple[str, str], ...]:
     )
 
 
+def _as_schema_1(metrics: dict[str, Any]) -> dict[str, Any]:
+    """Recomputed metrics without the fields a family schema 1 report does not have."""
+    out = {k: v for k, v in metrics.items() if k not in ("opsin_error", "rated")}
+    out["lenses"] = {
+        lens: {
+            **{k: v for k, v in block.items() if k != "unscorable_reasons"},
+            "counts": {c: n for c, n in block["counts"].items() if c != "opsin_error"},
+        }
+        for lens, block in metrics["lenses"].items()
+    }
+    return out
+
+
 def _rate(block: Mapping[str, Any], label: str) -> Rate:
     low, high = block["ci95"]
     return Rate(label, block["count"], block["n"], block["rate"], low, high)
@@ -81,6 +96,7 @@ class NamesAdapter(FamilyAdapter):
     """Adapter for reports written by ``chemgauge names coverage``."""
 
     family = "names"
+    reproducibility_excludes = ()
 
     def item_key(self, row: Row) -> str:
         return str(row["id"])
@@ -109,20 +125,41 @@ class NamesAdapter(FamilyAdapter):
 
     def _metrics(self, run: Run) -> dict[str, Any]:
         lenses = _lenses(run.rows)
-        pin = (run.report.get("metrics") or {}).get("pin_pct")  # config, carried verbatim
+        pin = run.metrics.get("pin_pct")  # config, carried verbatim
         rows = (RowResult.from_row(r, lenses) for r in run.rows)
         return aggregate(rows, pin_pct=pin, lenses=lenses)
 
     def recompute(self, run: Run) -> Recomputed:
+        metrics = self._metrics(run)
         listed = listings_of(run.rows, _lenses(run.rows))
-        # Reports written before OPSIN errors were listed carry only the wrong-row fields.
-        if "opsin_error_rows" not in run.report:
+        if run.envelope.family_schema_version < 2:
+            # Written before OPSIN errors and unscorable reasons were kept apart: the same
+            # numbers in that report's shape (its rows can hold neither).
+            metrics = _as_schema_1(metrics)
             listed = {k: v for k, v in listed.items() if k.startswith("confidently_wrong_")}
             listed.pop("confidently_wrong_total", None)
         return Recomputed(
-            {"metrics": self._metrics(run), **listed},
+            {**metrics, **listed},
             notes=("metrics.pin_pct is configuration and is carried from the report",),
         )
+
+    def cross_checks(self, run: Run) -> list[Mismatch]:
+        coverage = run.config.get("coverage")
+        found: list[Mismatch] = []
+        if isinstance(coverage, Mapping):  # an old report recorded no config
+            found += agree("metrics.pin_pct", run.metrics.get("pin_pct"), coverage.get("pin_pct"))
+            matchers = {k: v.get("matcher") for k, v in (run.metrics.get("lenses") or {}).items()}
+            lenses = coverage.get("lenses") or {}
+            found += agree(
+                "metrics.lenses.*.matcher", matchers, {k: lenses.get(k) for k in matchers}
+            )
+        stats = run.metrics.get("input_stats") or {}
+        found += agree(
+            "metrics.input_stats.rejections_by_reason",
+            stats.get("rejections_by_reason"),
+            run.envelope.counts.rejected_by_reason,
+        )
+        return found
 
     def headline(self, run: Run) -> list[Rate]:
         metrics = self._metrics(run)
