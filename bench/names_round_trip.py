@@ -175,7 +175,8 @@ def main() -> None:
     print(f"rows: {len(old)} baseline, {len(new)} new, same ids: {set(old) == set(new)}")
     for lens, ids in differ.items():
         print(f"{lens}: {len(ids)} rows classed differently {ids[:5]}")
-    print(f"parity changes: {dict(moved) or 'none'}")
+    changes = ", ".join(f"{count} {move}" for move, count in sorted(moved.items())) or "none"
+    print(f"parity changes: {changes}")
     same = set(old) == set(new) and not any(differ.values())
     loads = [t.load for ts in timings.values() for t in ts]
     path = record_path(args, "names_round_trip", full_size=args.repeats >= 2)
@@ -216,7 +217,7 @@ def main() -> None:
                     "strict and exact classes against the baseline",
                     "identical" if same else "different",
                     target="== identical",
-                    detail=f"{len(new):,} rows; parity: {dict(moved) or 'no change'}",
+                    detail=f"{len(new):,} rows; parity: {changes}",
                 ),
             ],
             load=f"{min(loads):.1f} -> {max(loads):.1f}",
