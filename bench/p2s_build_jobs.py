@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from p2s_xtb import small_first
+from result_files import add_record_options, figure, record_path, write_result
 
 SKIP = {"build_properties.jsonl", "build_manifest.json"}
 
@@ -48,7 +49,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sources", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=2)
+    add_record_options(parser)
     args = parser.parse_args()
+    start_load = f"{os.getloadavg()[0]:.1f}"
     with tempfile.TemporaryDirectory(prefix="chemgauge-p2s-jobs-") as tmp:
         sources = Path(tmp) / "sources.smi"
         sources.write_text("".join(f"{s}\n" for s in small_first(args.sources)))
@@ -62,6 +65,36 @@ def main() -> None:
         load = os.getloadavg()[0]
         print(f"sources {args.sources}; median wall --jobs 1 {one:.1f} s, --jobs 2 {two:.1f} s")
         print(f"speed-up {one / two:.2f}x (target >= 1.7x); same files: {same}; load {load:.2f}")
+    path = record_path(args, "p2s_build_jobs", full_size=args.sources >= 200)
+    if path is None:
+        return
+    write_result(
+        "p2s_build_jobs",
+        title="p2s build --jobs 2 against --jobs 1",
+        method=(
+            f"{args.sources} NCI sources (smallest first), dipole and gap with the xtb provider, "
+            "the real CLI from an empty folder each run, runs alternating 1, 2, 1, 2; the ratio "
+            "is of the median walls, and both worker counts must write the same files."
+        ),
+        figures=[
+            figure(
+                "p2s",
+                "p2s build --jobs 2 over --jobs 1",
+                round(one / two, 2),
+                "x",
+                target=">= 1.7",
+                detail=f"{one:.1f} s -> {two:.1f} s over {args.repeats} repeats",
+            ),
+            figure(
+                "p2s",
+                "p2s build: same files at --jobs 1 and 2",
+                "yes" if same else "no",
+                target="== yes",
+            ),
+        ],
+        load=f"{start_load} -> {load:.1f}",
+        path=path,
+    )
 
 
 if __name__ == "__main__":

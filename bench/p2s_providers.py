@@ -29,6 +29,7 @@ from chemgauge.engines.p2s.properties import ProviderOptions, TableProvider
 from chemgauge.engines.p2s.registry import get_model, get_provider
 from chemgauge.eval.records import iter_journal
 from p2s_xtb import small_first
+from result_files import add_record_options, figure, record_path, write_result
 
 # name -> (provider, options, directories, which --*-sources count to use)
 SETTINGS: dict[str, tuple[str, ProviderOptions, tuple[str, ...], str]] = {
@@ -60,7 +61,8 @@ def journal_table(folder: Path) -> Path:
     return table
 
 
-def run_setting(name: str, sources: Sequence[str], root: Path) -> None:
+def run_setting(name: str, sources: Sequence[str], root: Path) -> list[dict[str, object]]:
+    """Build one provider setting, run the two models on it; the figures it gives."""
     provider_name, options, directories, _ = SETTINGS[name]
     folder = root / name
     folder.mkdir(parents=True, exist_ok=True)  # a rerun resumes the build's journal
@@ -79,6 +81,20 @@ def run_setting(name: str, sources: Sequence[str], root: Path) -> None:
         f"failures {manifest['property_failures']}; tasks {result.counts}",
         flush=True,
     )
+    failures = sum(manifest["property_failures"].values()) if manifest["property_failures"] else 0
+    figures = [
+        figure(
+            "p2s",
+            f"{provider_name} ({', '.join(directories)}): seconds a molecule, one core",
+            round(per, 2),
+            "s",
+            detail=(
+                f"{len(sources)} sources, {result.records} records, "
+                f"{result.provider_molecules} molecules, {failures} refused or failed"
+            ),
+        )
+    ]
+    expected = {"property_oracle": "yes", "structure_only": "no"}
     oracle_provider = TableProvider(journal_table(folder / "data"))
     for model in ("property_oracle", "structure_only"):
         model_options = ModelOptions(provider=oracle_provider)
@@ -103,6 +119,20 @@ def run_setting(name: str, sources: Sequence[str], root: Path) -> None:
                 f"use claim {'YES' if report['use_claim'] else 'no'}",
                 flush=True,
             )
+            figures.append(
+                figure(
+                    "p2s",
+                    f"{model}: use claim, {directory} ({provider_name})",
+                    "yes" if report["use_claim"] else "no",
+                    target=f"== {expected[model]}",
+                    detail=(
+                        f"correct {100 * views['correct']['accuracy']:.1f}%, shuffled "
+                        f"{100 * views['shuffled']['accuracy']:.1f}%, counterfactual "
+                        f"{100 * views['counterfactual']['accuracy']:.1f}%"
+                    ),
+                )
+            )
+    return figures
 
 
 def main() -> None:
@@ -112,13 +142,33 @@ def main() -> None:
     parser.add_argument("--vibrational-sources", type=int, default=40)
     parser.add_argument("--nmr-sources", type=int, default=12)
     parser.add_argument("--out", type=Path, default=None)
+    add_record_options(parser)
     args = parser.parse_args()
     root = args.out or Path(tempfile.mkdtemp(prefix="chemgauge-p2s-providers-"))
     print(f"# bench/p2s_providers.py, load {os.getloadavg()[0]:.2f}, files in {root}")
+    load = f"{os.getloadavg()[0]:.1f}"
+    figures = []
     for name in args.only or list(SETTINGS):
         count = getattr(args, SETTINGS[name][3])
-        run_setting(name, small_first(count), root)
+        figures += run_setting(name, small_first(count), root)
     print(f"load at the end {os.getloadavg()[0]:.2f}")
+    full = not args.only and args.sources >= 100 and args.nmr_sources >= 12
+    path = record_path(args, "p2s_providers", full_size=full)
+    if path is not None:
+        write_result(
+            "p2s_providers",
+            title="p2s property providers: cost and use claim per directory",
+            method=(
+                "Each provider builds the directories it fills from the smallest NCI molecules "
+                "(serial, one thread, so the cost is per core); the property oracle (reading "
+                "the build's journaled values, which is what recomputing with the same "
+                "deterministic provider gives) and the structure-only baseline answer all "
+                "three views, and the use claim is decided per directory."
+            ),
+            figures=figures,
+            load=f"{load} -> {os.getloadavg()[0]:.1f}",
+            path=path,
+        )
 
 
 if __name__ == "__main__":
