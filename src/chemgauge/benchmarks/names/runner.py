@@ -53,7 +53,6 @@ __all__ = [
     "confidently_wrong_rows",
     "journal_rows",
     "listings_of",
-    "opsin_error_rows",
     "score_pairs",
 ]
 
@@ -251,11 +250,6 @@ def confidently_wrong_rows(
 ) -> list[dict[str, Any]]:
     """Every row wrong under at least one lens, with both structures and the lenses."""
     return [entry for r in rows if (entry := _wrong_entry(r, lenses)) is not None]
-
-
-def opsin_error_rows(rows: Iterable[dict[str, Any]], lenses: Sequence[str]) -> list[dict[str, Any]]:
-    """Every row OPSIN failed on, with its status and message."""
-    return [entry for r in rows if (entry := _opsin_error_entry(r, lenses)) is not None]
 
 
 class _Listing:
