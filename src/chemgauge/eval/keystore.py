@@ -20,7 +20,7 @@ DEFAULT_CACHE_KIB = 4096
 
 
 class FirstSeenStore:
-    """Maps each key to the first value stored under it; later values never replace it.
+    """Maps each key to the first value stored under it; :meth:`first` never replaces it.
 
     Values are small JSON-ready tuples (ints, strings, ``None``); they come back as tuples.
     One process, one thread: the store is not shared with workers.
@@ -57,6 +57,14 @@ class FirstSeenStore:
             self.size += 1
             return None
         return self.get(raw)
+
+    def replace(self, key: str | bytes, value: tuple[Any, ...]) -> None:
+        """Overwrite the value of a known key (state that grows with later sightings)."""
+        cursor = self._conn().execute(
+            "UPDATE seen SET v = ? WHERE k = ?", (orjson.dumps(value), self._key(key))
+        )
+        if cursor.rowcount != 1:
+            raise KeyError(key)
 
     def get(self, key: str | bytes) -> tuple[Any, ...] | None:
         """The first value stored under ``key``, or ``None``."""
