@@ -177,3 +177,67 @@ def _bad_text(tmp: Path) -> Path:
     path = tmp / "broken.json"
     path.write_text("{")
     return path
+
+
+def test_reproducibility_hash_does_not_depend_on_how_paths_are_spelled(
+    mapped_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Same corpus, rules and rows: one reproducibility_sha256, absolute or relative paths."""
+    monkeypatch.chdir(tmp_path)
+    absolute = extract_split_templates(mapped_corpus.resolve(), "train", tmp_path / "abs")
+    relative = extract_split_templates(Path("./mapped.jsonl"), "train", Path("rel"))
+    assert absolute.manifest_path.read_bytes() == relative.manifest_path.read_bytes()
+    assert not any("mapped.jsonl" in str(v) for v in absolute.manifest.values())
+    hashes = set()
+    for corpus, run, rows in (
+        (mapped_corpus.resolve(), absolute, tmp_path / "rows_abs.jsonl"),
+        (Path("sub/../mapped.jsonl"), relative, Path("rows_rel.jsonl")),
+    ):
+        (tmp_path / "sub").mkdir(exist_ok=True)
+        config = BenchmarkConfig(
+            corpus, rows, "train-extracted", run.templates_path, run.manifest_path
+        )
+        hashes.add(run_benchmark(config, SERIAL).report["provenance"]["reproducibility_sha256"])
+    assert len(hashes) == 1
+
+
+def _rule_lines(path: Path, rules: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(rule) + "\n" for rule in rules))
+    return path
+
+
+def test_a_rule_file_with_no_runnable_rule_is_refused(tmp_path: Path) -> None:
+    """Every rule an empty (graph) rule: not a benchmark of anything, with or without --strict."""
+    empty = _rule_lines(
+        tmp_path / "graph.jsonl",
+        [{"template_id": "g1", "smirks": ""}, {"template_id": "g2", "smirks": "  "}],
+    )
+    with pytest.raises(ConfigError, match=r"no runnable rule.*2 graph rules"):
+        load_rules_for_source("file", empty, None, "x")
+    for strict in (False, True):
+        config = BenchmarkConfig(
+            FIXTURE_CORPUS, tmp_path / "rows.jsonl", "file", empty, strict=strict
+        )
+        with pytest.raises(ConfigError, match="no runnable rule"):
+            run_benchmark(config, SERIAL)
+    assert not (tmp_path / "rows.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        ({"split_protocol_version": "1"}, "split_protocol_version must be an integer, got '1'"),
+        ({"split_protocol_version": True}, "split_protocol_version must be an integer"),
+        ({"templates_sha256": 7}, "templates_sha256 must be a SHA-256 hex digest"),
+        ({"source_corpus_sha256": "abc"}, "source_corpus_sha256 must be a SHA-256 hex digest"),
+        ({"included_split": ["train"]}, "included_split must be a string"),
+    ],
+)
+def test_a_mistyped_manifest_field_is_named_as_mistyped(
+    mapped_corpus: Path, tmp_path: Path, edit: dict[str, Any], message: str
+) -> None:
+    run = extract_split_templates(mapped_corpus, "train", tmp_path / "train")
+    manifest = _bad(tmp_path, {**run.manifest, **edit})
+    with pytest.raises(ManifestError) as info:
+        load_rules_for_source("train-extracted", run.templates_path, manifest, "x")
+    assert message in str(info.value) and "changed" not in str(info.value)

@@ -51,7 +51,7 @@ from chemgauge.engines.forward.predictor import (
 from chemgauge.engines.forward.rules import EMBEDDED_RULES_VERSION, RULES_CONTENT_HASH_SCHEME
 from chemgauge.errors import ConfigError, DataQualityError
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
-from chemgauge.eval.provenance import sha256_json
+from chemgauge.eval.provenance import sha256_file, sha256_json
 from chemgauge.eval.records import (
     ResumableJsonlWriter,
     atomic_write_rows,
@@ -352,6 +352,13 @@ def run_benchmark(
     """
     started = time.perf_counter()
     _check_output(config.output_rows)
+    # Rules first: a misused template source is refused before the corpus is read.
+    loaded = load_rules_for_source(
+        config.template_source,
+        config.templates,
+        config.template_manifest,
+        sha256_file(config.corpus),
+    )
     if config.strict:
         # Every corpus problem stops the run before anything is predicted or journaled (a
         # journal left by a rejected corpus could never be resumed: fixing it changes its hash).
@@ -360,7 +367,7 @@ def run_benchmark(
                 pass
     corpus = open_corpus(config.corpus, strict=config.strict)
     try:
-        return _run(config, corpus, executor, progress, started)
+        return _run(config, corpus, loaded, executor, progress, started)
     finally:
         corpus.close()
 
@@ -368,13 +375,13 @@ def run_benchmark(
 def _run(
     config: BenchmarkConfig,
     corpus: CorpusStream,
+    loaded: LoadedRules,
     executor: ExecutorConfig | None,
     progress: Callable[[int], None] | None,
     started: float,
 ) -> BenchmarkResult:
-    loaded = load_rules_for_source(
-        config.template_source, config.templates, config.template_manifest, corpus.sha256
-    )
+    if corpus.sha256 != loaded.corpus_sha256:
+        raise ConfigError(f"{config.corpus} changed while the run started; run it again")
     config_sha256 = sha256_json(config.deterministic_config())
     provenance = _provenance(loaded, corpus.sha256, config_sha256)
     if config.strict and (
