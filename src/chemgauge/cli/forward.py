@@ -11,6 +11,7 @@ import orjson
 import typer
 from rich.table import Table
 
+from chemgauge.benchmarks.forward.aggregate import Bootstrap
 from chemgauge.benchmarks.forward.batch import (
     EnumerateItem,
     RulesSpec,
@@ -184,12 +185,35 @@ def corpus_from_uspto(
     typer.echo(f"{n} records -> {out}", err=True)
 
 
+def _groups(report: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Summary rows in reading order: held-out rows first when train is in-sample."""
+    splits = report["by_split"]
+    if not report["headline"]["in_sample_splits"]:
+        return [("overall", report["overall"]), *((f"split {k}", v) for k, v in splits.items())]
+    return [
+        ("held out (val + test)", report["held_out"]),
+        ("split val", splits["val"]),
+        ("split test", splits["test"]),
+        ("split train (in-sample)", splits["train"]),
+        ("overall (incl. in-sample train)", report["overall"]),
+    ]
+
+
+def _mrr(block: dict[str, Any]) -> str:
+    if block["mrr"] is None:
+        return "n/a"
+    low, high = block["mrr_bootstrap95"]
+    return f"{block['mrr']:.3f} [{low:.3f}-{high:.3f}]"
+
+
 def _summary_table(report: dict[str, Any]) -> Table:
-    groups = [("overall", report["overall"])]
-    groups += [(f"split {k}", v) for k, v in report["by_split"].items()]
+    in_sample = bool(report["headline"]["in_sample_splits"])
+    caption = "95% Wilson intervals (MRR: seeded bootstrap); e2e = over valid rows, a miss is 0"
+    if in_sample:
+        caption += "; templates extracted from train, so train rows are in-sample"
     return summary_table(
         f"forward benchmark ({report['provenance']['template_source']} rules)",
-        ("group", "rows", "valid", "coverage", "top-1 (e2e)", "top-10 (e2e)", "MRR"),
+        ("group", "rows", "valid", "coverage", "top-1 (e2e)", "top-10 (e2e)", "MRR (e2e)"),
         [
             (
                 name,
@@ -198,30 +222,36 @@ def _summary_table(report: dict[str, Any]) -> Table:
                 _pct(block["proposal_coverage"]),
                 _pct(block["end_to_end"]["top1_hit_rate"]),
                 _pct(block["end_to_end"]["top10_hit_rate"]),
-                "n/a"
-                if block["end_to_end"]["mrr"] is None
-                else f"{block['end_to_end']['mrr']:.3f}",
+                _mrr(block["end_to_end"]),
             )
-            for name, block in groups
+            for name, block in _groups(report)
         ],
-        caption="95% Wilson intervals; e2e = over valid rows, a coverage miss counting 0",
+        caption=caption,
     )
 
 
 def _print_summary(report: dict[str, Any], rows_path: Path) -> None:
-    cond = report["overall"]["conditional"]
+    held = bool(report["headline"]["in_sample_splits"])
+    cond = report["held_out" if held else "overall"]["conditional"]
     stereo = report["breakdowns"]["stereo_status"]
     reasons = report["breakdowns"]["failure_reason"]
     stats = report["corpus"]["stats"]
     counters = ", ".join(f"{k} {v}" for k, v in stats.items() if k not in ("lines_read",) and v)
+    leakage = report["leakage"]
+    shared = ", ".join(
+        f"{kind.replace('_', ' ')} {leakage[kind]['shared_across_splits']}"
+        for kind in ("reactant_sets", "products")
+    )
     print_summary(
         _summary_table(report),
         notes=(
-            f"conditional on coverage ({cond['n']} rows): top-1 {_pct(cond['top1_hit_rate'])}, "
+            f"conditional on coverage{', held out' if held else ''} ({cond['n']} rows): top-1 "
+            f"{_pct(cond['top1_hit_rate'])}, "
             f"top-10 {_pct(cond['top10_hit_rate'])}; stereo: "
             + ", ".join(f"{k} {v['n_rows']}" for k, v in stereo.items()),
             "failure_reason: " + ", ".join(f"{k} {v['n_rows']}" for k, v in reasons.items()),
             f"corpus: {counters}",
+            f"leakage audit, shared across splits: {shared}",
             f"rows -> {rows_path}; reproducibility_sha256 "
             f"{report['provenance']['reproducibility_sha256'][:16]}...",
         ),
@@ -262,11 +292,15 @@ def benchmark(
         "--strict",
         help=(
             "Hard error on malformed JSON, wrong schema version, unparseable SMILES, empty "
-            "reactants/products, conflicting group_key or reaction_id, a prediction error, "
-            "capped_unknown, or incomplete provenance. Never on a real miss."
+            "reactants/products, conflicting group_key or reaction_id, a reactant set in two "
+            "splits, a prediction error, capped_unknown, or incomplete provenance. Never on a "
+            "real miss."
         ),
     ),
     restart: bool = typer.Option(False, "--restart", help="Discard an earlier journal."),
+    seed: int = typer.Option(
+        0, "--seed", help="Seed of the MRR and nDCG@10 bootstrap intervals (recorded)."
+    ),
     executor: str = EXECUTOR,
     jobs: int = JOBS,
     ray_address: str | None = RAY_ADDRESS,
@@ -283,6 +317,7 @@ def benchmark(
         max_results=max_results,
         strict=strict,
         restart=restart,
+        bootstrap=Bootstrap(seed=seed),
     )
     if max_results is not None and max_results < 1:
         raise ConfigError(f"--max-results must be >= 1, got {max_results}")
@@ -298,4 +333,6 @@ def benchmark(
     else:
         atomic_write_bytes(output_report, data)
     if not quiet:
+        for warning in result.report["leakage"]["warnings"]:
+            typer.echo(f"warning: leakage: {warning}", err=True)
         _print_summary(result.report, result.rows_path)
