@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from chemgauge.benchmarks.forward.corpus import load_corpus
+from chemgauge.benchmarks.forward.corpus import BenchReaction, load_corpus
 from chemgauge.benchmarks.forward.leakage import LeakageAudit, audit_rows
 from chemgauge.benchmarks.forward.runner import BenchmarkConfig, run_benchmark
 from chemgauge.errors import DataQualityError
@@ -35,6 +35,13 @@ def _pairs(block: dict[str, Any]) -> dict[str, tuple[int, int, int]]:
     }
 
 
+def _audit(reactions: list[BenchReaction]) -> dict[str, Any]:
+    with LeakageAudit() as audit:
+        for reaction in reactions:
+            audit.add_reaction(reaction)
+        return audit.result()
+
+
 @pytest.fixture
 def leaky(write_corpus: Any) -> Path:
     path: Path = write_corpus(LINES)
@@ -44,10 +51,7 @@ def leaky(write_corpus: Any) -> Path:
 def test_audit_counts_per_pair_of_splits_and_group_key_source(leaky: Path) -> None:
     reactions = load_corpus(leaky).reactions
     assert [r.split for r in reactions] == ["train", "test", "val", "val", "val"]
-    with LeakageAudit() as audit:
-        for reaction in reactions:
-            audit.add_reaction(reaction)
-        result = audit.result()
+    result = _audit(reactions)
     reactants = result["reactant_sets"]
     assert reactants["distinct"] == 3 and reactants["shared_across_splits"] == 1
     # One reactant set (CCO + acetic acid) in all three splits: L1 (train, fallback),
@@ -85,10 +89,7 @@ def test_audit_counts_per_pair_of_splits_and_group_key_source(leaky: Path) -> No
 
 def test_no_overlap_without_explicit_keys(write_corpus: Any) -> None:
     lines = [corpus_line(f"r{i}", ["CCO", "CC(=O)O"], [[p]]) for i, p in enumerate(["C", "CC"])]
-    with LeakageAudit() as audit:
-        for reaction in load_corpus(write_corpus(lines)).reactions:
-            audit.add_reaction(reaction)
-        result = audit.result()
+    result = _audit(load_corpus(write_corpus(lines)).reactions)
     assert result["reactant_sets"]["shared_across_splits"] == 0 and result["warnings"] == []
 
 

@@ -88,6 +88,12 @@ def test_train_extracted_runs_with_a_valid_manifest(mapped_corpus: Path, tmp_pat
     report = run_benchmark(config, SERIAL).report
     assert report["provenance"]["template_source"] == "train-extracted"
     assert report["provenance"]["template_manifest_sha256"] is not None
+    assert report["rules"]["template_sources"] == {
+        "verified": True,
+        "source_reactions": 2,
+        "split": "train",
+        "templates": 2,
+    }
     assert report["by_split"]["val"]["proposal_coverage"]["value"] == 1.0
     assert report["by_split"]["test"]["proposal_coverage"]["value"] == 0.0  # water not written
     assert report["by_split"]["val"]["end_to_end"]["ndcg_at_10"] < 1.0  # 1 of 2 accepted found
@@ -275,16 +281,3 @@ def test_a_source_rejected_in_hindsight_is_not_a_train_reaction(
     config = BenchmarkConfig(grown, tmp_path / "rows.jsonl", "train-extracted", templates, manifest)
     with pytest.raises(TemplateProvenanceError, match="'t1', which is rejected in hindsight"):
         run_benchmark(config, SERIAL)
-
-
-def test_verified_sources_are_reported(mapped_corpus: Path, tmp_path: Path) -> None:
-    run = extract_split_templates(mapped_corpus, "train", tmp_path / "train")
-    config = BenchmarkConfig(
-        mapped_corpus,
-        tmp_path / "rows.jsonl",
-        "train-extracted",
-        run.templates_path,
-        run.manifest_path,
-    )
-    verified = run_benchmark(config, SERIAL).report["rules"]["template_sources"]
-    assert verified == {"verified": True, "source_reactions": 2, "split": "train", "templates": 2}

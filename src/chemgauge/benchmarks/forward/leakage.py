@@ -22,6 +22,7 @@ from typing import Any
 
 from chemgauge.benchmarks.forward.corpus import BenchReaction
 from chemgauge.errors import DataQualityError
+from chemgauge.eval.keystore import temporary_database
 
 __all__ = ["AUDIT_SCHEME", "SPLIT_PAIRS", "LeakageAudit", "audit_rows", "strict_leakage_error"]
 
@@ -43,9 +44,7 @@ class LeakageAudit:
     """Fold valid reactions (or rows) in, then :meth:`result` (see the module docstring)."""
 
     def __init__(self, *, max_examples: int = MAX_EXAMPLES) -> None:
-        self._db: sqlite3.Connection | None = sqlite3.connect("")
-        self._db.execute("PRAGMA journal_mode=OFF")
-        self._db.execute("PRAGMA synchronous=OFF")
+        self._db: sqlite3.Connection | None = temporary_database()
         self._db.execute(
             "CREATE TABLE seen (kind INTEGER, key TEXT, split INTEGER, explicit INTEGER, "
             "line INTEGER, reaction_id TEXT)"
