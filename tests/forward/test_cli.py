@@ -101,7 +101,8 @@ def test_benchmark_report_is_the_only_stdout_output(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert report["overall"]["n_rows"] == 16 and len(rows.read_text().splitlines()) == 16
+    assert report["metrics"]["overall"]["n_rows"] == 16
+    assert len(rows.read_text().splitlines()) == 16
     out = tmp_path / "report.json"
     result = runner.invoke(
         app,
@@ -121,7 +122,9 @@ def test_benchmark_report_is_the_only_stdout_output(tmp_path: Path) -> None:
     assert result.exit_code == 0 and result.stdout == ""
     assert "forward benchmark" in result.stderr and "failure_reason" in result.stderr
     written = json.loads(out.read_text())
-    assert written["overall"]["proposal_coverage"] == report["overall"]["proposal_coverage"]
+    coverage = report["metrics"]["overall"]["proposal_coverage"]
+    assert written["metrics"]["overall"]["proposal_coverage"] == coverage
+    assert list(written)[:3] == ["format", "schema_version", "family"]  # the envelope first
 
 
 def test_benchmark_defaults_to_the_bundled_demo_corpus(tmp_path: Path) -> None:
@@ -139,7 +142,7 @@ def test_benchmark_defaults_to_the_bundled_demo_corpus(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0
     assert (
-        json.loads(result.stdout)["corpus"]["sha256"]
+        json.loads(result.stdout)["inputs"][0]["sha256"]
         == json.loads(
             runner.invoke(
                 app,
@@ -155,7 +158,7 @@ def test_benchmark_defaults_to_the_bundled_demo_corpus(tmp_path: Path) -> None:
                     "serial",
                 ],
             ).stdout
-        )["corpus"]["sha256"]
+        )["inputs"][0]["sha256"]
     )
 
 
@@ -297,11 +300,11 @@ def test_train_extracted_summary_leads_with_held_out_rows_and_warns_of_leakage(
     assert order == sorted(order) and "conditional on coverage, held out (1 rows)" in err
     assert "warning: leakage: 1 reactant set(s) occur in both train and test" in err
     report = json.loads((tmp_path / "report.json").read_text())
-    assert report["headline"] == {
+    assert report["metrics"]["headline"] == {
         "basis": "held_out",
         "held_out_splits": ["val", "test"],
         "in_sample_splits": ["train"],
         "overall_includes_in_sample_rows": True,
     }
-    assert report["config"]["bootstrap"]["seed"] == 7
-    assert report["held_out"]["n_rows"] == 2
+    assert report["metrics"]["bootstrap"]["seed"] == 7
+    assert report["metrics"]["held_out"]["n_rows"] == 2

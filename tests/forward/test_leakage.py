@@ -95,7 +95,7 @@ def test_no_overlap_without_explicit_keys(write_corpus: Any) -> None:
 
 def test_every_report_carries_the_audit_and_rows_recompute_it(leaky: Path, tmp_path: Path) -> None:
     result = run_benchmark(BenchmarkConfig(leaky, tmp_path / "rows.jsonl"), SERIAL)
-    leakage = result.report["leakage"]
+    leakage = result.report["metrics"]["leakage"]
     assert leakage["reactant_sets"]["shared_across_splits"] == 1
     rows = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
     assert [r["group_key_source"] for r in rows] == [

@@ -32,6 +32,7 @@ from chemgauge.cli.summary import (
 from chemgauge.engines.forward.predictor import ForwardConfig, predict_products_detailed
 from chemgauge.engines.forward.rules import load_rules
 from chemgauge.errors import ConfigError, DataQualityError, InputFileError
+from chemgauge.eval.envelope import envelope_bytes
 from chemgauge.eval.records import atomic_open, atomic_write_bytes, iter_lines
 
 app = typer.Typer(
@@ -185,17 +186,17 @@ def corpus_from_uspto(
     typer.echo(f"{n} records -> {out}", err=True)
 
 
-def _groups(report: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def _groups(metrics: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """Summary rows in reading order: held-out rows first when train is in-sample."""
-    splits = report["by_split"]
-    if not report["headline"]["in_sample_splits"]:
-        return [("overall", report["overall"]), *((f"split {k}", v) for k, v in splits.items())]
+    splits = metrics["by_split"]
+    if not metrics["headline"]["in_sample_splits"]:
+        return [("overall", metrics["overall"]), *((f"split {k}", v) for k, v in splits.items())]
     return [
-        ("held out (val + test)", report["held_out"]),
+        ("held out (val + test)", metrics["held_out"]),
         ("split val", splits["val"]),
         ("split test", splits["test"]),
         ("split train (in-sample)", splits["train"]),
-        ("overall (incl. in-sample train)", report["overall"]),
+        ("overall (incl. in-sample train)", metrics["overall"]),
     ]
 
 
@@ -207,7 +208,7 @@ def _mrr(block: dict[str, Any]) -> str:
 
 
 def _summary_table(report: dict[str, Any]) -> Table:
-    in_sample = bool(report["headline"]["in_sample_splits"])
+    in_sample = bool(report["metrics"]["headline"]["in_sample_splits"])
     caption = "95% Wilson intervals (MRR: seeded bootstrap); e2e = over valid rows, a miss is 0"
     if in_sample:
         caption += "; templates extracted from train, so train rows are in-sample"
@@ -224,20 +225,21 @@ def _summary_table(report: dict[str, Any]) -> Table:
                 _pct(block["end_to_end"]["top10_hit_rate"]),
                 _mrr(block["end_to_end"]),
             )
-            for name, block in _groups(report)
+            for name, block in _groups(report["metrics"])
         ],
         caption=caption,
     )
 
 
 def _print_summary(report: dict[str, Any], rows_path: Path) -> None:
-    held = bool(report["headline"]["in_sample_splits"])
-    cond = report["held_out" if held else "overall"]["conditional"]
-    stereo = report["breakdowns"]["stereo_status"]
-    reasons = report["breakdowns"]["failure_reason"]
-    stats = report["corpus"]["stats"]
+    metrics = report["metrics"]
+    held = bool(metrics["headline"]["in_sample_splits"])
+    cond = metrics["held_out" if held else "overall"]["conditional"]
+    stereo = metrics["breakdowns"]["stereo_status"]
+    reasons = metrics["breakdowns"]["failure_reason"]
+    stats = metrics["corpus"]["stats"]
     counters = ", ".join(f"{k} {v}" for k, v in stats.items() if k not in ("lines_read",) and v)
-    leakage = report["leakage"]
+    leakage = metrics["leakage"]
     shared = ", ".join(
         f"{kind.replace('_', ' ')} {leakage[kind]['shared_across_splits']}"
         for kind in ("reactant_sets", "products")
@@ -253,7 +255,7 @@ def _print_summary(report: dict[str, Any], rows_path: Path) -> None:
             f"corpus: {counters}",
             f"leakage audit, shared across splits: {shared}",
             f"rows -> {rows_path}; reproducibility_sha256 "
-            f"{report['provenance']['reproducibility_sha256'][:16]}...",
+            f"{report['reproducibility_sha256'][:16]}...",
         ),
     )
 
@@ -317,6 +319,7 @@ def benchmark(
         max_results=max_results,
         strict=strict,
         restart=restart,
+        output_report=output_report,
         bootstrap=Bootstrap(seed=seed),
     )
     if max_results is not None and max_results < 1:
@@ -326,13 +329,13 @@ def benchmark(
     )
     with progress_bar("forward benchmark", None, quiet=quiet) as advance:
         result = run_benchmark(config, execution, advance)
-    data = orjson.dumps(result.report, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+    data = envelope_bytes(result.envelope)
     if output_report is None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
     else:
         atomic_write_bytes(output_report, data)
     if not quiet:
-        for warning in result.report["leakage"]["warnings"]:
+        for warning in result.report["metrics"]["leakage"]["warnings"]:
             typer.echo(f"warning: leakage: {warning}", err=True)
         _print_summary(result.report, result.rows_path)

@@ -104,7 +104,7 @@ def eval_(
     if config.quiet:
         return
     report = run.report
-    lines = report["data"]["lines"]
+    lines = report["metrics"]["data"]["lines"]
     metrics = report["metrics"]
     # Compact: the smallest and largest k, and 5 and 10 between them; report.json has all.
     ks = [str(k) for k in config.k if k in (config.k[0], config.k[-1], 5, 10)]
@@ -129,8 +129,8 @@ def eval_(
     )
     print_summary(
         summary_table(
-            f"retro eval: {data_file.path.name}, {report['data']['targets']} targets "
-            f"({lines['rejected']} lines rejected), model {report['model']['name']}",
+            f"retro eval: {data_file.path.name}, {metrics['data']['targets']} targets "
+            f"({lines['rejected']} lines rejected), model {metrics['model']['name']}",
             ("convention", "matcher", "n", *(f"top-{k} [95% CI]" for k in ks), "MRR"),
             rows,
             labels=2,

@@ -4,7 +4,8 @@ Denominators are named and never mixed: ``valid_input_rate`` over all rows,
 ``proposal_coverage`` and every ``end_to_end`` metric over valid rows (a coverage miss
 counts 0, never excluded), every ``conditional`` metric over covered rows only. Each rate
 carries its numerator, denominator and a 95% Wilson interval; MRR and nDCG@10 carry a
-seeded percentile bootstrap interval (:class:`Bootstrap`, recorded in the report's config).
+seeded percentile bootstrap interval (:class:`Bootstrap`, recorded beside the metrics;
+``bootstrap=None`` leaves them out, as reports of row schema 2 had none).
 ``held_out`` is the val and test splits together: the rows no ``train-extracted`` template
 came from.
 
@@ -69,6 +70,9 @@ class Bootstrap:
             values, seed=self.seed, resamples=self.resamples, confidence=self.confidence
         )
         return [result.low, result.high]
+
+
+DEFAULT_BOOTSTRAP = Bootstrap()
 
 
 def rate(successes: int, n: int) -> dict[str, Any]:
@@ -193,8 +197,10 @@ class RowFacts:
     which is order-independent), so results equal a computation over the held rows.
     """
 
-    def __init__(self, *, dimensions: bool = True, bootstrap: Bootstrap | None = None) -> None:
-        self.bootstrap = bootstrap or Bootstrap()
+    def __init__(
+        self, *, dimensions: bool = True, bootstrap: Bootstrap | None = DEFAULT_BOOTSTRAP
+    ) -> None:
+        self.bootstrap = bootstrap
         self._flags = array("B")
         self._best = array("i")  # best_correct_rank, -1 for none
         self._ndcg = array("d")
@@ -208,7 +214,11 @@ class RowFacts:
 
     @classmethod
     def of(
-        cls, rows: Iterable[Row], *, dimensions: bool = True, bootstrap: Bootstrap | None = None
+        cls,
+        rows: Iterable[Row],
+        *,
+        dimensions: bool = True,
+        bootstrap: Bootstrap | None = DEFAULT_BOOTSTRAP,
     ) -> RowFacts:
         """The table of a sequence of rows."""
         facts = cls(dimensions=dimensions, bootstrap=bootstrap)
@@ -261,9 +271,10 @@ class RowFacts:
         reciprocal[hit] = 1.0 / (best[hit] + 1.0)
         ndcg = self._column(self._ndcg)[rows]
         block["mrr"] = _mean(reciprocal[hit], n)  # a miss adds an exact 0.0
-        block["mrr_bootstrap95"] = self.bootstrap.interval(reciprocal)
         block["ndcg_at_10"] = _mean(ndcg, n)
-        block["ndcg_at_10_bootstrap95"] = self.bootstrap.interval(ndcg)
+        if self.bootstrap is not None:
+            block["mrr_bootstrap95"] = self.bootstrap.interval(reciprocal)
+            block["ndcg_at_10_bootstrap95"] = self.bootstrap.interval(ndcg)
         if conditional:
             spread = _spread(best[hit])
             block["mean_best_correct_rank"] = spread["mean"]
@@ -341,23 +352,29 @@ class RowFacts:
         return out
 
 
-def aggregate(rows: Iterable[Row], bootstrap: Bootstrap | None = None) -> dict[str, Any]:
+def aggregate(
+    rows: Iterable[Row], bootstrap: Bootstrap | None = DEFAULT_BOOTSTRAP
+) -> dict[str, Any]:
     """Every metric of the protocol over one group of rows."""
     return RowFacts.of(rows, dimensions=False, bootstrap=bootstrap).aggregate()
 
 
-def by_split(rows: Iterable[Row], bootstrap: Bootstrap | None = None) -> dict[str, Any]:
+def by_split(
+    rows: Iterable[Row], bootstrap: Bootstrap | None = DEFAULT_BOOTSTRAP
+) -> dict[str, Any]:
     """One aggregate per split; ``unknown`` (invalid) rows are in none of them."""
     return RowFacts.of(rows, dimensions=False, bootstrap=bootstrap).by_split()
 
 
-def held_out(rows: Iterable[Row], bootstrap: Bootstrap | None = None) -> dict[str, Any]:
+def held_out(
+    rows: Iterable[Row], bootstrap: Bootstrap | None = DEFAULT_BOOTSTRAP
+) -> dict[str, Any]:
     """One aggregate over the val and test splits together."""
     return RowFacts.of(rows, dimensions=False, bootstrap=bootstrap).held_out()
 
 
 def breakdowns(
-    rows: Iterable[Row], bootstrap: Bootstrap | None = None
+    rows: Iterable[Row], bootstrap: Bootstrap | None = DEFAULT_BOOTSTRAP
 ) -> dict[str, dict[str, Any]]:
     """One aggregate per bucket of every breakdown dimension (buckets sorted by name)."""
     return RowFacts.of(rows, bootstrap=bootstrap).breakdowns()

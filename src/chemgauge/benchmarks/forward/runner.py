@@ -32,11 +32,8 @@ from chemgauge.benchmarks.forward.corpus import (
     open_corpus,
 )
 from chemgauge.benchmarks.forward.preflight import preflight
-from chemgauge.benchmarks.forward.provenance import (
-    base_provenance,
-    dependency_versions,
-    rows_reproducibility_sha256,
-)
+from chemgauge.benchmarks.forward.provenance import base_provenance, rows_reproducibility_sha256
+from chemgauge.benchmarks.forward.report import ForwardReport, forward_envelope
 from chemgauge.benchmarks.forward.rows import (
     ROW_SCHEMA_VERSION,
     error_row,
@@ -52,6 +49,7 @@ from chemgauge.engines.forward.predictor import (
 )
 from chemgauge.engines.forward.rules import EMBEDDED_RULES_VERSION, RULES_CONTENT_HASH_SCHEME
 from chemgauge.errors import ConfigError, DataQualityError
+from chemgauge.eval.envelope import RunEnvelope
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
 from chemgauge.eval.provenance import sha256_file, sha256_json
 from chemgauge.eval.records import (
@@ -87,7 +85,10 @@ class BenchmarkConfig:
         max_results: engine pool cap (``None``: no cap, so absence is always confirmed).
         strict: data-quality issues are hard errors (see the CLI help for the exact list).
         restart: discard an earlier journal instead of resuming it.
-        bootstrap: seed and size of the MRR / nDCG@10 intervals (the report, never the rows).
+        output_report: where the report will be written (default: ``report.json`` beside the
+            rows); the report records the rows file relative to it.
+        bootstrap: seed and size of the MRR / nDCG@10 intervals (recorded in the metrics;
+            they decide the report, never the rows).
     """
 
     corpus: Path
@@ -98,6 +99,7 @@ class BenchmarkConfig:
     max_results: int | None = None
     strict: bool = False
     restart: bool = False
+    output_report: Path | None = None
     bootstrap: Bootstrap = field(default_factory=Bootstrap)
 
     def deterministic_config(self) -> dict[str, Any]:
@@ -116,12 +118,17 @@ class BenchmarkConfig:
 
 @dataclass(frozen=True)
 class BenchmarkResult:
-    """The report (a plain mapping) and where the rows went."""
+    """The report (a run envelope) and where the rows went."""
 
-    report: dict[str, Any]
+    envelope: RunEnvelope
     rows_path: Path
     rows: int
     resumed_rows: int
+
+    @property
+    def report(self) -> dict[str, Any]:
+        """The report as a plain mapping (what ``report.json`` holds)."""
+        return self.envelope.model_dump(mode="json")
 
 
 @dataclass(frozen=True, slots=True)
@@ -389,7 +396,7 @@ def _run(
             summary.close()
             read, summary = _journal_by_line, RowSummary(config.bootstrap)
             digest = rows_reproducibility_sha256(summary.folded(final_rows(read)))
-        metrics = summary.metrics(corpus.stats, loaded.template_source)
+        results = summary.metrics(corpus.stats, loaded.template_source)
     finally:
         summary.close()
     totals = summary.totals
@@ -403,23 +410,12 @@ def _run(
 
     total_ms = (time.perf_counter() - started) * 1000
     executor_config = predicted.executor
-    report: dict[str, Any] = {
-        "report_schema_version": REPORT_SCHEMA_VERSION,
-        "benchmark": "chemgauge-forward",
+    metrics: dict[str, Any] = {
         "corpus": {
-            "path": str(config.corpus),
-            "sha256": corpus.sha256,
             "schema_version": CORPUS_SCHEMA_VERSION,
             "stats": corpus.stats.to_dict(),
             "warnings": [w.to_dict() for w in corpus.stats.warnings],
             "warnings_truncated": sum(corpus.stats.counts.values()) > len(corpus.stats.warnings),
-        },
-        "config": {
-            **config.deterministic_config(),
-            "strict": config.strict,
-            "bootstrap": config.bootstrap.to_dict(),
-            "templates_file": loaded.rules_file,
-            "template_manifest_file": loaded.manifest_file,
         },
         "rules": {
             "rules_loaded": len(loaded.rules),
@@ -428,17 +424,26 @@ def _run(
             "rules_file_sha256": loaded.rules_file_sha256,
             "template_sources": template_sources,
         },
-        "environment": {"dependency_versions": dependency_versions()},
-        "provenance": provenance,
-        **metrics,
-        # Timing and execution facts: excluded from every determinism guarantee.
+        "bootstrap": config.bootstrap.to_dict(),
+        **results,
+    }
+    # Timing and execution facts: excluded from every determinism guarantee.
+    timing = {
         "elapsed_ms": {
             "total": round(total_ms, 3),
             "prediction_phase": round(predicted.wall_s * 1000, 3),
             "engine_calls_sum": round(totals.engine_ms, 3),
-            "resumed_rows": predicted.resumed,
-            "executor": executor_config.kind,
-            "jobs": executor_config.workers(),
         },
+        "resumed_rows": predicted.resumed,
+        "executor": executor_config.kind,
+        "jobs": executor_config.workers(),
+        "strict": config.strict,
     }
-    return BenchmarkResult(report, config.output_rows, totals.rows, predicted.resumed)
+    envelope = forward_envelope(
+        ForwardReport(
+            config, corpus, loaded, provenance, digest, summary.counts, REPORT_SCHEMA_VERSION
+        ),
+        metrics,
+        timing,
+    )
+    return BenchmarkResult(envelope, config.output_rows, totals.rows, predicted.resumed)

@@ -15,6 +15,7 @@ from typing import Any
 from chemgauge.benchmarks.forward.aggregate import HELD_OUT_SPLITS, Bootstrap, RowFacts
 from chemgauge.benchmarks.forward.corpus import CorpusLoadStats
 from chemgauge.benchmarks.forward.leakage import LeakageAudit
+from chemgauge.benchmarks.forward.report import status_tally
 
 __all__ = ["RowSummary", "Totals", "headline_basis"]
 
@@ -59,11 +60,13 @@ class Totals:
 
 
 class RowSummary:
-    """Row facts, totals and the leakage audit of one pass over the final rows."""
+    """Row facts, totals, the envelope's status counts and the leakage audit of one pass over
+    the final rows."""
 
     def __init__(self, bootstrap: Bootstrap) -> None:
         self.facts = RowFacts(bootstrap=bootstrap)
         self.totals = Totals()
+        self.counts = status_tally()
         self.audit = LeakageAudit()
 
     def close(self) -> None:
@@ -75,6 +78,7 @@ class RowSummary:
         for row in rows:
             self.facts.add(row)
             self.totals.add(row)
+            self.counts.add(row)
             self.audit.add_row(row)
             yield row
 

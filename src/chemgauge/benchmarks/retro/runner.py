@@ -40,12 +40,20 @@ from chemgauge.engines.retro.base import RetroModel
 from chemgauge.engines.retro.predictions import PredictionsFileModel
 from chemgauge.engines.retro.registry import build_retro_model
 from chemgauge.errors import DataQualityError
+from chemgauge.eval.envelope import (
+    CountsTally,
+    EnvelopeParts,
+    InputRecord,
+    base_provenance,
+    build_envelope,
+    record_input,
+    write_envelope,
+)
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
-from chemgauge.eval.provenance import RowsDigest, run_provenance, sha256_json
+from chemgauge.eval.provenance import RowsDigest, sha256_json
 from chemgauge.eval.records import (
     RejectionStats,
     ResumableJsonlWriter,
-    atomic_write_json,
     atomic_write_rows,
     iter_journal_by_keys,
 )
@@ -64,7 +72,7 @@ log = logging.getLogger(__name__)
 PREDICTIONS_JSONL = "predictions.jsonl"
 ROWS_JSONL = "rows.jsonl"
 REPORT_JSON = "report.json"
-REPORT_SCHEMA = "chemgauge-retro-report-v1"
+REPORT_SCHEMA_VERSION = 1
 #: Canonical targets of the running evaluation (a temporary file in ``results_dir``).
 SPOOL_PREFIX = ".targets-"
 
@@ -237,12 +245,8 @@ def run_retro_eval(
     )
     if model is None:
         model = build_retro_model(config.model_class, config.model_dir, **dict(config.model_kwargs))
-    provenance = run_provenance(
-        config.row_affecting(),
-        inputs={"data": data_file.path},
-        extra={"model": model.describe()},
-    )
-    file_sha = provenance.input_sha256["data"]
+    data_input = record_input("data", data_file.path)
+    file_sha = data_input.sha256
     config_sha = _config_sha256(config, file_sha, model)
     out_dir = Path(config.results_dir)
     settings = config.score_settings()
@@ -307,11 +311,13 @@ def run_retro_eval(
             round_trip_max_rank=config.round_trip_max_rank if config.round_trip else None,
         )
         digest = RowsDigest()
+        status_counts = CountsTally("status")
 
         def observed() -> Iterator[dict[str, Any]]:
             for row in _final_rows(spool, journal.path, errors):
                 tally.add(row)
                 digest.update(row)
+                status_counts.add(row)
                 yield row
 
         atomic_write_rows(out_dir / ROWS_JSONL, observed())
@@ -320,17 +326,23 @@ def run_retro_eval(
         model.close()
 
     model_block: dict[str, Any] = {**model.describe()}
+    inputs = [data_input]
     if isinstance(model, PredictionsFileModel):
         model_block["predictions_file"] = model.stats.to_dict()
+        inputs.append(
+            InputRecord(
+                role="predictions",
+                path=str(model.path),
+                sha256=model.sha256,
+                size=model.path.stat().st_size,
+            )
+        )
     public_config = config.to_dict()
     volatile = ("results_dir", "quiet", "restart", "executor", "jobs", "chunk_size", "ray_address")
     for key in volatile:
         public_config.pop(key, None)
-    report: dict[str, Any] = {
-        "schema": REPORT_SCHEMA,
-        "benchmark": "retro",
-        "config": public_config,
-        "config_sha256": config_sha,
+    metrics: dict[str, Any] = {
+        **tally.result(),
         "data": {
             "file": data_file.path.name,
             "format": data_file.format,
@@ -341,22 +353,34 @@ def run_retro_eval(
             "lines": stats.to_dict(),
         },
         "model": model_block,
-        "metrics": tally.result(),
         "divergences_from_syntheseus": list(SYNTHESEUS_DIVERGENCES),
-        "provenance": provenance.to_dict(),
-        "reproducibility_sha256": digest.hexdigest(),
-        "run": {
-            "executor": executor_config.describe(),
-            "resumed_targets": counts.resumed,
-            "journal_truncated_bytes": journal.truncated_bytes,
-            "scored_now": counts.scored,
-            "timing": {
-                "load_s": load_seconds,
-                "score_s": score_seconds,
-                "total_s": time.perf_counter() - started,
-                "model_calls": model.calls,
-            },
-        },
     }
-    atomic_write_json(out_dir / REPORT_JSON, report)
-    return RetroRun(report=report, results_dir=out_dir)
+    timing = {
+        "executor": executor_config.describe(),
+        "resumed_targets": counts.resumed,
+        "journal_truncated_bytes": journal.truncated_bytes,
+        "scored_now": counts.scored,
+        "seconds": {
+            "load_s": load_seconds,
+            "score_s": score_seconds,
+            "total_s": time.perf_counter() - started,
+        },
+        "model_calls": model.calls,
+    }
+    envelope = build_envelope(
+        EnvelopeParts(
+            family="retro",
+            family_schema_version=REPORT_SCHEMA_VERSION,
+            config=public_config,
+            inputs=inputs,
+            provenance=base_provenance({"model": model.describe()}),
+            rows_path=out_dir / ROWS_JSONL,
+            reproducibility_sha256=digest.hexdigest(),
+            timing=timing,
+            counts=status_counts.result(stats.counts),
+            metrics=metrics,
+        ),
+        out_dir / REPORT_JSON,
+    )
+    write_envelope(out_dir / REPORT_JSON, envelope)
+    return RetroRun(report=envelope.model_dump(mode="json"), results_dir=out_dir)

@@ -24,13 +24,14 @@ from chemgauge.benchmarks.forward.aggregate import (
     held_out,
 )
 from chemgauge.benchmarks.forward.leakage import audit_rows
-from chemgauge.benchmarks.forward.provenance import rows_reproducibility_sha256
+from chemgauge.benchmarks.forward.provenance import ROW_HASH_EXCLUDES
 from chemgauge.benchmarks.forward.summary import headline_basis
+from chemgauge.report.adapters.forward_checks import forward_cross_checks
 from chemgauge.report.families import (
     Distribution,
     FailureCase,
     FamilyAdapter,
-    InputFile,
+    Mismatch,
     Rate,
     RatePlot,
     Recomputed,
@@ -83,14 +84,21 @@ def _template_source(rows: Sequence[Row]) -> str | None:
     return None if not isinstance(provenance, Mapping) else provenance.get("template_source")
 
 
+def _row_schema(rows: Sequence[Row]) -> int:
+    """The rows' schema version (from their provenance; 2 if they do not say)."""
+    provenance = rows[0].get("provenance") if rows else None
+    version = provenance.get("row_schema_version") if isinstance(provenance, Mapping) else None
+    return version if isinstance(version, int) else 2
+
+
 def _in_sample(rows: Sequence[Row]) -> bool:
     """True when the train split is in-sample: the templates were extracted from it."""
     return bool(headline_basis(str(_template_source(rows)))["in_sample_splits"])
 
 
-def bootstrap_of(report: Mapping[str, Any]) -> Bootstrap:
-    """The bootstrap a report recorded in its config (the defaults if it recorded none)."""
-    block = (report.get("config") or {}).get("bootstrap") or {}
+def bootstrap_of(metrics: Mapping[str, Any]) -> Bootstrap:
+    """The bootstrap a report recorded beside its metrics (the defaults if it recorded none)."""
+    block = metrics.get("bootstrap") or {}
     default = Bootstrap()
     return Bootstrap(
         seed=int(block.get("seed", default.seed)),
@@ -108,6 +116,7 @@ class ForwardAdapter(FamilyAdapter):
     """Adapter for reports written by ``chemgauge forward benchmark``."""
 
     family = "forward"
+    reproducibility_excludes = ROW_HASH_EXCLUDES
 
     def item_key(self, row: Row) -> str:
         return str(row["source_line"])
@@ -131,16 +140,28 @@ class ForwardAdapter(FamilyAdapter):
         return out
 
     def comparison_protocol(self, run: Run) -> dict[str, Any]:
-        config = run.report.get("config") or {}
+        config = run.config
+        corpus = next((i for i in run.envelope.inputs if i.role == "corpus"), None)
         return {
-            "corpus_sha256": (run.report.get("corpus") or {}).get("sha256"),
+            "corpus_sha256": None if corpus is None else corpus.sha256,
             "split_protocol_version": config.get("split_protocol_version"),
             "train_max_bucket": config.get("train_max_bucket"),
             "val_max_bucket": config.get("val_max_bucket"),
         }
 
     def recompute(self, run: Run) -> Recomputed:
-        bootstrap = bootstrap_of(run.report)
+        notes = ["diagnostics need the corpus and are not recomputed"]
+        if _row_schema(run.rows) < 3:
+            # Rows of schema 2 carry no group_key_source; their reports had no held-out,
+            # leakage or bootstrap sections, so only what they recorded is recomputed.
+            notes.append("row schema 2: no held-out, leakage or bootstrap sections")
+            sections = {
+                "overall": aggregate(run.rows, None),
+                "by_split": by_split(run.rows, None),
+                "breakdowns": breakdowns(run.rows, None),
+            }
+            return Recomputed(sections, notes=tuple(notes))
+        bootstrap = bootstrap_of(run.metrics)
         return Recomputed(
             {
                 "headline": headline_basis(str(_template_source(run.rows))),
@@ -150,23 +171,11 @@ class ForwardAdapter(FamilyAdapter):
                 "leakage": audit_rows(run.rows),
                 "breakdowns": breakdowns(run.rows, bootstrap),
             },
-            notes=("diagnostics need the corpus and are not recomputed",),
+            notes=tuple(notes),
         )
 
-    def reproducibility(self, run: Run) -> tuple[str | None, str]:
-        # The published excludes name report-level fields too; the row hash strips these.
-        recorded = (run.report.get("provenance") or {}).get("reproducibility_sha256")
-        return recorded, rows_reproducibility_sha256(run.rows)
-
-    def input_files(self, report: Mapping[str, Any]) -> list[InputFile]:
-        out = []
-        corpus = report.get("corpus") or {}
-        if isinstance(corpus.get("sha256"), str):
-            out.append(InputFile("corpus", corpus.get("path"), corpus["sha256"]))
-        config, rules = report.get("config") or {}, report.get("rules") or {}
-        if config.get("templates_file") and rules.get("rules_file_sha256"):
-            out.append(InputFile("templates", config["templates_file"], rules["rules_file_sha256"]))
-        return out
+    def cross_checks(self, run: Run) -> list[Mismatch]:
+        return forward_cross_checks(run)
 
     def headline(self, run: Run) -> list[Rate]:
         overall = aggregate(run.rows)
@@ -190,7 +199,7 @@ class ForwardAdapter(FamilyAdapter):
     def _ranking_section(self, run: Run) -> Section:
         in_sample = _in_sample(run.rows)
         rows = [r for r in run.rows if r["split"] in HELD_OUT_SPLITS] if in_sample else run.rows
-        overall = aggregate(rows, bootstrap_of(run.report))
+        overall = aggregate(rows, bootstrap_of(run.metrics))
         table_rows = []
         for name in ("end_to_end", "conditional"):
             block = overall[name]
@@ -431,10 +440,12 @@ class ForwardAdapter(FamilyAdapter):
         )
 
     def sections(self, run: Run, *, max_failures: int) -> list[Section]:
+        # Rows of schema 2 do not say where their group keys came from: no leakage audit.
+        leakage = [self._leakage_section(run.rows)] if _row_schema(run.rows) >= 3 else []
         return [
             self._ranking_section(run),
             self._split_section(run.rows),
-            self._leakage_section(run.rows),
+            *leakage,
             self._failure_section(run.rows, max_failures),
         ]
 
