@@ -109,8 +109,10 @@ def test_old_forward_run_compares_with_a_new_run_of_todays_code(tmp_path: Path) 
     write_envelope(new / "report.json", result.envelope)
     old, current = load_run(FOLDERS["forward"]), load_run(new)
     assert current.legacy is None and verify_run(current).exit_code == 0
-    assert current.envelope.reproducibility_sha256 == old.envelope.reproducibility_sha256
-    assert current.envelope.config_sha256 == old.envelope.config_sha256
+    # Row schema 3 adds group_key_source to every row (and the schema version to the config),
+    # so the hashes differ from the old run's; the items and their outcomes do not.
+    assert (old.config["row_schema_version"], current.config["row_schema_version"]) == (2, 3)
+    assert current.envelope.reproducibility_sha256 != old.envelope.reproducibility_sha256
     comparison = compare_runs(old, current)
     assert comparison["protocol"]["match"] is True
     assert comparison["items"]["shared"] == len(old.rows)
