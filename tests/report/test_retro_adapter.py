@@ -101,4 +101,4 @@ def test_retro_html_draws_true_reactants_and_top_prediction(runs: Callable[[str]
     failures = page.split('id="failures"', 1)[1].split("</section>", 1)[0]
     assert "3 items; showing 3." in failures  # ranks 1, 2 and the miss
     assert "aria-label='true reactants'" in failures
-    assert "CC(=O)O.CCN" in failures  # the top prediction from predictions.jsonl
+    assert "CC(=O)O.CCN" in failures  # the top prediction from the journal

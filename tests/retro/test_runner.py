@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from chemgauge.benchmarks.retro import RetroEvalConfig, run_retro_eval
-from chemgauge.benchmarks.retro.runner import PREDICTIONS_JSONL, REPORT_JSON, ROWS_JSONL
+from chemgauge.benchmarks.retro.runner import JOURNAL_JSONL, REPORT_JSON, ROWS_JSONL
 from chemgauge.engines.retro.base import CallableRetroModel
 from chemgauge.errors import ConfigError, DataQualityError
 
@@ -82,7 +82,7 @@ def test_run_writes_rows_report_and_journal(tmp_path: Path) -> None:
     assert (top1["hits"], top1["rate"]) == (1, 0.2)
     assert report["config"]["k"] == [1, 3]
     assert report["provenance"]["input_sha256"]["data"] == report["data"]["sha256"]
-    journal = (out / PREDICTIONS_JSONL).read_bytes().splitlines()
+    journal = (out / JOURNAL_JSONL).read_bytes().splitlines()
     assert len(journal) == 1 + 5  # header + one line per target
     entry = orjson.loads(journal[1])
     assert entry["outputs"] == OUTPUTS["CNC(C)=O"] and "timing" in entry
@@ -103,7 +103,7 @@ def test_resume_after_interruption_loses_nothing_and_repeats_nothing(tmp_path: P
     config = _config(tmp_path, "resumed", chunk_size=1)
     with pytest.raises(KeyboardInterrupt):
         run_retro_eval(config, model=_model(fail_after=1))
-    journal = tmp_path / "resumed" / PREDICTIONS_JSONL
+    journal = tmp_path / "resumed" / JOURNAL_JSONL
     assert len(journal.read_bytes().splitlines()) == 1 + 2  # one batch of two finished
     with open(journal, "ab") as handle:  # a crash in the middle of writing a line
         handle.write(b'{"target": "test:3", "outp')

@@ -39,13 +39,16 @@ from chemgauge.chem.smiles import (
     HYDROGEN_ATOM,
     MAX_ATOMS,
     MAX_SMILES_CHARS,
+    PARSE_FAILURE_KINDS,
     clear_atom_maps,
     mol_to_canonical,
+    parse_failure_kind,
     try_parse_smiles_for_key,
 )
 from chemgauge.chem.stereo import flat_key_of_mol
 
 __all__ = [
+    "INVALIDITY_REASONS",
     "INVARIANT_POLICIES",
     "ReactantSetComparison",
     "ReactantSetScorer",
@@ -58,6 +61,10 @@ __all__ = [
 INVARIANT_POLICIES = frozenset({"exact", "stereo_ignored"})
 
 _Invariant = tuple[str, ...]
+
+#: Why a raw output is invalid: no text at all, an empty component ('A..B', 'A.'), or the
+#: :data:`~chemgauge.chem.smiles.PARSE_FAILURE_KINDS` code of its first unparsable component.
+INVALIDITY_REASONS = ("empty", "empty_component", *PARSE_FAILURE_KINDS)
 
 
 _SCREEN = Chem.SmilesParserParams()
@@ -225,6 +232,8 @@ class ReactantSetComparison:
         truth_unsupported: per policy, the truth has no key (so nothing can be correct).
         product_in_outputs: raw ranks of valid outputs that list the product itself among
             their reactants (``exact``), when a product was given.
+        invalid_reasons: per invalid output, in rank order, why it is invalid (one of
+            :data:`INVALIDITY_REASONS`).
         keys_computed: canonical keys computed for this target (work accounting only).
     """
 
@@ -234,6 +243,7 @@ class ReactantSetComparison:
     unsupported: dict[str, tuple[int, ...]]
     truth_unsupported: dict[str, bool]
     product_in_outputs: tuple[int, ...]
+    invalid_reasons: tuple[str, ...]
     keys_computed: int
 
 
@@ -253,6 +263,7 @@ class ReactantSetScorer:
         self.policies = tuple(dict.fromkeys(policies))
         self._matchers = {p: get_matcher(p) for p in self.policies}
         self._memo: dict[str, _Component | None] = {}
+        self._reasons: dict[str, str] = {}  # invalid component -> parse failure kind
         self._max_entries = max_entries
         self.parsed = 0
         self.keys_computed = 0
@@ -279,6 +290,21 @@ class ReactantSetScorer:
             self._memo.clear()
         self._memo[text] = info
         return info
+
+    def _invalidity(self, output: str, failed: str) -> str:
+        """Why ``output`` is invalid, given its first invalid component (the failure path
+        only: valid outputs never get here)."""
+        if not output:
+            return "empty"
+        if not failed:
+            return "empty_component"
+        reason = self._reasons.get(failed)
+        if reason is None:
+            reason = parse_failure_kind(failed)
+            if len(self._reasons) >= self._max_entries:
+                self._reasons.clear()
+            self._reasons[failed] = reason
+        return reason
 
     def _key(
         self, text: str, info: _Component, policy: str, mols: dict[str, Chem.Mol]
@@ -339,6 +365,7 @@ class ReactantSetScorer:
         mols: dict[str, Chem.Mol] = {}
         likely = _likely_keyed(truth, outputs)
         parsed: list[tuple[list[str], list[_Component], _Invariant] | None] = []
+        reasons: list[str] = []
         for rank, output in enumerate(outputs):
             comps = split_components(output)
             infos: list[_Component] = []
@@ -350,6 +377,7 @@ class ReactantSetScorer:
                 infos.append(info)
             if len(infos) != len(comps):
                 parsed.append(None)
+                reasons.append(self._invalidity(output, comps[len(infos)]))
             else:
                 parsed.append((comps, infos, tuple(sorted(i.invariant for i in infos))))
 
@@ -435,5 +463,6 @@ class ReactantSetScorer:
             unsupported=unsupported,
             truth_unsupported=truth_unsupported,
             product_in_outputs=tuple(product_ranks),
+            invalid_reasons=tuple(reasons),
             keys_computed=self.keys_computed - before,
         )
