@@ -193,3 +193,48 @@ def test_ray_executor_gives_the_same_rows(tmp_path: Path) -> None:
     rows_serial = (tmp_path / "serial" / ROWS_JSONL).read_bytes()
     assert rows_serial == (tmp_path / "ray" / ROWS_JSONL).read_bytes()
     assert serial.report["reproducibility_sha256"] == on_ray.report["reproducibility_sha256"]
+
+
+def test_the_journal_is_never_named_like_syntheseus_predictions(tmp_path: Path) -> None:
+    run_retro_eval(_config(tmp_path, "out"), model=_model())
+    assert (tmp_path / "out" / JOURNAL_JSONL).is_file()
+    assert not (tmp_path / "out" / "predictions.jsonl").exists()
+
+
+def test_a_journal_under_the_old_name_is_resumed(tmp_path: Path) -> None:
+    fresh = run_retro_eval(_config(tmp_path, "out"), model=_model())
+    out = tmp_path / "out"
+    (out / JOURNAL_JSONL).rename(out / "predictions.jsonl")  # as an earlier version left it
+    again = run_retro_eval(_config(tmp_path, "out"), model=_model(fail_after=0))
+    assert again.report["run"]["scored_now"] == 0
+    assert again.report["run"]["resumed_targets"] == 5
+    assert (out / JOURNAL_JSONL).is_file() and not (out / "predictions.jsonl").exists()
+    assert _stable(again.report) == _stable(fresh.report)
+
+
+def test_a_syntheseus_predictions_file_in_the_results_folder_is_left_alone(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    record = b'{"input": "CNC(C)=O", "ground_truth": "CC(=O)O.CN>>CNC(C)=O"}\n'
+    (out / "predictions.jsonl").write_bytes(record)  # syntheseus's PredictionRecord schema
+    run = run_retro_eval(_config(tmp_path, "out"), model=_model())
+    assert (out / "predictions.jsonl").read_bytes() == record
+    assert run.report["run"]["scored_now"] == 5
+
+
+def test_rows_journaled_before_invalidity_reasons_get_them_on_resume(tmp_path: Path) -> None:
+    fresh = run_retro_eval(_config(tmp_path, "fresh"), model=_model())
+    run_retro_eval(_config(tmp_path, "old"), model=_model())
+    journal = tmp_path / "old" / JOURNAL_JSONL
+    lines = journal.read_bytes().splitlines()
+    entries = [orjson.loads(line) for line in lines[1:]]
+    for entry in entries:
+        entry["row"].pop("invalid_reasons")
+    journal.write_bytes(b"\n".join([lines[0], *(orjson.dumps(e) for e in entries)]) + b"\n")
+    resumed = run_retro_eval(_config(tmp_path, "old"), model=_model(fail_after=0))
+    assert resumed.report["run"]["scored_now"] == 0
+    assert (tmp_path / "old" / ROWS_JSONL).read_bytes() == (
+        tmp_path / "fresh" / ROWS_JSONL
+    ).read_bytes()
+    assert resumed.report["metrics"]["outputs"]["invalid_by_reason"] == {"syntax": 1}
+    assert _stable(resumed.report) == _stable(fresh.report)

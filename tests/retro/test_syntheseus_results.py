@@ -161,3 +161,49 @@ def test_file_name_follows_filestring_and_is_rewritten_on_resume(tmp_path: Path)
     assert orjson.loads((tmp_path / "out" / "report.json").read_bytes())["syntheseus_results"][
         "file"
     ] == ("syntheseus_results_run7.json")
+
+
+@pytest.mark.skipif(not SYNTHESEUS, reason="syntheseus not installed")
+def test_a_syntheseus_command_line_runs_unchanged_with_syntheseus_numbers(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.retro.syntheseus_parity import syntheseus_eval, syntheseus_results_file
+
+    predictions = tmp_path / "outputs.jsonl"
+    predictions.write_text(
+        "".join(json.dumps({"product": p, "predictions": o}) + "\n" for p, o in OUTPUTS.items())
+    )
+    data = _data(tmp_path)
+    argv = [
+        f"data_dir={data}",
+        "model_class=predictions",
+        f"model_dir={predictions}",
+        "fold=TEST",
+        "skip_repeats=True",
+        "include_results_modulo_stereo=True",
+        f"num_top_results={NUM_TOP_RESULTS}",
+        "num_dataset_truncation=5",
+        "print_idxs=[1,2,5]",
+        "batch_size=16",
+        "num_gpus=0",
+        "resumable=True",
+        "save_outputs=True",
+        "include_predictions=False",
+        "filestring=cli",
+        f"results_dir={tmp_path / 'out'}",
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-m", "chemgauge", "retro", "eval", *argv],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    ours = json.loads((tmp_path / "out" / "syntheseus_results_cli.json").read_text())
+    results = syntheseus_eval(
+        data, OUTPUTS, NUM_TOP_RESULTS, stereo=True, limit=5, include_predictions=False
+    )
+    theirs = syntheseus_results_file(results, tmp_path / "theirs", PRINT_IDXS)
+    assert _comparable(ours) == _comparable(theirs)
+    assert ours["num_samples"] == 5

@@ -58,6 +58,16 @@ _RENAMES = {
 }
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Two spellings of one value (``False`` and ``"false"``, ``5`` and ``"5"``)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        try:
+            return as_bool("", a) == as_bool("", b)
+        except ConfigError:
+            return False
+    return bool(a == b) or str(a) == str(b)
+
+
 class _Options:
     """chemgauge options being collected, remembering which key set each (for conflicts)."""
 
@@ -65,14 +75,14 @@ class _Options:
         self.values: dict[str, Any] = {}
         self.sources: dict[str, str] = {}
 
-    def set(self, key: str, value: Any, source: str) -> None:
-        if key in self.values and self.values[key] != value:
-            first = self.sources[key]
+    def set(self, key: str, value: Any, source: str, given: Any) -> None:
+        """Set ``key`` from option ``source`` (given as ``given``)."""
+        if key in self.values and not _same(self.values[key], value):
             raise ConfigError(
-                f"option {key!r} given twice ({first}={self.values[key]!r} and {source}={value!r})"
+                f"option {key!r} given twice ({self.sources[key]} and {source}={given!r})"
             )
         self.values[key] = value
-        self.sources[key] = source
+        self.sources[key] = f"{source}={given!r}"
 
 
 def _refuse(key: str, value: Any, instead: str) -> ConfigError:
@@ -124,7 +134,7 @@ def translate_syntheseus_options(options: Mapping[str, Any]) -> dict[str, Any]:
             )
         if key == "include_results_modulo_stereo":
             stereo = as_bool(key, value)
-            out.set("matchers", _matchers(options, stereo), key)
+            out.set("matchers", _matchers(options, stereo), key, value)
         elif key == "matchers" and "include_results_modulo_stereo" in options:
             continue  # folded into the matchers above
         elif key == "save_outputs":
@@ -145,13 +155,13 @@ def translate_syntheseus_options(options: Mapping[str, Any]) -> dict[str, Any]:
                     "drop include_predictions (or set it to False)",
                 )
         elif key == "resumable":
-            out.set("restart", not as_bool(key, value), key)
+            out.set("restart", not as_bool(key, value), key, value)
         elif key == "fold":
-            out.set("fold", SYNTHESEUS_FOLDS.get(str(value), value), key)
+            out.set("fold", SYNTHESEUS_FOLDS.get(str(value), value), key, value)
         elif key in _RENAMES:
-            out.set(_RENAMES[key], value, key)
+            out.set(_RENAMES[key], value, key, value)
         else:
-            out.set(key, value, key)
+            out.set(key, value, key, value)
     if dotted is not None:
         given = out.values.get("model_kwargs")
         if given is not None:
