@@ -148,18 +148,23 @@ def structure_invariant(mol: Chem.Mol) -> str:
 _FULL_PATH = re.compile(f"{HYDROGEN_ATOM.pattern}|[^!-~]")
 
 
-def screen_component(text: str) -> str | None:
+def screen_component(text: str, failures: dict[str, str] | None = None) -> str | None:
     """The invariant of a component RDKit accepts, or ``None`` if a full parse rejects it.
 
     Texts with hydrogen atoms, whitespace or non-ASCII characters, or over the length limit,
     take the full path, so the invariant is always that of the molecule a full parse builds.
+    With ``failures``, a text rejected for its syntax is recorded there as ``"syntax"`` (the
+    one invalidity reason the screen knows for free, so the reason costs no second parse).
     """
     if len(text) > MAX_SMILES_CHARS or _FULL_PATH.search(text) is not None:
         mol = try_parse_smiles_for_key(text)
         return None if mol is None else structure_invariant(mol)
     mol = Chem.MolFromSmiles(text, _SCREEN)
     if mol is None:
-        return None  # a syntax error: a full parse runs the same grammar first and fails too
+        # a syntax error: a full parse runs the same grammar first and fails too
+        if failures is not None:
+            failures[text] = "syntax"
+        return None
     if 0 < mol.GetNumAtoms() <= MAX_ATOMS and _screen_accepts(mol, text):
         return structure_invariant(mol)
     # rejected by the screen's sanitization: confirm with the full parse (never wrongly
@@ -279,7 +284,7 @@ class ReactantSetScorer:
             return info
         self.parsed += 1
         if mols is None:
-            invariant = screen_component(text)
+            invariant = screen_component(text, self._reasons)
         else:
             mol = try_parse_smiles_for_key(text)
             invariant = None if mol is None else structure_invariant(mol)
@@ -288,6 +293,7 @@ class ReactantSetScorer:
         info = None if invariant is None else _Component(invariant)
         if len(self._memo) >= self._max_entries:
             self._memo.clear()
+            self._reasons.clear()
         self._memo[text] = info
         return info
 
@@ -300,10 +306,7 @@ class ReactantSetScorer:
             return "empty_component"
         reason = self._reasons.get(failed)
         if reason is None:
-            reason = parse_failure_kind(failed)
-            if len(self._reasons) >= self._max_entries:
-                self._reasons.clear()
-            self._reasons[failed] = reason
+            reason = self._reasons[failed] = parse_failure_kind(failed)
         return reason
 
     def _key(
