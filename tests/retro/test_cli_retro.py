@@ -121,3 +121,5 @@ def test_models_and_targets_commands(tmp_path: Path) -> None:
     assert models.output.split() == ["predictions", "templates", "syntheseus:<ModelClass>"]
     targets = runner.invoke(app, ["retro", "targets", str(data)])
     assert "test.smi (smi): 2 targets, 0 rejected" in targets.output
+    spelt = runner.invoke(app, ["retro", "targets", str(data), "--fold", "TEST"])
+    assert spelt.output == targets.output

@@ -103,17 +103,9 @@ def test_num_top_results_and_print_idxs_and_num_dataset_truncation() -> None:
 
 
 def test_batch_size_results_dir_model_dir_data_dir() -> None:
-    config = RetroEvalConfig.from_options(
-        {
-            "data_dir": "data",
-            "model_class": "predictions",
-            "model_dir": "ckpt",
-            "batch_size": "16",
-            "results_dir": "out",
-        }
-    )
+    config = _config(model_dir="ckpt", batch_size="16", results_dir="out")
     assert (config.data_dir, config.model_dir, config.batch_size, config.results_dir) == (
-        "data",
+        "d",
         "ckpt",
         16,
         "out",

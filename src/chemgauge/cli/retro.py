@@ -8,7 +8,7 @@ import typer
 
 from chemgauge.benchmarks.retro import RetroEvalConfig, RetroRun, run_retro_eval
 from chemgauge.benchmarks.retro.data import find_fold_file, load_targets
-from chemgauge.benchmarks.retro.syntheseus_options import SYNTHESEUS_KEYS
+from chemgauge.benchmarks.retro.syntheseus_options import SYNTHESEUS_FOLDS, SYNTHESEUS_KEYS
 from chemgauge.benchmarks.retro.unscored import MAX_UNSCORED_SHARE
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import print_summary, rate_cell, summary_table
@@ -194,10 +194,11 @@ def models() -> None:
 @app.command("targets")
 def targets(
     data_dir: str = typer.Argument(..., help="Folder with fold files."),
-    fold: str = typer.Option("test", help="train, val or test."),
+    fold: str = typer.Option("test", help="train, val or test (or TRAIN, VALIDATION, TEST)."),
     strict: bool = typer.Option(False, "--strict", help="Data issues are errors."),
 ) -> None:
     """Scan a data folder and report how many lines of a fold become targets."""
+    fold = SYNTHESEUS_FOLDS.get(fold, fold)
     target_set = load_targets(find_fold_file(data_dir, fold), strict=strict)
     stats = target_set.stats.to_dict()
     typer.echo(
