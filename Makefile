@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.chemgauge-installed
 
-.PHONY: setup demo test lint typecheck pytest bench clean system-deps
+.PHONY: setup demo test lint typecheck pytest docs bench results clean system-deps
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "error: Python 3.11+ not found (set PYTHON=...)"; exit 1; }
@@ -42,10 +42,26 @@ typecheck: $(STAMP)
 pytest: setup
 	$(BIN)/python -m pytest
 
-test: lint typecheck pytest
+# The documentation site (docs/, mkdocs.yml), built strictly and offline into site/.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
+test: lint typecheck pytest docs
+
+# The bench scripts that fit in about ten minutes together; each writes its JSON result in
+# bench/results/, then RESULTS.md is rendered from every result file and the run fails if a
+# target these scripts measure is missed. The long ones (forward_uspto, forward_benchmark_uspto,
+# retro_vs_syntheseus, ocsr_jpo, jobs_scaling, scale*) are run one by one on a quiet machine:
+# their commands are in bench/RESULTS.md; `make results` re-renders after any of them.
+BENCH_QUICK := canon names_opsin p2s_xtb
 bench: setup
 	$(BIN)/python bench/canon.py
+	$(BIN)/python bench/names_opsin.py
+	$(BIN)/python bench/p2s_xtb.py --sources 400
+	$(BIN)/python bench/render_results.py --check $(BENCH_QUICK)
+
+results: $(STAMP)
+	$(BIN)/python bench/render_results.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis site

@@ -4,7 +4,9 @@ py2opsin (same jar) is what a user would otherwise pick: its batch mode starts o
 JVM per call on a temporary file, its per-name mode one JVM per name. We report
 start-up, a cold first pass (JIT not warm), the best warm pass, and ratios; the
 answers of every method are checked against each other so speed never hides a
-wrong alignment. Numbers go to bench/RESULTS.md by hand.
+wrong alignment. Targets: at least 300x py2opsin's per-name throughput, and at least 2x
+its batch throughput (warm, and on one cold list including the JVM start). Writes
+bench/results/names_opsin.json on a full run (see bench/render_results.py).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import TypeVar
 from py2opsin import py2opsin
 
 from chemgauge.engines.opsin.runner import OpsinConfig, OpsinRunner
+from result_files import add_record_options, figure, record_path, write_result
 
 T = TypeVar("T")
 SINGLE_CALLS = 300
@@ -98,6 +101,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=Path, default=DEFAULT_PAIRS, help="name_to_inchi folder")
     parser.add_argument("--passes", type=int, default=8, help="warm passes per configuration")
     parser.add_argument("--sample", type=int, default=8, help="names for py2opsin per-name")
+    add_record_options(parser)
     args = parser.parse_args()
 
     names = load_names(args.pairs)
@@ -116,10 +120,15 @@ def main() -> None:
         ("py2opsin per name (JVM per call)", per_name_rate, f"{len(sample)} names"),
         ("py2opsin batch (one JVM, temp file)", batch_rate, "incl. JVM start"),
     ]
+    rates: dict[tuple[str, int, str], float] = {}
+    agreement: list[int] = []
     for mode in ("server", "cli"):
         for jvms in (1, 2):
             ours = run_ours(names, OpsinConfig(mode=mode, jvms=jvms), args.passes)
             agree = sum(a == b for a, b in zip(ours.answers, batch_answers, strict=True))
+            agreement.append(agree)
+            rates[mode, jvms, "cold"] = len(names) / (ours.startup + ours.cold)
+            rates[mode, jvms, "warm"] = len(names) / ours.warm
             label = f"chemgauge {mode}, {jvms} JVM"
             note = f"start {ours.startup:.2f} s (JVM {ours.jvm_startup:.2f} s); "
             note += f"agrees {agree}/{len(names)}"
@@ -137,6 +146,47 @@ def main() -> None:
         print(
             f"{label:<42} {rate:>9.1f} {rate / per_name_rate:>11.0f} "
             f"{rate / batch_rate:>8.2f}  {note}"
+        )
+    path = record_path(args, "names_opsin", full_size=args.pairs == DEFAULT_PAIRS)
+    if path is not None:
+        warm, cold = rates["server", 2, "warm"], rates["server", 2, "cold"]
+        write_result(
+            "names_opsin",
+            title="OPSIN through chemgauge's persistent runner against py2opsin",
+            method=(
+                f"OPSIN's {len(names):,} distinct test names through chemgauge's persistent "
+                "OPSIN server (1 and 2 JVMs) and through py2opsin with the same jar, per name "
+                "and as one batch. Start-up, a cold first pass and the best of "
+                f"{args.passes} warm passes are timed; every method's answers are checked "
+                f"against py2opsin's (lowest agreement {min(agreement):,}/{len(names):,})."
+            ),
+            figures=[
+                figure(
+                    "names",
+                    "throughput over py2opsin one name per call",
+                    round(warm / per_name_rate),
+                    "x",
+                    target=">= 300",
+                    detail=f"2 JVMs warm: {warm:,.1f} names/s; py2opsin {per_name_rate:.1f}",
+                ),
+                figure(
+                    "names",
+                    "throughput over py2opsin batch, JVMs warm",
+                    round(warm / batch_rate, 2),
+                    "x",
+                    target=">= 2",
+                    detail=f"py2opsin batch {batch_rate:,.1f} names/s including its JVM start",
+                ),
+                figure(
+                    "names",
+                    "throughput over py2opsin batch, one cold list (JVM start + cold JIT)",
+                    round(cold / batch_rate, 2),
+                    "x",
+                    target=">= 2",
+                    detail=f"2 JVMs; 1 JVM: {rates['server', 1, 'cold'] / batch_rate:.2f}x",
+                ),
+            ],
+            path=path,
         )
 
 

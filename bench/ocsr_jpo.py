@@ -5,7 +5,8 @@ temporary folder outside the repository, builds a manifest, runs OSRA with the c
 of parallel attempts, scores under every policy and prints exact-match counts per policy,
 status counts, the commonest localized error categories and timings. The legacy re-score of
 the review's own shipped OSRA output is printed alongside, so live and archived OSRA can be
-compared on the same images. Numbers are transcribed into bench/RESULTS.md.
+compared on the same images; the archived outputs must re-score to the published counts
+within one structure (the target). A full run writes bench/results/ocsr_jpo.json.
 
     .venv/bin/python bench/ocsr_jpo.py [--jobs 2] [--limit N] [--keep DIR]
 """
@@ -26,7 +27,7 @@ from chemgauge.benchmarks.ocsr.review import PUBLISHED_COUNTS, rescore_review
 from chemgauge.benchmarks.ocsr.runner import RunConfig, run_attempts
 from chemgauge.benchmarks.ocsr.scoring import POLICIES
 from chemgauge.engines.ocsr.recognizers import OsraRecognizer
-from chemgauge.eval.provenance import run_provenance
+from result_files import add_record_options, figure, record_path, write_result
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("CHEMGAUGE_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -51,6 +52,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="only the first N images")
     parser.add_argument("--per-workflow-seconds", type=float, default=60.0)
     parser.add_argument("--keep", type=Path, default=None, help="write results here")
+    add_record_options(parser)
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="chemgauge-jpo-") as scratch:
@@ -75,14 +77,17 @@ def main() -> None:
         start = time.perf_counter()
         scored = score_attempts(manifest, rows)
         score_seconds = time.perf_counter() - start
-        provenance = run_provenance(
-            {"backend": recognizer.describe(), "config": config.to_dict()},
-            {"manifest": manifest_path},
-        ).to_dict()
-        report = write_report(
-            out, manifest, scored, POLICIES, provenance, html=args.keep is not None
+        envelope = write_report(
+            out,
+            manifest,
+            scored,
+            POLICIES,
+            {"backend": recognizer.describe(), "run_config": config.to_dict()},
+            html=args.keep is not None,
+            manifest_path=manifest_path,
         )
 
+    report = envelope["metrics"]
     finite = report["finite_reference"]
     print(f"images {len(manifest.cases)}; with a usable reference {finite['planned']}")
     print(f"backend {recognizer.version()}; jobs {args.jobs}")
@@ -99,19 +104,60 @@ def main() -> None:
     for item in report["localized_errors"]["commonest"]:
         print(f"  {item['category']:30s} {item['attempts']}")
     print(f"graph-diff statuses: {report['localized_errors']['diff_status']}")
-    timing = report["timing"]
+    timing = envelope["timing"]["attempts"]
     print(
         f"OSRA time: total {timing['total_seconds']:.1f} s, "
         f"median {timing['median_seconds']:.2f} s, max {timing['max_seconds']:.2f} s; "
         f"wall {run_seconds:.1f} s; scoring {score_seconds:.1f} s"
     )
+    figures = [
+        figure(
+            "ocsr",
+            f"live OSRA on JPO, exact graphs over the {finite['planned']} images with a reference",
+            finite["policies"]["exact"]["completed_exact"],
+            detail=", ".join(
+                f"{policy} {value['completed_exact']}"
+                for policy, value in finite["policies"].items()
+                if policy != "exact"
+            )
+            + f"; statuses {report['all_attempts']['statuses']}",
+        ),
+        figure("ocsr", "live OSRA, median time an image", timing["median_seconds"], "s"),
+    ]
     if args.limit is None:
         archived = rescore_review(
             "JPO", ASSETS / "reference" / "JPO_mol_ref.tar.gz", ASSETS / "results" / "JPO.tar.gz"
         )
         print(f"archived OSRA output (2020 review) re-scored: {archived.matches['osra']}")
         print(f"published (legacy InChI rule): OSRA {PUBLISHED_COUNTS['JPO']['osra']}")
-    print(f"reproducibility_sha256 {report['reproducibility_sha256']}")
+        published = PUBLISHED_COUNTS["JPO"]
+        legacy = {tool: archived.matches[tool]["legacy"] for tool in published}
+        figures.append(
+            figure(
+                "ocsr",
+                "JPO: archived outputs re-scored, largest difference from the published counts",
+                max(abs(legacy[tool] - published[tool]) for tool in published),
+                target="<= 1",
+                detail=", ".join(f"{t} {legacy[t]}/{published[t]}" for t in published),
+            )
+        )
+    print(f"reproducibility_sha256 {envelope['reproducibility_sha256']}")
+    path = record_path(args, "ocsr_jpo", full_size=args.limit is None)
+    if path is not None:
+        write_result(
+            "ocsr_jpo",
+            title="OSRA on the 2020 OCSR review's JPO images",
+            method=(
+                f"Live {recognizer.version()} through the OCSR runner on the review's "
+                f"{len(manifest.cases)} JPO images ({args.jobs} attempts in flight, "
+                f"{args.per_workflow_seconds:g} s each at most), scored under every identity "
+                "policy, beside the review's own archived tool outputs re-scored by chemgauge "
+                "(legacy = standard InChI of the first record, the review's rule) against the "
+                "counts the review published."
+            ),
+            figures=figures,
+            path=path,
+        )
 
 
 if __name__ == "__main__":

@@ -20,6 +20,10 @@ writes (``syntheseus_results.json``) is compared field by field with syntheseus'
 ``EvalResults`` (top-k curves, MRR, prediction-count statistics, stereo view): every number
 must be identical. Target: chemgauge 4x or more faster than syntheseus's evaluator.
 
+Targets: at least 4x faster than syntheseus (wall), peak memory at most 1 GB, the
+stereo-ignored view adding at most 30%, and identical syntheseus-convention curves. A full
+run (all 5,007 targets) writes bench/results/retro_vs_syntheseus.json.
+
 Usage: python bench/retro_vs_syntheseus.py [--limit N] [--jobs J] [--work DIR]
 Needs syntheseus (``pip install 'chemgauge[syntheseus]'``; its core does not pull torch).
 """
@@ -38,6 +42,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+
+from result_files import add_record_options, figure, record_path, write_result
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("CHEMGAUGE_SHARED_DATA", REPO.parent / "shared" / "data")) / "uspto50k"
@@ -133,7 +139,8 @@ def _child_chemgauge(preds: str, out: str, matchers: str, jobs: int, limit: int)
     )
     run = run_retro_eval(config)
     accuracy = run.report["metrics"]["accuracy"]
-    written = json.loads((Path(out) / run.report["syntheseus_results"]["file"]).read_text())
+    name = run.report["metrics"]["syntheseus_results"]["file"]
+    written = json.loads((Path(out) / name).read_text())
     print(
         json.dumps(
             {
@@ -141,7 +148,7 @@ def _child_chemgauge(preds: str, out: str, matchers: str, jobs: int, limit: int)
                 "stereo_curve": accuracy["syntheseus"].get("stereo_ignored", {}).get("curve"),
                 "mrr": accuracy["syntheseus"]["exact"]["mrr"],
                 "file": {k: written[k] for k in _FILE_FIELDS},
-                "timing": run.report["run"]["timing"],
+                "timing": run.report["timing"]["seconds"],
             }
         )
     )
@@ -251,6 +258,90 @@ def _row(name: str, r: dict[str, Any]) -> str:
     )
 
 
+def _record(
+    path: Path,
+    results: dict[str, dict[str, Any]],
+    jobs: int,
+    same: bool,
+    limit: int,
+    differing: list[str],
+) -> None:
+    """bench/results/retro_vs_syntheseus.json from one full run."""
+    cg, sy = results["chemgauge exact"], results["syntheseus exact"]
+    again, cgs = results["chemgauge exact, again"], results["chemgauge exact+stereo_ignored"]
+    sys_ = results.get("syntheseus exact+relaxed stereo")
+    mean_wall = (cg["wall_s"] + again["wall_s"]) / 2
+    mean_cpu = (cg["cpu_s"] + again["cpu_s"]) / 2
+    peak = max(cg["peak_rss_mb"], again["peak_rss_mb"], cgs["peak_rss_mb"]) / 1000
+    figures = [
+        figure(
+            "retro",
+            "speed-up over syntheseus, wall",
+            round(sy["wall_s"] / mean_wall, 2),
+            "x",
+            target=">= 4",
+            detail=(
+                f"chemgauge {cg['wall_s']:.1f} and {again['wall_s']:.1f} s around syntheseus's "
+                f"{sy['wall_s']:.1f} s; CPU {sy['cpu_s'] / mean_cpu:.2f}x"
+            ),
+        ),
+        figure(
+            "retro",
+            "peak memory, chemgauge",
+            round(peak, 2),
+            "GB",
+            target="<= 1",
+            detail=f"syntheseus {sy['peak_rss_mb'] / 1000:.2f} GB",
+        ),
+        figure(
+            "retro",
+            "stereo-ignored view, extra wall time",
+            round((cgs["wall_s"] / mean_wall - 1) * 100),
+            "%",
+            target="<= 30",
+        ),
+        figure(
+            "retro",
+            "syntheseus convention equals syntheseus's own metrics",
+            "identical" if same else "different",
+            target="== identical",
+            detail=f"top-1..50 curves; MRR {cg['mrr']:.6f}",
+        ),
+        figure(
+            "retro",
+            "syntheseus_results.json equals syntheseus's EvalResults",
+            "identical" if not differing else "different",
+            target="== identical",
+            detail=", ".join(_FILE_FIELDS)
+            + ("" if not differing else f"; differing: {', '.join(differing)}"),
+        ),
+    ]
+    if sys_ is not None:
+        figures.append(
+            figure(
+                "retro",
+                "with the stereo view, speed-up over syntheseus's relaxed mode",
+                round(sys_["wall_s"] / cgs["wall_s"], 1),
+                "x",
+            )
+        )
+    write_result(
+        "retro_vs_syntheseus",
+        title="Retrosynthesis scoring against syntheseus's evaluator",
+        method=(
+            f"All {limit:,} USPTO-50k test targets with 50 seeded raw outputs each, scored by "
+            "syntheseus's compute_metrics (include_predictions=False, its lean setting) and "
+            f"by chemgauge ({jobs} workers) in one run, each in a fresh subprocess. "
+            "chemgauge's exact run goes before and after syntheseus's and the speed-up is "
+            "against their mean, so a drift of the machine's speed favours neither. Wall and "
+            "CPU time, peak RSS of the process tree, the load around each run."
+        ),
+        figures=figures,
+        load=f"{cg['load_before'][0]:.1f} -> {again['load_after'][0]:.1f}",
+        path=path,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=5007)
@@ -267,6 +358,7 @@ def main() -> None:
         help="skip syntheseus's stereo-relaxed run (~10 minutes); no stereo speed-up line",
     )
     parser.add_argument("--child", nargs="*")
+    add_record_options(parser)
     args = parser.parse_args()
     if args.child:
         kind, *rest = args.child
@@ -370,6 +462,9 @@ def main() -> None:
         + "): "
         + ("identical" if not differing else f"DIFFERENT in {', '.join(differing)}")
     )
+    path = record_path(args, "retro_vs_syntheseus", full_size=args.limit >= 5007)
+    if path is not None:
+        _record(path, results, jobs, same, args.limit, differing)
     report = json.loads((Path(out["stereo"]) / "report.json").read_text())
     print(
         "\n| convention | matcher | "

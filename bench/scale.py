@@ -4,8 +4,8 @@
 every 5th line repeats an earlier string). `forward`: a seeded schema-1 corpus of M reactions
 built from USPTO-50k test reactions, each made distinct by a spectator alkane, run through
 `chemgauge forward benchmark` with the embedded rules. Each size runs the real CLI in a fresh
-process; peak resident memory of the largest process comes from getrusage. Targets
-(issue 9): peak RSS at 100% at most 1.2x that at 10%; `--jobs 2` at least 1.7x faster
+process; peak resident memory of the largest process comes from getrusage. Targets: peak
+RSS at 100% at most 1.2x that at 10%; `--jobs 2` at least 1.7x faster
 than `--jobs 1` (per family: bench/jobs_scaling.py).
 
     .venv/bin/python bench/scale.py                      # 1,000,000 SMILES + 200,000 reactions
@@ -26,6 +26,13 @@ import rdkit
 from rdkit import Chem, RDLogger
 
 from peak_rss import measure_command
+from result_files import (
+    add_record_options,
+    figure,
+    peak_rss_figure,
+    record_path,
+    write_result,
+)
 
 RDLogger.DisableLog("rdApp.*")  # type: ignore[attr-defined]
 
@@ -95,8 +102,9 @@ def run_forward(path: Path, jobs: int) -> tuple[float, int]:
 
 def scale_table(  # type: ignore[no-untyped-def]
     label: str, lines: list[str], folder: Path, jobs: int, run, *, jobs_scaling: bool = True
-) -> None:
+) -> list[dict[str, object]]:
     """Run fractions of ``lines`` and print wall, throughput and peak RSS; then jobs scaling.
+    Returns the figures for the result file.
 
     Each fraction's input is written, run and deleted with its outputs, so disk use stays
     bounded. The 1-minute load average after each run is printed beside it: on a shared
@@ -130,11 +138,54 @@ def scale_table(  # type: ignore[no-untyped-def]
         if fraction == 0.1:
             wall_at_10 = wall
     print(f"peak RSS 100% / 10%: {rss[1.0] / rss[0.1]:.2f}x (target <= 1.2x)", flush=True)
+    unit = "SMILES" if label == "canon" else "reactions"
+    figures = [peak_rss_figure(label, f"{len(lines):,} {unit}", rss[0.1], rss[1.0])]
     if jobs_scaling:
         wall1, _ = run(folder / f"{label}-0.1.in", 1)
         print(
             f"jobs 1 -> {jobs} on the 10% input: {wall1 / wall_at_10:.2f}x (target >= 1.7x), "
             f"load {os.getloadavg()[0]:.2f}"
+        )
+        figures.append(
+            figure(
+                label,
+                f"{label} --jobs {jobs} over --jobs 1 on the 10% input",
+                round(wall1 / wall_at_10, 2),
+                "x",
+                target=">= 1.7",
+            )
+        )
+    return figures
+
+
+_METHODS = {
+    "canon": (
+        "chemgauge canon (--jobs {jobs}) in a fresh process at 10%, 50% and 100% of a seeded "
+        "file of {n:,} SMILES (random spellings of the NCI set, every 5th line a repeat); "
+        "peak RSS of the largest process (getrusage)."
+    ),
+    "forward": (
+        "chemgauge forward benchmark (embedded rules, --jobs {jobs}) in a fresh process at "
+        "10%, 50% and 100% of a synthetic corpus of {n:,} reactions built from the USPTO-50k "
+        "test reactions, each made distinct by a spectator alkane; peak RSS of the largest "
+        "process (getrusage)."
+    ),
+}
+
+
+def _record(args: argparse.Namespace, label: str, n: int, figures: list[dict[str, object]]) -> None:
+    default = 1_000_000 if label == "canon" else 200_000
+    path = record_path(args, f"scale_{label}", full_size=n >= default)
+    if path is not None and args.results is not None and args.only is None:
+        path = path.with_name(f"{path.stem}_{label}{path.suffix}")  # one file per part
+    if path is not None:
+        write_result(
+            f"scale_{label}",
+            title=f"Peak memory from 10% to 100% of the input: {label}",
+            method=_METHODS[label].format(jobs=args.jobs, n=n),
+            figures=figures,
+            path=path,
+            script="scale.py",
         )
 
 
@@ -150,6 +201,7 @@ def main() -> None:
         action="store_true",
         help="skip the --jobs 1 rerun of the 10%% input (bench/jobs_scaling.py covers it)",
     )
+    add_record_options(parser)
     args = parser.parse_args()
     print(f"# bench/scale.py  RDKit {rdkit.__version__}  {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory() as tmp:
@@ -158,14 +210,15 @@ def main() -> None:
             full = folder / "full.smi"
             build_input(full, args.n, args.seed)
             lines = full.read_text().splitlines(keepends=True)
-            scale_table(
+            figures = scale_table(
                 "canon", lines, folder, args.jobs, run_canon, jobs_scaling=not args.no_jobs_scaling
             )
+            _record(args, "canon", args.n, figures)
         if args.only in (None, "forward"):
             corpus = folder / "corpus.jsonl"
             build_corpus(corpus, args.reactions, args.seed)
             lines = corpus.read_text().splitlines(keepends=True)
-            scale_table(
+            figures = scale_table(
                 "forward",
                 lines,
                 folder,
@@ -173,6 +226,7 @@ def main() -> None:
                 run_forward,
                 jobs_scaling=not args.no_jobs_scaling,
             )
+            _record(args, "forward", args.reactions, figures)
 
 
 if __name__ == "__main__":

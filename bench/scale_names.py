@@ -9,7 +9,7 @@ seconds for OPSIN's largest flavonoids and peptides and would make N, not memory
 Each size runs the real ``chemgauge names coverage`` CLI in a fresh process with OPSIN; peak
 RSS is getrusage's: the CLI process itself (RUSAGE_SELF) and its largest child (the OPSIN
 JVMs, the matching workers; RUSAGE_CHILDREN), and the largest of the two is the one compared
-(as bench/scale.py's probe does). Target (issue 9): peak RSS at 100% at most 1.2x that at 10%.
+(as bench/scale.py's probe does). Target: peak RSS at 100% at most 1.2x that at 10%.
 
     .venv/bin/python bench/scale_names.py              # 20,000 pairs
     .venv/bin/python bench/scale_names.py --n 50000 --jobs 2
@@ -27,6 +27,7 @@ from pathlib import Path
 from rdkit import Chem, RDLogger
 
 from peak_rss import Measure, measure_chemgauge
+from result_files import add_record_options, peak_rss_figure, record_path, write_result
 
 RDLogger.DisableLog("rdApp.*")  # type: ignore[attr-defined]
 
@@ -107,6 +108,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=20_000, help="pairs at 100%%")
     parser.add_argument("--seed", type=int, default=20261130)
     parser.add_argument("--jobs", type=int, default=2, help="OPSIN JVMs and matching workers")
+    add_record_options(parser)
     args = parser.parse_args()
     print(f"# bench/scale_names.py  {os.cpu_count()} cores  N={args.n}  jobs={args.jobs}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -139,6 +141,21 @@ def main() -> None:
             f"peak RSS 100% / 10%: {high.peak_kib / low.peak_kib:.2f}x (target <= 1.2x); "
             f"CLI process alone {high.cli_kib / low.cli_kib:.2f}x",
             flush=True,
+        )
+    path = record_path(args, "scale_names", full_size=args.n >= 20_000)
+    if path is not None:
+        write_result(
+            "scale_names",
+            title="Peak memory of the names run from 10% to 100%",
+            method=(
+                f"chemgauge names coverage with the real OPSIN (--jobs {args.jobs}) on a "
+                f"seeded file of {args.n:,} pairs drawn from OPSIN's own test pairs (most "
+                "right, some with another pair's name, an uninterpretable name or none), at "
+                "10%, 50% and 100%; peak RSS of the CLI process and of its largest child, the "
+                "larger compared."
+            ),
+            figures=[peak_rss_figure("names", f"{args.n:,} pairs", low.peak_kib, high.peak_kib)],
+            path=path,
         )
 
 

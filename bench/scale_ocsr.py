@@ -6,7 +6,7 @@ each with its reference molfile. The recognizer answers from the review's archiv
 output for that image (a table keyed by image hash, behind the ``python`` back-end), so the
 run measures chemgauge's own memory (plan, journal, scoring, graph diff, report, HTML), not
 OSRA's. Each size runs the real CLI in a fresh process; peak RSS comes from getrusage over
-the child processes. Target (issue 9): peak RSS at 100% at most 1.2x that at 10%.
+the child processes. Target: peak RSS at 100% at most 1.2x that at 10%.
 
     .venv/bin/python bench/scale_ocsr.py [--n 3000] [--jobs 2]
 """
@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 
 from peak_rss import measure_command
+from result_files import add_record_options, peak_rss_figure, record_path, write_result
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("CHEMGAUGE_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -125,6 +126,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=3000, help="cases at 100%%")
     parser.add_argument("--seed", type=int, default=20261130)
     parser.add_argument("--jobs", type=int, default=2)
+    add_record_options(parser)
     args = parser.parse_args()
     print(f"# bench/scale_ocsr.py  {os.cpu_count()} cores  n={args.n}", flush=True)
     with tempfile.TemporaryDirectory(prefix="chemgauge-scale-ocsr-") as tmp:
@@ -143,6 +145,20 @@ def main() -> None:
                 flush=True,
             )
         print(f"peak RSS 100% / 10%: {rss[1.0] / rss[0.1]:.2f}x (target <= 1.2x)")
+    path = record_path(args, "scale_ocsr", full_size=args.n >= 3000)
+    if path is not None:
+        write_result(
+            "scale_ocsr",
+            title="Peak memory of an OCSR run from 10% to 100%",
+            method=(
+                f"chemgauge ocsr run (--jobs {args.jobs}, HTML report on) on {args.n:,} real "
+                "JPO and CLEF images answered from the review's archived OSRA output (so the "
+                "run measures chemgauge, not OSRA), at 10%, 50% and 100%; peak RSS over the "
+                "child processes."
+            ),
+            figures=[peak_rss_figure("ocsr", f"{args.n:,} images", rss[0.1], rss[1.0])],
+            path=path,
+        )
 
 
 if __name__ == "__main__":

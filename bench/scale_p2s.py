@@ -6,8 +6,8 @@ since the check is about memory, not chemistry), then repeated under new record 
 holds N records (about 4N tasks over the correct, shuffled and counterfactual views). The
 run uses the seeded ``random`` baseline, so it measures chemgauge's own memory (checking the
 views, batching, journals, prediction files, rows and the report). Each size runs the real
-CLI in a fresh process; peak RSS comes from getrusage over the child processes. Target
-(issue 9): peak RSS at 100% at most 1.2x that at 10%.
+CLI in a fresh process; peak RSS comes from getrusage over the child processes. Target: peak
+RSS at 100% at most 1.2x that at 10%.
 
     .venv/bin/python bench/scale_p2s.py [--n 40000]
 """
@@ -27,6 +27,7 @@ from pathlib import Path
 import orjson
 
 from peak_rss import measure_command
+from result_files import add_record_options, peak_rss_figure, record_path, write_result
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("CHEMGAUGE_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -128,6 +129,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=40_000, help="correct-view records at 100%%")
     parser.add_argument("--seed", type=int, default=20261130)
+    add_record_options(parser)
     args = parser.parse_args()
     print(f"# bench/scale_p2s.py  {os.cpu_count()} cores  n={args.n}", flush=True)
     with tempfile.TemporaryDirectory(prefix="chemgauge-scale-p2s-") as tmp:
@@ -151,6 +153,20 @@ def main() -> None:
             shutil.rmtree(data)
             shutil.rmtree(data.with_name(data.name + "-runs"))
         print(f"peak RSS 100% / 10%: {rss[1.0] / rss[0.1]:.2f}x (target <= 1.2x)")
+    path = record_path(args, "scale_p2s", full_size=args.n >= 40_000)
+    if path is not None:
+        write_result(
+            "scale_p2s",
+            title="Peak memory of a p2s run from 10% to 100%",
+            method=(
+                "chemgauge p2s run (random baseline) on a dipole benchmark built from USPTO-50k "
+                f"test products and repeated under new ids to {args.n:,} records (about four "
+                "tasks each over three views), at 10%, 50% and 100%; peak RSS over the child "
+                "processes."
+            ),
+            figures=[peak_rss_figure("p2s", f"{args.n:,} records", rss[0.1], rss[1.0])],
+            path=path,
+        )
 
 
 if __name__ == "__main__":

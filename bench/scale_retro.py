@@ -6,7 +6,7 @@ chemgauge's synthetic generator (the truth at a random rank or absent, decoys, i
 strings, re-spelled duplicates). Each size is the real ``chemgauge retro eval`` CLI in a
 fresh process with ``limit`` at 10%, 50% and 100% of N over the same data and predictions
 files, so only the number of targets changes. Peak RSS is getrusage's for the CLI process
-and its largest child (a scoring worker); the larger one is compared. Target (issue 9):
+and its largest child (a scoring worker); the larger one is compared. Target:
 peak RSS at 100% at most 1.2x that at 10%.
 
     .venv/bin/python bench/scale_retro.py                 # 10,008 targets x 50 outputs
@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from peak_rss import measure_chemgauge
+from result_files import add_record_options, peak_rss_figure, record_path, write_result
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("CHEMGAUGE_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -80,6 +81,7 @@ def main() -> None:
     parser.add_argument("--outputs", type=int, default=50, help="raw outputs per target")
     parser.add_argument("--seed", type=int, default=20261130)
     parser.add_argument("--jobs", type=int, default=2)
+    add_record_options(parser)
     args = parser.parse_args()
     print(f"# bench/scale_retro.py  {os.cpu_count()} cores  N={args.n}  outputs={args.outputs}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -103,6 +105,24 @@ def main() -> None:
                 flush=True,
             )
         print(f"peak RSS 100% / 10%: {rss[1.0] / rss[0.1]:.2f}x (target <= 1.2x)")
+    path = record_path(args, "scale_retro", full_size=args.n >= 10_008 and args.outputs >= 50)
+    if path is not None:
+        write_result(
+            "scale_retro",
+            title="Peak memory of the retro evaluation from 10% to 100%",
+            method=(
+                f"chemgauge retro eval (predictions model, --jobs {args.jobs}) on the first "
+                f"{args.n:,} of USPTO-50k's test and validation reactions with {args.outputs} "
+                "seeded raw outputs each, limit at 10%, 50% and 100%; peak RSS of the CLI "
+                "process and its largest worker, the larger compared."
+            ),
+            figures=[
+                peak_rss_figure(
+                    "retro", f"{args.n:,} targets x {args.outputs} outputs", rss[0.1], rss[1.0]
+                )
+            ],
+            path=path,
+        )
 
 
 if __name__ == "__main__":

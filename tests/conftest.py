@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,3 +43,18 @@ def nci_smiles() -> list[str]:
 
     path = Path(rdkit.__file__).parent / "Data" / "NCI" / "first_5K.smi"
     return [line.split()[0] for line in path.read_text().splitlines() if line.strip()]
+
+
+def assert_valid_report(path: Path) -> dict[str, Any]:
+    """A written ``report.json``, checked against the shipped run-envelope JSON Schema (and
+    laid out with the envelope first, the family's metrics last); returns it parsed."""
+    import json
+
+    import jsonschema
+
+    from chemgauge.eval.envelope import SCHEMA_PATH, RunEnvelope
+
+    data = json.loads(path.read_text())
+    jsonschema.validate(data, json.loads(SCHEMA_PATH.read_text()))
+    assert list(data) == list(RunEnvelope.model_fields), f"{path}: not in the envelope's order"
+    return data  # type: ignore[no-any-return]

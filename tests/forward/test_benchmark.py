@@ -17,11 +17,12 @@ from chemgauge.eval.executors import ExecutorConfig
 from .conftest import FIXTURE_CORPUS, FIXTURES, corpus_line
 
 SERIAL = ExecutorConfig(kind="serial", jobs=1)
-TIMING = {"elapsed_ms", "latency_ms"}
+# Row timing fields, and the report's: its timing block, creation time and rows file name.
+TIMING = {"elapsed_ms", "latency_ms", "created", "timing", "rows_file"}
 
 
 def strip_timing(obj: Any) -> Any:
-    """The object without any elapsed_ms / latency_ms entry, at any depth."""
+    """The object without any timing entry (see ``TIMING``), at any depth."""
     if isinstance(obj, dict):
         return {k: strip_timing(v) for k, v in obj.items() if k not in TIMING}
     if isinstance(obj, list):
@@ -63,7 +64,7 @@ def test_fixture_exercises_every_data_reachable_outcome(fixture_run: Any) -> Non
     assert reasons == set(FAILURE_REASONS) - {"prediction_error", "capped_unknown"}
     assert {r["stereo_status"] for r in rows} >= {"exact_hit", "stereo_only_hit", "no_hit"}
     assert [r["source_line"] for r in rows] == sorted(r["source_line"] for r in rows)
-    stats = fixture_run.report["corpus"]["stats"]
+    stats = fixture_run.report["metrics"]["corpus"]["stats"]
     assert {k: v for k, v in stats.items() if k not in ("lines_read", "records_accepted")} == {
         "blank_lines": 1,
         "malformed_json": 1,
@@ -74,15 +75,26 @@ def test_fixture_exercises_every_data_reachable_outcome(fixture_run: Any) -> Non
         "conflicting_reaction_ids": 1,
         "conflicting_group_keys": 1,
     }
-    arity = fixture_run.report["breakdowns"]["accepted_product_arity"]
+    arity = fixture_run.report["metrics"]["breakdowns"]["accepted_product_arity"]
     assert set(arity) == {"1", "mixed:1-2", "<missing>"}
     assert {r["split"] for r in rows} == {"train", "val", "test", "unknown"}
 
 
 def test_rows_carry_full_provenance_and_the_report_hash(fixture_run: Any) -> None:
     rows = rows_of(fixture_run.rows_path)
-    prov = fixture_run.report["provenance"]
+    report = fixture_run.report
+    prov = rows[0]["provenance"]
     assert all(r["provenance"] == prov for r in rows)
+    # The report holds the same provenance; the row hash and version sit at its top level.
+    top_level = ("chemgauge_version", "reproducibility_sha256", "reproducibility_excludes")
+    assert {k: v for k, v in prov.items() if k not in top_level} == {
+        k: v
+        for k, v in report["provenance"].items()
+        if k not in ("backends", "dependency_versions")
+    }
+    assert prov["reproducibility_sha256"] == report["reproducibility_sha256"]
+    assert prov["chemgauge_version"] == report["chemgauge_version"]
+    assert prov["config_sha256"] == report["config_sha256"]
     for key in (
         "rules_content_sha256",
         "config_sha256",
@@ -100,8 +112,8 @@ def test_rows_carry_full_provenance_and_the_report_hash(fixture_run: Any) -> Non
         "source_tree_sha256",
         "corpus_path",
     ]
-    diag = fixture_run.report["diagnostics"]
-    assert diag["raw_outcomes"] == fixture_run.report["overall"]["n_raw_outcomes"]
+    diag = report["metrics"]["diagnostics"]
+    assert diag["raw_outcomes"] == report["metrics"]["overall"]["n_raw_outcomes"]
     assert diag["templates_matched"] == sum(r["templates_matched"] for r in rows)
     assert diag["template_parse_rejections_by_reason"] == {}
 
@@ -116,8 +128,7 @@ def test_two_runs_and_two_worker_counts_are_identical_modulo_timing(
         assert [strip_timing(r) for r in rows_of(other.rows_path)] == base_rows
         assert strip_timing(other.report) == strip_timing(fixture_run.report)
         assert (
-            other.report["provenance"]["reproducibility_sha256"]
-            == fixture_run.report["provenance"]["reproducibility_sha256"]
+            other.report["reproducibility_sha256"] == fixture_run.report["reproducibility_sha256"]
         )
 
 
@@ -152,7 +163,7 @@ def test_ray_executor_gives_the_same_rows(tmp_path: Path, fixture_run: Any) -> N
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert strip_timing(report) == strip_timing(fixture_run.report)
-    assert report["elapsed_ms"]["executor"] == "ray"
+    assert report["timing"]["executor"] == "ray"
 
 
 def test_engine_receives_the_corpus_text_in_corpus_order(
@@ -187,7 +198,7 @@ def test_a_failing_prediction_is_an_error_row_and_strict_refuses_it(
     assert row["failure_reason"] == "prediction_error"
     assert row["proposal_status"] == "error" and "engine exploded" in row["prediction_error"]
     assert row["leakage_group_id"] is not None and row["split"] != "unknown"
-    assert result.report["overall"]["prediction_errors"] == 1
+    assert result.report["metrics"]["overall"]["prediction_errors"] == 1
     clean = tmp_path / "clean.jsonl"
     clean.write_text(corpus_line("a", ["C1CCCCC1", "CCCC"], [["C"]]) + "\n")
     with pytest.raises(DataQualityError, match="proposal_status error"):
@@ -201,7 +212,7 @@ def test_capped_pool_is_capped_unknown_and_strict_refuses_it(tmp_path: Path) -> 
     assert rows[2]["failure_reason"] == "capped_unknown"
     assert rows[1]["proposal_status"] == "covered"
     assert rows[6]["proposal_status"] == "missed_empty_pool"
-    assert result.report["overall"]["capped_unknown"] >= 1
+    assert result.report["metrics"]["overall"]["capped_unknown"] >= 1
     clean = tmp_path / "clean.jsonl"
     clean.write_text(FIXTURE_CORPUS.read_text().splitlines()[1] + "\n")
     with pytest.raises(DataQualityError, match="capped_unknown"):
@@ -221,7 +232,7 @@ def test_strict_fails_on_data_quality_never_on_real_misses(tmp_path: Path) -> No
         + "\n"
     )
     result = run(tmp_path, "misses", corpus=corpus, strict=True)
-    assert result.report["overall"]["proposal_coverage"]["value"] == 0.0
+    assert result.report["metrics"]["overall"]["proposal_coverage"]["value"] == 0.0
 
 
 def test_interrupted_run_resumes_from_its_journal(

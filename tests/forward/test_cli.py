@@ -101,7 +101,8 @@ def test_benchmark_report_is_the_only_stdout_output(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert report["overall"]["n_rows"] == 16 and len(rows.read_text().splitlines()) == 16
+    assert report["metrics"]["overall"]["n_rows"] == 16
+    assert len(rows.read_text().splitlines()) == 16
     out = tmp_path / "report.json"
     result = runner.invoke(
         app,
@@ -121,7 +122,9 @@ def test_benchmark_report_is_the_only_stdout_output(tmp_path: Path) -> None:
     assert result.exit_code == 0 and result.stdout == ""
     assert "forward benchmark" in result.stderr and "failure_reason" in result.stderr
     written = json.loads(out.read_text())
-    assert written["overall"]["proposal_coverage"] == report["overall"]["proposal_coverage"]
+    coverage = report["metrics"]["overall"]["proposal_coverage"]
+    assert written["metrics"]["overall"]["proposal_coverage"] == coverage
+    assert list(written)[:3] == ["format", "schema_version", "family"]  # the envelope first
 
 
 def test_benchmark_defaults_to_the_bundled_demo_corpus(tmp_path: Path) -> None:
@@ -139,7 +142,7 @@ def test_benchmark_defaults_to_the_bundled_demo_corpus(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0
     assert (
-        json.loads(result.stdout)["corpus"]["sha256"]
+        json.loads(result.stdout)["inputs"][0]["sha256"]
         == json.loads(
             runner.invoke(
                 app,
@@ -155,7 +158,7 @@ def test_benchmark_defaults_to_the_bundled_demo_corpus(tmp_path: Path) -> None:
                     "serial",
                 ],
             ).stdout
-        )["corpus"]["sha256"]
+        )["inputs"][0]["sha256"]
     )
 
 

@@ -93,7 +93,7 @@ def test_file_source_is_only_that_file(tmp_path: Path) -> None:
     result = run_benchmark(
         BenchmarkConfig(FIXTURE_CORPUS, tmp_path / "rows.jsonl", "file", rules), SERIAL
     )
-    assert result.report["rules"]["rules_loaded"] == 2
+    assert result.report["metrics"]["rules"]["rules_loaded"] == 2
     assert result.report["provenance"]["rules_file_sha256"] == loaded.rules_file_sha256
 
 
@@ -123,9 +123,11 @@ def test_train_extracted_runs_with_a_valid_manifest(mapped_corpus: Path, tmp_pat
     report = run_benchmark(config, SERIAL).report
     assert report["provenance"]["template_source"] == "train-extracted"
     assert report["provenance"]["template_manifest_sha256"] is not None
-    assert report["by_split"]["val"]["proposal_coverage"]["value"] == 1.0
-    assert report["by_split"]["test"]["proposal_coverage"]["value"] == 0.0  # water not written
-    assert report["by_split"]["val"]["end_to_end"]["ndcg_at_10"] < 1.0  # 1 of 2 accepted found
+    by_split = report["metrics"]["by_split"]
+    assert by_split["val"]["proposal_coverage"]["value"] == 1.0
+    assert by_split["test"]["proposal_coverage"]["value"] == 0.0  # water not written
+    assert by_split["val"]["end_to_end"]["ndcg_at_10"] < 1.0  # 1 of 2 accepted found
+    assert [i["role"] for i in report["inputs"]] == ["corpus", "templates", "template_manifest"]
 
 
 def _bad(tmp: Path, manifest: dict[str, Any]) -> Path:

@@ -59,7 +59,8 @@ def test_train_extracted_benchmark_on_uspto_sample(uspto_corpus: Path, tmp_path:
         run.templates_path,
         run.manifest_path,
     )
-    report = run_benchmark(config, ExecutorConfig(kind="local", jobs=2, chunk_size=8)).report
+    run = run_benchmark(config, ExecutorConfig(kind="local", jobs=2, chunk_size=8))
+    report = run.report["metrics"]
     assert (
         report["overall"]["n_rows"]
         == 400

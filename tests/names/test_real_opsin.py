@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from rdkit import Chem
-from tests.conftest import SHARED_DATA, shared_file
+from tests.conftest import SHARED_DATA, assert_valid_report, shared_file
 from typer.testing import CliRunner
 
 from chemgauge.benchmarks.names.inputs import NamePair
@@ -42,10 +42,11 @@ def test_cli_end_to_end(tmp_path: Path) -> None:
         ("c", "abstained", "abstained"),
         ("d", "unparseable", "unparseable"),
     ]
-    report = json.loads(report_path.read_text())
-    assert report["input_stats"]["rejections_by_reason"] == {"unparseable_smiles": 1}
-    assert report["provenance"]["extra"]["engine"]["opsin_version"] == "2.9.0"
-    assert report["confidently_wrong_rows"][0]["wrong_under"] == ["exact"]
+    report = assert_valid_report(report_path)
+    assert report["metrics"]["input_stats"]["rejections_by_reason"] == {"unparseable_smiles": 1}
+    assert report["counts"]["rejected_by_reason"] == {"unparseable_smiles": 1}
+    assert report["provenance"]["backends"]["opsin"]["opsin_version"] == "2.9.0"
+    assert report["metrics"]["confidently_wrong_rows"][0]["wrong_under"] == ["exact"]
     # Same input, same rows and reproducibility hash.
     again = tmp_path / "rows2.jsonl"
     args2 = [a if a != str(rows_path) else str(again) for a in args]
@@ -179,7 +180,7 @@ def test_rows_keep_input_order_whatever_the_completion_order_and_resumes(
     base = ["names", "coverage", "-i", str(pairs), "--output-rows", str(rows), "-q", "-j", "1"]
     base += ["--output-report", str(report)]
     assert CliRunner().invoke(app, base).exit_code == 0
-    reference, digest = rows.read_bytes(), json.loads(report.read_text())["provenance"]
+    reference, digest = rows.read_bytes(), json.loads(report.read_text())
     rows.unlink()
 
     # Each block's rows complete last-first, and the second block never completes.
@@ -203,6 +204,6 @@ def test_rows_keep_input_order_whatever_the_completion_order_and_resumes(
     monkeypatch.setattr(names_cli, "score_pairs", lambda b, *a, **k: real(b, *a, **k)[::-1])
     assert CliRunner().invoke(app, base).exit_code == 0
     assert rows.read_bytes() == reference, "input order, nothing lost, nothing repeated"
-    provenance = json.loads(report.read_text())["provenance"]
-    assert provenance["reproducibility_sha256"] == digest["reproducibility_sha256"]
+    resumed = json.loads(report.read_text())
+    assert resumed["reproducibility_sha256"] == digest["reproducibility_sha256"]
     assert not journal.exists()

@@ -46,8 +46,9 @@ def test_run_is_a_dry_run_by_default_then_runs(
     done = runner.invoke(app, [*base, "--run", "--max-requests", "3", "--quiet"])
     assert done.exit_code == 0, done.output
     report = json.loads((out / "report.json").read_text())
-    assert report["all_attempts"]["statuses"]["not_run"] == 5
-    assert report["finite_reference"]["policies"]["exact"]["completed_exact"] == 1
+    assert report["metrics"]["all_attempts"]["statuses"]["not_run"] == 5
+    assert report["metrics"]["finite_reference"]["policies"]["exact"]["completed_exact"] == 1
+    assert report["inputs"][0]["role"] == "manifest"
     rescored = runner.invoke(app, ["ocsr", "score", "-m", manifest, "-o", str(out), "--quiet"])
     assert rescored.exit_code == 0
     assert (

@@ -22,6 +22,7 @@ from chemgauge.benchmarks.ocsr.scoring import POLICIES
 from chemgauge.engines.ocsr.base import RECOGNIZERS
 from chemgauge.engines.ocsr.recognizers import PythonRecognizer
 from chemgauge.errors import ConfigError
+from chemgauge.eval.envelope import without_timing
 
 GLY_ALA = "NCC(=O)N[C@@H](C)C(=O)O"
 BOC = "CC(C)(C)OC(=O)N[C@@H](C)C(=O)[O-].[Na+]"
@@ -75,6 +76,7 @@ def test_statuses_denominators_and_localized_errors(
         "boc_l_ala_sodium_lowres#r2",
     ]
     assert all(r["not_run_reason"] == "max_requests (12) reached" for r in scored[12:])
+    report = report["metrics"]
     finite = report["finite_reference"]
     # 6 finite-reference cases x 2 repeats; ethanol_11x5 and the crop are qualitative.
     assert finite["planned"] == 12 and report["no_reference"]["planned"] == 4
@@ -117,7 +119,7 @@ def test_neutral_image_names_and_validation_apart_from_exactness(
     assert bad["identity"]["exact"] == "no_candidate"
     wrong = by_id["ethanol#r1"]
     assert wrong["candidate"]["accepted"] is True and wrong["identity"]["exact"] == "mismatch"
-    assert report["validation"]["completed"]["accepted"] == 1
+    assert report["metrics"]["validation"]["completed"]["accepted"] == 1
 
 
 def test_report_bytes_identical_across_runs_and_jobs(
@@ -127,10 +129,7 @@ def test_report_bytes_identical_across_runs_and_jobs(
     _, first = _run(small_cohort, name, tmp_path / "a", RunConfig(repeats=2))
     _, second = _run(small_cohort, name, tmp_path / "b", RunConfig(repeats=2, jobs=3))
     assert first["reproducibility_sha256"] == second["reproducibility_sha256"]
-    strip = ("timing", "reproducibility_sha256")
-    assert {k: v for k, v in first.items() if k not in strip} == {
-        k: v for k, v in second.items() if k not in strip
-    }
+    assert without_timing(first) == without_timing(second)
     html_a = (tmp_path / "a" / "report.html").read_bytes()
     assert html_a == (tmp_path / "b" / "report.html").read_bytes()
 

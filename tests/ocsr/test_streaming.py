@@ -62,7 +62,7 @@ def test_rows_follow_the_plan_not_completion_order(small_cohort: Manifest, tmp_p
     rows = iter_scored(small_cohort, iter_attempt_rows(journal, small_cohort, config))
     report = write_report(tmp_path, small_cohort, rows, POLICIES, {}, html=False)
     assert _ids(iter_rows_file(tmp_path / "scored.jsonl")) == plan
-    assert report["all_attempts"]["planned"] == len(plan)
+    assert report["metrics"]["all_attempts"]["planned"] == len(plan)
     # Re-scoring the out-of-order journal reads it back in plan order too.
     assert _ids(scan_attempts(journal, small_cohort).rows()) == plan
     assert _ids(read_attempts(journal, small_cohort)) == plan
@@ -98,4 +98,4 @@ def test_scored_rows_are_written_as_the_report_reads_them(
     report = write_report(tmp_path, small_cohort, iter(held), POLICIES, {}, html=False)
     written = (tmp_path / "scored.jsonl").read_bytes().splitlines()
     assert written == [orjson.dumps(r, option=orjson.OPT_SORT_KEYS) for r in held]
-    assert report["finite_reference"]["policies"]["exact"]["completed_exact"] == 1
+    assert report["metrics"]["finite_reference"]["policies"]["exact"]["completed_exact"] == 1

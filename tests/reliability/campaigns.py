@@ -127,10 +127,7 @@ def forward_campaign(work: Path, kills: int, seed: int) -> Campaign:
 
 
 def _repro(report: dict[str, object]) -> object:
-    if "reproducibility_sha256" in report:
-        return report["reproducibility_sha256"]
-    provenance = report.get("provenance")
-    return provenance.get("reproducibility_sha256") if isinstance(provenance, dict) else None
+    return report.get("reproducibility_sha256")
 
 
 # --- retro ---------------------------------------------------------------------------------

@@ -175,7 +175,7 @@ def test_an_ocsr_run_records_the_bomb_and_never_hands_it_on(tmp_path: Path, bomb
     assert str(tmp_path) not in json.dumps(rows)
     scored = score_attempts(manifest, rows)
     report = write_report(out, manifest, scored, POLICIES, {"test": True})
-    assert report["finite_reference"]["not_run"] == 2
+    assert report["metrics"]["finite_reference"]["not_run"] == 2
     page = (out / "report.html").read_text()
     assert "image not shown: image declares 100000 x 100000 pixels" in page
     assert page.count("data:image/png;base64,") == 1

@@ -10,7 +10,8 @@ import pytest
 
 from chemgauge.benchmarks.names.inputs import read_pairs
 from chemgauge.benchmarks.names.runner import CoverageConfig, ReadBack, build_report, score_pairs
-from chemgauge.eval.records import RejectionStats, atomic_write_bytes, atomic_write_json
+from chemgauge.eval.envelope import write_envelope
+from chemgauge.eval.records import RejectionStats, atomic_write_bytes
 
 # What the fake OPSIN reads each name back as (absent: not parsed).
 FAKE_OPSIN: dict[str, str] = {
@@ -106,10 +107,11 @@ def make_names_run(
         input_stats=stats,
         engine={"name": "fake-opsin"},
         timing={"load_s": 0.1, "score_s": 0.2},
+        rows_path=run_dir / "rows.jsonl",
     )
     body = b"".join(orjson.dumps(r, option=orjson.OPT_SORT_KEYS) + b"\n" for r in rows)
     atomic_write_bytes(run_dir / "rows.jsonl", body)
-    atomic_write_json(run_dir / "report.json", report)
+    write_envelope(run_dir / "report.json", report)
     return run_dir
 
 

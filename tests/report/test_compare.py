@@ -88,7 +88,7 @@ def test_refuses_runs_over_other_items_unless_forced(tmp_path: Path) -> None:
 
 def test_refuses_other_family_and_truncated_rows(two_runs: tuple[Path, Path]) -> None:
     a = load_run(two_runs[0])
-    other = dataclasses.replace(a, family="forward")
+    other = dataclasses.replace(a, envelope=a.envelope.model_copy(update={"family": "forward"}))
     with pytest.raises(ConfigError, match="cannot compare a 'names' run"):
         compare_runs(a, other)
     rows = two_runs[1] / "rows.jsonl"

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
+from importlib import resources
 from pathlib import Path
 
 import orjson
 import pytest
+from tests.conftest import assert_valid_report
 
+from chemgauge.benchmarks.forward.provenance import rows_reproducibility_sha256
 from chemgauge.benchmarks.forward.runner import BenchmarkConfig, run_benchmark
 from chemgauge.cli.forward import demo_corpus_path
 from chemgauge.errors import ConfigError
-from chemgauge.eval.records import atomic_write_json
+from chemgauge.eval.envelope import write_envelope
+from chemgauge.eval.provenance import sha256_json
 from chemgauge.report.compare import compare_runs
 from chemgauge.report.html import render_run_html
 from chemgauge.report.loading import load_run
@@ -27,7 +31,7 @@ def forward_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     result = run_benchmark(
         BenchmarkConfig(corpus=demo_corpus_path(), output_rows=out / "rows.jsonl")
     )
-    atomic_write_json(out / "report.json", result.report)
+    write_envelope(out / "report.json", result.envelope)
     return out
 
 
@@ -40,19 +44,20 @@ def _copy(src: Path, dst: Path) -> Path:
 
 def test_real_forward_run_verifies(forward_dir: Path) -> None:
     run = load_run(forward_dir)
-    assert run.family == "forward"  # from "benchmark": "chemgauge-forward"
+    assert run.family == "forward" and run.legacy is None
+    assert assert_valid_report(forward_dir / "report.json")["family"] == "forward"
     result = verify_run(run)
     assert result.ok, [d.describe() for d in result.differences[:5]]
-    assert any(c.name == "corpus file hash" and c.ok for c in result.checks)
+    assert any(c.name == "input corpus" and c.ok for c in result.checks)
 
 
 def test_edited_forward_aggregate_is_caught(forward_dir: Path, tmp_path: Path) -> None:
     run_dir = _copy(forward_dir, tmp_path / "edited")
     report = orjson.loads((run_dir / "report.json").read_bytes())
-    report["by_split"]["test"]["end_to_end"]["top1_hit_rate"]["numerator"] += 1
+    report["metrics"]["by_split"]["test"]["end_to_end"]["top1_hit_rate"]["numerator"] += 1
     (run_dir / "report.json").write_bytes(orjson.dumps(report))
     wheres = [d.where for d in verify_run(load_run(run_dir)).differences]
-    assert wheres == ["by_split.test.end_to_end.top1_hit_rate.numerator"]
+    assert wheres == ["metrics.by_split.test.end_to_end.top1_hit_rate.numerator"]
 
 
 def _demote_top1(run: Run, count: int) -> tuple[Run, list[str]]:
@@ -85,14 +90,14 @@ def test_compare_hand_checked(forward_dir: Path) -> None:
 
 def test_compare_refuses_other_corpus_or_split_protocol(forward_dir: Path) -> None:
     a = load_run(forward_dir)
-    for path, value in (
-        (("corpus", "sha256"), "0" * 64),
-        (("config", "split_protocol_version"), 2),
-    ):
-        report = orjson.loads(orjson.dumps(a.report))
-        report[path[0]][path[1]] = value
-        with pytest.raises(ConfigError, match=path[1]):
-            compare_runs(a, dataclasses.replace(a, report=report))
+    corpus = a.envelope.inputs[0].model_copy(update={"sha256": "0" * 64})
+    other_corpus = a.envelope.model_copy(update={"inputs": [corpus]})
+    other_split = a.envelope.model_copy(
+        update={"config": {**a.config, "split_protocol_version": 2}}
+    )
+    for envelope, field in ((other_corpus, "corpus_sha256"), (other_split, "split_protocol")):
+        with pytest.raises(ConfigError, match=field):
+            compare_runs(a, dataclasses.replace(a, envelope=envelope))
 
 
 def test_forward_html_draws_expected_beside_wrong_top1(forward_dir: Path) -> None:
@@ -102,3 +107,85 @@ def test_forward_html_draws_expected_beside_wrong_top1(forward_dir: Path) -> Non
     failures = page.split('id="failures"', 1)[1].split("</section>", 1)[0]
     assert "aria-label='expected product'" in failures
     assert "aria-label='best wrong candidate (top-1)'" in failures
+
+
+def _verify_edited(forward_dir: Path, tmp_path: Path, edit) -> list[str]:  # type: ignore[no-untyped-def]
+    run_dir = _copy(forward_dir, tmp_path / "edited")
+    (run_dir / "corpus.jsonl").write_bytes(demo_corpus_path().read_bytes())
+    report = orjson.loads((run_dir / "report.json").read_bytes())
+    report["inputs"][0]["path"] = "corpus.jsonl"
+    edit(report, run_dir)
+    (run_dir / "report.json").write_bytes(orjson.dumps(report))
+    return [d.where.split(" (")[0] for d in verify_run(load_run(run_dir)).differences]
+
+
+def test_edited_template_source_is_caught_even_with_a_forged_config_hash(
+    forward_dir: Path, tmp_path: Path
+) -> None:
+    def edit(report: dict, _: Path) -> None:  # type: ignore[type-arg]
+        report["config"]["template_source"] = "file"
+        report["config_sha256"] = sha256_json(report["config"])
+        report["provenance"]["config_sha256"] = report["config_sha256"]
+
+    wheres = _verify_edited(forward_dir, tmp_path, edit)
+    assert "config.template_source" in wheres  # the rows still say embedded
+    assert "provenance.config_sha256" in wheres  # ... under the config hash they carry
+
+
+def test_edited_corpus_hash_is_caught(forward_dir: Path, tmp_path: Path) -> None:
+    def edit(report: dict, _: Path) -> None:  # type: ignore[type-arg]
+        report["provenance"]["corpus_sha256"] = "0" * 64
+
+    assert _verify_edited(forward_dir, tmp_path, edit) == [
+        "provenance.corpus_sha256",  # against the rows
+        "provenance.corpus_sha256",  # against the recorded corpus input
+    ]
+
+
+def test_rules_hash_forged_everywhere_is_caught_by_recomputing_the_rules(
+    forward_dir: Path, tmp_path: Path
+) -> None:
+    forged = "f" * 64
+
+    def edit(report: dict, run_dir: Path) -> None:  # type: ignore[type-arg]
+        rows = [orjson.loads(line) for line in (run_dir / "rows.jsonl").read_bytes().splitlines()]
+        for row in rows:
+            row["provenance"]["rules_content_sha256"] = forged
+        digest = rows_reproducibility_sha256(rows)
+        for row in rows:
+            row["provenance"]["reproducibility_sha256"] = digest
+        body = b"".join(orjson.dumps(r, option=orjson.OPT_SORT_KEYS) + b"\n" for r in rows)
+        (run_dir / "rows.jsonl").write_bytes(body)
+        report["reproducibility_sha256"] = digest
+        report["provenance"]["rules_content_sha256"] = forged
+        report["provenance"]["backends"]["forward_predictor"]["rules_content_sha256"] = forged
+        report["metrics"]["rules"]["rules_content_sha256"] = forged
+
+    assert _verify_edited(forward_dir, tmp_path, edit) == [
+        "provenance.rules_content_sha256"  # recomputed from the embedded rules
+    ]
+
+
+def test_rule_file_run_recomputes_the_rules_hash_from_the_file(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.jsonl"
+    embedded = resources.files("chemgauge.engines.forward").joinpath("forward_rules.jsonl")
+    rules.write_bytes(embedded.read_bytes())
+    out = tmp_path / "run"
+    out.mkdir()
+    config = BenchmarkConfig(
+        corpus=demo_corpus_path(),
+        output_rows=out / "rows.jsonl",
+        template_source="file",
+        templates=rules,
+    )
+    write_envelope(out / "report.json", run_benchmark(config).envelope)
+    run = load_run(out)
+    assert [i.role for i in run.envelope.inputs] == ["corpus", "templates"]
+    assert verify_run(run).exit_code == 0
+    lines = rules.read_bytes().splitlines(keepends=True)
+    rules.write_bytes(b"".join(lines[:-1]))  # one rule fewer: other content, other file
+    wheres = [d.where.split(" (")[0] for d in verify_run(load_run(out)).differences]
+    assert wheres == ["provenance.rules_content_sha256", "inputs[templates].sha256"]
+    rules.unlink()
+    result = verify_run(load_run(out))
+    assert result.exit_code == 3 and result.missing_inputs == ["templates"]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from tests.conftest import assert_valid_report
 from typer.testing import CliRunner
 
 from chemgauge.benchmarks.ocsr.cohort import COHORT, build_cohort
@@ -49,17 +50,18 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
 
 def test_ocsr_run_is_recognized_and_verifies(runs: Callable[[str], Path], tmp_path: Path) -> None:
     run = load_run(runs("a"))
-    assert (run.family, run.rows_path.name) == ("ocsr", "scored.jsonl")  # claimed by shape
+    assert (run.family, run.rows_path.name) == ("ocsr", "scored.jsonl")
+    assert assert_valid_report(runs("a") / "report.json")["family"] == "ocsr"
     assert verify_run(run).ok
 
     edited = tmp_path / "edited"
     edited.mkdir()
     report = orjson.loads((runs("a") / "report.json").read_bytes())
-    report["finite_reference"]["policies"]["exact"]["completed_exact"] += 1
+    report["metrics"]["finite_reference"]["policies"]["exact"]["completed_exact"] += 1
     (edited / "report.json").write_bytes(orjson.dumps(report))
     (edited / "scored.jsonl").write_bytes((runs("a") / "scored.jsonl").read_bytes())
     wheres = [d.where for d in verify_run(load_run(edited)).differences]
-    assert wheres == ["finite_reference.policies.exact.completed_exact"]
+    assert wheres == ["metrics.finite_reference.policies.exact.completed_exact"]
 
 
 def test_compare_hand_checked(runs: Callable[[str], Path]) -> None:

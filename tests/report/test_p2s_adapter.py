@@ -12,6 +12,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from tests.conftest import assert_valid_report
 from tests.p2s.conftest import DIRECTORIES, SOURCES, write_table
 from typer.testing import CliRunner
 
@@ -75,10 +76,11 @@ def _copy(run: Path, tmp_path: Path) -> Path:
 def test_run_folder_is_a_verified_p2s_run(runs: Callable[[str], Path]) -> None:
     run = load_run(runs("property_oracle"))
     assert run.family == "p2s" and run.rows_path.name == "rows.jsonl"
+    assert assert_valid_report(runs("property_oracle") / "report.json")["family"] == "p2s"
     assert len(run.rows) == len(DIRECTORIES) * sum(TASKS_PER_PROPERTY.values())
     result = verify_run(run)
     assert result.ok, [d.describe() for d in result.differences]
-    hashed = [c for c in result.checks if c.name.endswith("file hash")]
+    hashed = [c for c in result.checks if c.name.startswith("input ")]
     # tasks and labels of 9 views, and the 9 prediction files, all present and unchanged
     assert len(hashed) == 27 and all(c.ok for c in hashed)
     headline = {r.label: r for r in get_adapter("p2s").headline(run)}
@@ -116,7 +118,7 @@ def test_score_run_rebuilds_the_same_rows_from_prediction_files(
     assert (bare / "rows.jsonl").read_bytes() == (runs("random") / "rows.jsonl").read_bytes()
     assert verify_run(load_run(bare)).ok
     report = orjson.loads((bare / "report.json").read_bytes())
-    assert report["model"] == {"name": "elsewhere"}
+    assert report["metrics"]["model"] == {"name": "elsewhere"}
 
 
 def test_hand_edited_report_is_caught(runs: Callable[[str], Path], tmp_path: Path) -> None:
@@ -147,21 +149,21 @@ def test_truncated_or_edited_rows_are_caught(runs: Callable[[str], Path], tmp_pa
     result = verify_run(load_run(folder))
     assert not result.ok
     assert any("unreadable" in str(d.recomputed) for d in result.differences)
-    assert {"provenance.reproducibility_sha256"} <= {d.where for d in result.differences}
+    assert {"reproducibility_sha256"} <= {d.where for d in result.differences}
     with pytest.raises(InputFileError, match="unreadable row"):
         load_run(folder).require_clean_rows()
 
     rows.write_bytes(b"".join(lines[:-5]))  # whole rows missing at the end
     wheres = {d.where for d in verify_run(load_run(folder)).differences}
     assert "metrics.properties.electronic.views.counterfactual.tasks" in wheres
-    assert "provenance.reproducibility_sha256" in wheres
+    assert "reproducibility_sha256" in wheres
 
     edited = [orjson.loads(line) for line in lines]
     edited[0]["status"] = "hit" if edited[0]["status"] != "hit" else "miss"
     rows.write_bytes(b"".join(orjson.dumps(r, option=orjson.OPT_SORT_KEYS) + b"\n" for r in edited))
     wheres = {d.where for d in verify_run(load_run(folder)).differences}
     assert "metrics.properties.dipole.views.correct.hits" in wheres
-    assert "provenance.reproducibility_sha256" in wheres
+    assert "reproducibility_sha256" in wheres
 
 
 def test_changed_prediction_file_is_caught(runs: Callable[[str], Path], tmp_path: Path) -> None:
@@ -170,7 +172,7 @@ def test_changed_prediction_file_is_caught(runs: Callable[[str], Path], tmp_path
     predictions.write_bytes(predictions.read_bytes() + b"\n")
     result = verify_run(load_run(folder))
     assert [d.where.split(" (")[0] for d in result.differences] == [
-        "predictions dipole/correct file hash"
+        "inputs[predictions:dipole/correct].sha256"
     ]
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from tests.conftest import assert_valid_report
 
 from chemgauge.benchmarks.retro import RetroEvalConfig, run_retro_eval
 from chemgauge.engines.retro.base import CallableRetroModel
@@ -64,9 +65,10 @@ def test_real_retro_run_verifies_and_edits_are_caught(
 ) -> None:
     run = load_run(runs("a"))
     assert run.family == "retro"
+    assert assert_valid_report(runs("a") / "report.json")["family"] == "retro"
     result = verify_run(run)
     assert result.ok, [d.describe() for d in result.differences[:5]]
-    assert any(c.name == "data file hash" and c.ok for c in result.checks)
+    assert any(c.name == "input data" and c.ok for c in result.checks)
 
     edited = tmp_path / "edited"
     edited.mkdir()

@@ -6,10 +6,13 @@ from pathlib import Path
 
 import orjson
 import pytest
+from tests.conftest import assert_valid_report
+from tests.report.conftest import make_names_run
 from typer.testing import CliRunner
 
 from chemgauge.cli.app import app
 from chemgauge.errors import InputFileError, UnknownNameError
+from chemgauge.eval.provenance import sha256_json
 from chemgauge.report.loading import load_run
 from chemgauge.report.verify import diff_json, verify_run
 
@@ -22,6 +25,7 @@ def _edit_report(run: Path, edit) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_clean_run_verifies(names_run: Path) -> None:
+    assert assert_valid_report(names_run / "report.json")["family"] == "names"
     result = verify_run(load_run(names_run))
     assert result.ok, result.differences
     assert {c.name for c in result.checks} >= {"aggregates", "reproducibility hash"}
@@ -42,20 +46,23 @@ def test_hand_edited_count_is_caught(names_run: Path) -> None:
 def test_hand_edited_rate_and_removed_listing_are_caught(names_run: Path) -> None:
     def edit(report: dict) -> None:  # type: ignore[type-arg]
         report["metrics"]["lenses"]["parity"]["coverage"]["rate"] = 0.95
-        del report["confidently_wrong_listed_truncated"]
+        del report["metrics"]["confidently_wrong_listed_truncated"]
 
     _edit_report(names_run, edit)
     wheres = {d.where for d in verify_run(load_run(names_run)).differences}
-    assert wheres == {"metrics.lenses.parity.coverage.rate", "confidently_wrong_listed_truncated"}
+    assert wheres == {
+        "metrics.lenses.parity.coverage.rate",
+        "metrics.confidently_wrong_listed_truncated",
+    }
 
 
 def test_edited_reproducibility_hash_is_caught(names_run: Path) -> None:
     def edit(report: dict) -> None:  # type: ignore[type-arg]
-        report["provenance"]["reproducibility_sha256"] = "0" * 64
+        report["reproducibility_sha256"] = "0" * 64
 
     _edit_report(names_run, edit)
     [difference] = verify_run(load_run(names_run)).differences
-    assert difference.where == "provenance.reproducibility_sha256"
+    assert difference.where == "reproducibility_sha256"
 
 
 def test_row_file_truncated_mid_line_is_caught(names_run: Path) -> None:
@@ -76,8 +83,7 @@ def test_row_file_missing_last_rows_is_caught(names_run: Path) -> None:
     lines = rows.read_bytes().splitlines(keepends=True)
     rows.write_bytes(b"".join(lines[:-2]))
     wheres = {d.where for d in verify_run(load_run(names_run)).differences}
-    assert "metrics.total" in wheres
-    assert "provenance.reproducibility_sha256" in wheres
+    assert {"metrics.total", "reproducibility_sha256", "counts.items"} <= wheres
 
 
 def test_reordered_rows_change_only_the_hash(names_run: Path) -> None:
@@ -85,18 +91,21 @@ def test_reordered_rows_change_only_the_hash(names_run: Path) -> None:
     lines = rows.read_bytes().splitlines(keepends=True)
     rows.write_bytes(b"".join([lines[1], lines[0], *lines[2:]]))
     wheres = [d.where for d in verify_run(load_run(names_run)).differences]
-    assert wheres == ["provenance.reproducibility_sha256"]
+    assert wheres == ["reproducibility_sha256"]
 
 
-def test_changed_input_file_is_caught_and_missing_one_is_skipped(names_run: Path) -> None:
+def test_changed_input_file_is_caught_and_missing_one_is_exit_3(names_run: Path) -> None:
     pairs = names_run / "pairs.jsonl"
     pairs.write_bytes(pairs.read_bytes() + b"\n")
     result = verify_run(load_run(names_run))
-    assert [d.where.split(" (")[0] for d in result.differences] == ["input file hash"]
+    assert [d.where.split(" (")[0] for d in result.differences] == ["inputs[input].sha256"]
+    assert result.exit_code == 1
     pairs.unlink()
     result = verify_run(load_run(names_run))
-    assert result.ok
-    assert any(c.ok is None and "not present" in c.detail for c in result.checks)
+    assert result.ok and result.missing_inputs == ["input"] and result.exit_code == 3
+    assert any(c.ok is None and "not found" in c.detail for c in result.checks)
+    skipped = verify_run(load_run(names_run), check_inputs=False)
+    assert skipped.exit_code == 0 and not skipped.missing_inputs
 
 
 def test_duplicated_row_is_caught(names_run: Path) -> None:
@@ -127,7 +136,7 @@ def test_bad_inputs_name_the_file(tmp_path: Path, names_run: Path) -> None:
         load_run(names_run)
     (names_run / "report.json").write_text('{"family": "nams"}')
     with pytest.raises(UnknownNameError, match="Did you mean 'names'"):
-        verify_run(load_run(names_run))
+        load_run(names_run)
     (names_run / "report.json").write_text('{"family": "names"}')
     (names_run / "rows.jsonl").unlink()
     with pytest.raises(InputFileError, match=r"rows\.jsonl: row file not found"):
@@ -155,3 +164,69 @@ def test_a_report_file_stands_for_its_folder(names_run: Path) -> None:
     run = load_run(names_run / "report.json")
     assert run.rows_path == names_run / "rows.jsonl"
     assert verify_run(run).ok
+
+
+@pytest.mark.parametrize(
+    ("edit", "where"),
+    [
+        (lambda r: r["config"]["coverage"].update(pin_pct=99.0), "config_sha256"),
+        (lambda r: r["counts"]["by_status"].update(rt_valid=99), "counts.by_status.rt_valid"),
+        (lambda r: r["counts"].update(items=11), "counts.items"),
+        (lambda r: r["reproducibility_excludes"].append("name"), "reproducibility_excludes"),
+        (lambda r: r["inputs"][0].update(size=1), "inputs[input].size"),
+        (lambda r: r["inputs"][0].update(sha256="0" * 64), "inputs[input].sha256"),
+    ],
+)
+def test_edited_envelope_fields_are_caught(names_run: Path, edit, where: str) -> None:  # type: ignore[no-untyped-def]
+    _edit_report(names_run, edit)
+    result = verify_run(load_run(names_run))
+    assert where in {d.where.split(" (")[0] for d in result.differences}
+    assert result.exit_code == 1
+
+
+def test_edited_config_with_a_forged_hash_is_caught_by_the_cross_check(names_run: Path) -> None:
+    def edit(report: dict) -> None:  # type: ignore[type-arg]
+        report["config"]["coverage"]["pin_pct"] = 99.0
+        report["config_sha256"] = sha256_json(report["config"])
+
+    _edit_report(names_run, edit)
+    wheres = [d.where for d in verify_run(load_run(names_run)).differences]
+    assert wheres == ["metrics.pin_pct"]
+
+
+def test_relative_input_is_found_beside_the_report_from_any_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.report.conftest import CORPUS, NAMES_A, write_pairs
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    monkeypatch.chdir(run_dir)  # the run is given a relative input path
+    make_names_run(run_dir, NAMES_A, input_path=write_pairs(Path("pairs.jsonl"), CORPUS, NAMES_A))
+    assert (
+        orjson.loads((run_dir / "report.json").read_bytes())["inputs"][0]["path"] == "pairs.jsonl"
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    result = verify_run(load_run(run_dir))
+    assert result.exit_code == 0
+    assert any(c.name == "input input" and c.ok for c in result.checks)
+    (elsewhere / "pairs.jsonl").write_text("another file of the same name\n")  # checked too
+    assert verify_run(load_run(run_dir)).exit_code == 0  # the one beside the report matches
+    (run_dir / "pairs.jsonl").unlink()
+    result = verify_run(load_run(run_dir))
+    assert result.exit_code == 1  # the only file found has other content
+    assert [d.where.split(" (")[0] for d in result.differences] == ["inputs[input].sha256"]
+
+
+def test_cli_verify_missing_input_exits_3_unless_no_inputs(names_run: Path) -> None:
+    (names_run / "pairs.jsonl").unlink()
+    runner = CliRunner()
+    missing = runner.invoke(app, ["verify", str(names_run)])
+    assert missing.exit_code == 3
+    assert "recorded inputs not found (input)" in missing.output
+    assert "skip input input" in missing.output and "not found" in missing.output
+    assert runner.invoke(app, ["verify", str(names_run), "--no-inputs"]).exit_code == 0
+    usage = runner.invoke(app, ["verify", str(names_run), "--no-such-flag"])
+    assert usage.exit_code == 2

@@ -149,7 +149,7 @@ def outputs_beyond_num_top_results(tmp_path: Path) -> None:
 def unreadable_data_lines(tmp_path: Path) -> None:
     data = _folder(tmp_path, "test.smi", [AMIDE, "", "not a reaction", "CCO.CC(=O)O>>CCOC(C)=O"])
     run = _chemgauge(data, lambda p: [TRUTH])
-    assert run.report["data"]["lines"]["rejections_by_reason"] == {"not_a_reaction": 1}
+    assert run.report["metrics"]["data"]["lines"]["rejections_by_reason"] == {"not_a_reaction": 1}
     assert [r["line"] for r in run.rows] == [1, 4]
     with pytest.raises(ValueError):  # the blank line stops syntheseus
         _syntheseus(data, {"CNC(C)=O": [TRUTH]})
@@ -218,6 +218,6 @@ def test_each_listed_divergence_is_shown(divergence: str, tmp_path: Path) -> Non
 def test_every_case_is_a_listed_divergence_and_the_report_lists_them(tmp_path: Path) -> None:
     assert set(CASES) == set(SYNTHESEUS_DIVERGENCES)
     data = _folder(tmp_path, "test.smi", [AMIDE])
-    listed = _chemgauge(data, lambda p: [TRUTH]).report["divergences_from_syntheseus"]
+    listed = _chemgauge(data, lambda p: [TRUTH]).report["metrics"]["divergences_from_syntheseus"]
     assert [d["id"] for d in listed] == list(SYNTHESEUS_DIVERGENCES)
     assert all(d["divergence"] for d in listed)

@@ -182,6 +182,6 @@ def test_a_syntheseus_model_is_built_as_eval_single_step_builds_it(
     # syntheseus dropped the invalid output; the repeat reached chemgauge
     assert row["n_outputs"] == 3 and row["duplicate_ranks"] == [1]
     assert row["hits"]["syntheseus_keep_repeats"]["exact"] == 0
-    assert run.report["model"]["name"] == "syntheseus:LocalRetro"
+    assert run.report["metrics"]["model"]["name"] == "syntheseus:LocalRetro"
     written = (tmp_path / "out" / "syntheseus_results.json").read_text()
     assert '"model_class":"StandIn"' in written and '"num_params":0' in written

@@ -154,7 +154,7 @@ def test_templates_baseline_on_real_reactions(tmp_path: Path) -> None:
         num_top_results=10,
     )
     run = run_retro_eval(config)
-    model = run.report["model"]
+    model = run.report["metrics"]["model"]
     assert model["name"] == "templates" and model["reactions_seen"] == 150
     assert model["templates"] > 50
     assert model["extraction_failures"] < 15
@@ -168,7 +168,7 @@ def test_templates_baseline_on_real_reactions(tmp_path: Path) -> None:
         }
     )
     again = run_retro_eval(reloaded)
-    assert again.report["model"]["templates_sha256"] == model["templates_sha256"]
+    assert again.report["metrics"]["model"]["templates_sha256"] == model["templates_sha256"]
     assert again.rows == run.rows
     top10 = run.report["metrics"]["accuracy"]["syntheseus"]["exact"]["top_k"]["10"]["hits"]
     assert 0 < top10 < 25

@@ -12,6 +12,7 @@ from chemgauge.benchmarks.retro import RetroEvalConfig, run_retro_eval
 from chemgauge.benchmarks.retro.runner import JOURNAL_JSONL, REPORT_JSON, ROWS_JSONL
 from chemgauge.engines.retro.base import CallableRetroModel
 from chemgauge.errors import ConfigError, DataQualityError
+from chemgauge.eval.envelope import without_timing
 
 REACTIONS = [
     "CC(=O)O.CN>>CNC(C)=O",
@@ -62,7 +63,7 @@ def _config(tmp_path: Path, out: str, **extra: Any) -> RetroEvalConfig:
 
 
 def _stable(report: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in report.items() if k != "run"}
+    return without_timing(report)
 
 
 def test_run_writes_rows_report_and_journal(tmp_path: Path) -> None:
@@ -76,12 +77,13 @@ def test_run_writes_rows_report_and_journal(tmp_path: Path) -> None:
     assert rows[3]["status"] == "no_outputs"
     report = orjson.loads((out / REPORT_JSON).read_bytes())
     assert report == orjson.loads(orjson.dumps(run.report))
-    assert report["data"]["lines"]["rejections_by_reason"] == {"not_a_reaction": 1}
-    assert report["data"]["targets"] == 5
+    assert report["metrics"]["data"]["lines"]["rejections_by_reason"] == {"not_a_reaction": 1}
+    assert report["counts"]["rejected_by_reason"] == {"not_a_reaction": 1}
+    assert report["metrics"]["data"]["targets"] == report["counts"]["items"] == 5
     top1 = report["metrics"]["accuracy"]["syntheseus"]["exact"]["top_k"]["1"]
     assert (top1["hits"], top1["rate"]) == (1, 0.2)
     assert report["config"]["k"] == [1, 3]
-    assert report["provenance"]["input_sha256"]["data"] == report["data"]["sha256"]
+    assert report["inputs"][0]["sha256"] == report["metrics"]["data"]["sha256"]
     journal = (out / JOURNAL_JSONL).read_bytes().splitlines()
     assert len(journal) == 1 + 5  # header + one line per target
     entry = orjson.loads(journal[1])
@@ -122,8 +124,8 @@ def test_resume_after_interruption_loses_nothing_and_repeats_nothing(tmp_path: P
         "c1ccc(-c2ccccc2)cc1",
         "CCOC(C)=O",
     ]
-    assert resumed.report["run"]["resumed_targets"] == 2
-    assert resumed.report["run"]["journal_truncated_bytes"] > 0
+    assert resumed.report["timing"]["resumed_targets"] == 2
+    assert resumed.report["timing"]["journal_truncated_bytes"] > 0
     lines = [orjson.loads(x) for x in journal.read_bytes().splitlines()[1:]]
     assert sorted(x["target"] for x in lines) == ["test:1", "test:2", "test:3", "test:4", "test:6"]
     assert (tmp_path / "fresh" / ROWS_JSONL).read_bytes() == (
@@ -139,13 +141,13 @@ def test_a_journal_from_another_configuration_is_refused(tmp_path: Path) -> None
     again = run_retro_eval(
         _config(tmp_path, "out", num_top_results=2, k="1", restart="true"), model=_model()
     )
-    assert again.report["run"]["resumed_targets"] == 0
+    assert again.report["timing"]["resumed_targets"] == 0
 
 
 def test_changing_k_reuses_the_journal(tmp_path: Path) -> None:
     run_retro_eval(_config(tmp_path, "out"), model=_model())
     again = run_retro_eval(_config(tmp_path, "out", k="1,2,3"), model=_model(fail_after=0))
-    assert again.report["run"]["scored_now"] == 0
+    assert again.report["timing"]["scored_now"] == 0
     assert sorted(again.report["metrics"]["accuracy"]["raw_slots"]["exact"]["top_k"]) == [
         "1",
         "2",
@@ -159,7 +161,7 @@ def test_predictions_model_reports_targets_missing_from_the_file(tmp_path: Path)
     config = _config(tmp_path, "out", model_class="predictions", model_dir=str(preds))
     run = run_retro_eval(config)
     assert run.report["metrics"]["status"] == {"missing_from_predictions": 4, "ok": 1}
-    assert run.report["model"]["file_sha256"]
+    assert run.report["metrics"]["model"]["file_sha256"]
     with pytest.raises(DataQualityError, match="line 5: not_a_reaction"):
         run_retro_eval(
             _config(tmp_path, "strict", model_class="predictions", model_dir=str(preds), strict="1")
@@ -188,7 +190,7 @@ def test_ray_executor_gives_the_same_rows(tmp_path: Path) -> None:
         _config(tmp_path, "ray", executor="ray", jobs=2, chunk_size=1, ray_address="local"),
         model=_model(),
     )
-    assert on_ray.report["run"]["executor"]["executor"] == "ray"
+    assert on_ray.report["timing"]["executor"]["executor"] == "ray"
     assert "ray_address" not in on_ray.report["config"]  # where it ran is not part of the result
     rows_serial = (tmp_path / "serial" / ROWS_JSONL).read_bytes()
     assert rows_serial == (tmp_path / "ray" / ROWS_JSONL).read_bytes()
@@ -206,8 +208,8 @@ def test_a_journal_under_the_old_name_is_resumed(tmp_path: Path) -> None:
     out = tmp_path / "out"
     (out / JOURNAL_JSONL).rename(out / "predictions.jsonl")  # as an earlier version left it
     again = run_retro_eval(_config(tmp_path, "out"), model=_model(fail_after=0))
-    assert again.report["run"]["scored_now"] == 0
-    assert again.report["run"]["resumed_targets"] == 5
+    assert again.report["timing"]["scored_now"] == 0
+    assert again.report["timing"]["resumed_targets"] == 5
     assert (out / JOURNAL_JSONL).is_file() and not (out / "predictions.jsonl").exists()
     assert _stable(again.report) == _stable(fresh.report)
 
@@ -219,7 +221,7 @@ def test_a_syntheseus_predictions_file_in_the_results_folder_is_left_alone(tmp_p
     (out / "predictions.jsonl").write_bytes(record)  # syntheseus's PredictionRecord schema
     run = run_retro_eval(_config(tmp_path, "out"), model=_model())
     assert (out / "predictions.jsonl").read_bytes() == record
-    assert run.report["run"]["scored_now"] == 5
+    assert run.report["timing"]["scored_now"] == 5
 
 
 def test_rows_journaled_before_invalidity_reasons_get_them_on_resume(tmp_path: Path) -> None:
@@ -232,7 +234,7 @@ def test_rows_journaled_before_invalidity_reasons_get_them_on_resume(tmp_path: P
         entry["row"].pop("invalid_reasons")
     journal.write_bytes(b"\n".join([lines[0], *(orjson.dumps(e) for e in entries)]) + b"\n")
     resumed = run_retro_eval(_config(tmp_path, "old"), model=_model(fail_after=0))
-    assert resumed.report["run"]["scored_now"] == 0
+    assert resumed.report["timing"]["scored_now"] == 0
     assert (tmp_path / "old" / ROWS_JSONL).read_bytes() == (
         tmp_path / "fresh" / ROWS_JSONL
     ).read_bytes()

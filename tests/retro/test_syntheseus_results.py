@@ -66,7 +66,7 @@ def _ours(tmp_path: Path, name: str, **options: Any) -> tuple[dict[str, Any], di
     )
     model = CallableRetroModel(lambda ps: [OUTPUTS.get(p, []) for p in ps], "fixed")
     run = run_retro_eval(config, model=model)
-    path = tmp_path / name / run.report["syntheseus_results"]["file"]
+    path = tmp_path / name / run.report["metrics"]["syntheseus_results"]["file"]
     return json.loads(path.read_text()), run.report
 
 
@@ -127,7 +127,7 @@ def test_hand_checked_values_and_the_convention_skip_repeats_picks(tmp_path: Pat
     assert ours["median_num_predictions"] == 2.0
     assert ours["predictions"] is None and ours["back_translation_top_k"] is None
     assert ours["eval_args"]["fold"] == "TEST"
-    assert report["syntheseus_results"]["convention"] == "syntheseus"
+    assert report["metrics"]["syntheseus_results"]["convention"] == "syntheseus"
 
     keep, report = _ours(tmp_path, "keep", skip_repeats="False", fold="TEST")
     # repeats keep their ranks: the truth at 2, 1, 2, miss, 0, 2
@@ -135,7 +135,7 @@ def test_hand_checked_values_and_the_convention_skip_repeats_picks(tmp_path: Pat
     # valid outputs per target: 4, 2, 3, 0, 3, 4
     assert keep["mean_num_predictions"] == 16 / 6
     assert keep["median_num_predictions"] == 3.0
-    assert report["syntheseus_results"]["convention"] == "syntheseus_keep_repeats"
+    assert report["metrics"]["syntheseus_results"]["convention"] == "syntheseus_keep_repeats"
     assert report["config"]["conventions"][0] == "syntheseus_keep_repeats"
 
 
@@ -155,12 +155,11 @@ def test_file_name_follows_filestring_and_is_rewritten_on_resume(tmp_path: Path)
     assert syntheseus_results_name("run7") == "syntheseus_results_run7.json"
     first, _ = _ours(tmp_path, "out", filestring="run7")
     again, report = _ours(tmp_path, "out", filestring="run7")
-    assert report["run"]["scored_now"] == 0  # resumed: same numbers from the journal
+    assert report["timing"]["scored_now"] == 0  # resumed: same numbers from the journal
     assert _comparable(again) == _comparable(first)
     assert (tmp_path / "out" / "syntheseus_results_run7.json").is_file()
-    assert orjson.loads((tmp_path / "out" / "report.json").read_bytes())["syntheseus_results"][
-        "file"
-    ] == ("syntheseus_results_run7.json")
+    written = orjson.loads((tmp_path / "out" / "report.json").read_bytes())
+    assert written["metrics"]["syntheseus_results"]["file"] == "syntheseus_results_run7.json"
 
 
 @pytest.mark.skipif(not SYNTHESEUS, reason="syntheseus not installed")

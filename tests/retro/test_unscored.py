@@ -82,7 +82,7 @@ def test_a_predictions_file_covering_a_third_warns_with_the_count_and_fails(tmp_
     assert "error: 4 of 6 targets (66.7%) could not be scored, more than the 10%" in proc.stderr
     assert "Traceback" not in proc.stderr
     report = orjson.loads((tmp_path / "out" / "report.json").read_bytes())  # nothing lost
-    assert report["unscored"] == {
+    assert report["metrics"]["unscored"] == {
         "targets": 6,
         "unscored": 4,
         "share": 4 / 6,

@@ -31,6 +31,7 @@ from chemgauge.cli.summary import (
 from chemgauge.engines.forward.predictor import ForwardConfig, predict_products_detailed
 from chemgauge.engines.forward.rules import load_rules
 from chemgauge.errors import ConfigError, DataQualityError, InputFileError
+from chemgauge.eval.envelope import envelope_bytes
 from chemgauge.eval.records import atomic_open, atomic_write_bytes, iter_lines
 
 app = typer.Typer(
@@ -185,8 +186,9 @@ def corpus_from_uspto(
 
 
 def _summary_table(report: dict[str, Any]) -> Table:
-    groups = [("overall", report["overall"])]
-    groups += [(f"split {k}", v) for k, v in report["by_split"].items()]
+    metrics = report["metrics"]
+    groups = [("overall", metrics["overall"])]
+    groups += [(f"split {k}", v) for k, v in metrics["by_split"].items()]
     return summary_table(
         f"forward benchmark ({report['provenance']['template_source']} rules)",
         ("group", "rows", "valid", "coverage", "top-1 (e2e)", "top-10 (e2e)", "MRR"),
@@ -209,10 +211,11 @@ def _summary_table(report: dict[str, Any]) -> Table:
 
 
 def _print_summary(report: dict[str, Any], rows_path: Path) -> None:
-    cond = report["overall"]["conditional"]
-    stereo = report["breakdowns"]["stereo_status"]
-    reasons = report["breakdowns"]["failure_reason"]
-    stats = report["corpus"]["stats"]
+    metrics = report["metrics"]
+    cond = metrics["overall"]["conditional"]
+    stereo = metrics["breakdowns"]["stereo_status"]
+    reasons = metrics["breakdowns"]["failure_reason"]
+    stats = metrics["corpus"]["stats"]
     counters = ", ".join(f"{k} {v}" for k, v in stats.items() if k not in ("lines_read",) and v)
     print_summary(
         _summary_table(report),
@@ -223,7 +226,7 @@ def _print_summary(report: dict[str, Any], rows_path: Path) -> None:
             "failure_reason: " + ", ".join(f"{k} {v['n_rows']}" for k, v in reasons.items()),
             f"corpus: {counters}",
             f"rows -> {rows_path}; reproducibility_sha256 "
-            f"{report['provenance']['reproducibility_sha256'][:16]}...",
+            f"{report['reproducibility_sha256'][:16]}...",
         ),
     )
 
@@ -283,6 +286,7 @@ def benchmark(
         max_results=max_results,
         strict=strict,
         restart=restart,
+        output_report=output_report,
     )
     if max_results is not None and max_results < 1:
         raise ConfigError(f"--max-results must be >= 1, got {max_results}")
@@ -291,7 +295,7 @@ def benchmark(
     )
     with progress_bar("forward benchmark", None, quiet=quiet) as advance:
         result = run_benchmark(config, execution, advance)
-    data = orjson.dumps(result.report, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+    data = envelope_bytes(result.envelope)
     if output_report is None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()

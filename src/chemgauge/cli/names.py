@@ -15,7 +15,6 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-import orjson
 import typer
 
 from chemgauge.benchmarks.names.inputs import (
@@ -35,12 +34,12 @@ from chemgauge.cli.options import QUIET
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import print_summary, rate_cell, summary_table
 from chemgauge.errors import ConfigError
+from chemgauge.eval.envelope import envelope_bytes, write_envelope
 from chemgauge.eval.executors import ExecutorConfig, make_executor
 from chemgauge.eval.provenance import sha256_file, sha256_json
 from chemgauge.eval.records import (
     RejectionStats,
     ResumableJsonlWriter,
-    atomic_write_json,
     atomic_write_rows,
 )
 
@@ -162,10 +161,11 @@ def coverage(
         jvms=jvms,
     )
     loaded = time.perf_counter()
+    opsin_options = {k: v for k, v in asdict(opsin_config).items() if k not in _TIMING_ONLY}
     run_hash = sha256_json(
         {
             "coverage": config.describe(),
-            "opsin": {k: v for k, v in asdict(opsin_config).items() if k not in _TIMING_ONLY},
+            "opsin": opsin_options,
             "input_sha256": sha256_file(source),
         }
     )
@@ -205,12 +205,15 @@ def coverage(
         input_stats=stats,
         engine=engine,
         timing={"load_s": loaded - started, "score_s": scored - loaded},
+        rows_path=output_rows,
+        report_path=output_report,
+        engine_config=opsin_options,
     )
     atomic_write_rows(output_rows, journal_rows(journal_path, order))
     journal_path.unlink(missing_ok=True)
     if output_report is None:
-        typer.echo(orjson.dumps(report, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode())
+        typer.echo(envelope_bytes(report).decode(), nl=False)
     else:
-        atomic_write_json(output_report, report)
+        write_envelope(output_report, report)
     if not quiet:
         _print_summary(report)

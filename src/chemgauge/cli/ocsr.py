@@ -105,15 +105,13 @@ def _score_and_report(
     from chemgauge.benchmarks.ocsr.manifest import load_manifest
     from chemgauge.benchmarks.ocsr.report import write_report
     from chemgauge.benchmarks.ocsr.scoring import POLICIES
-    from chemgauge.eval.provenance import run_provenance
 
     manifest = load_manifest(manifest_path)
-    provenance = run_provenance(
-        {"policies": list(POLICIES), **extra}, {"manifest": manifest_path}, extra
-    ).to_dict()
     with progress_bar("scoring", count, quiet=quiet, min_total=50) as advance:
         scored = iter_scored(manifest, rows_for(manifest), progress=advance)
-        return write_report(output, manifest, scored, POLICIES, provenance, html=html)
+        return write_report(
+            output, manifest, scored, POLICIES, extra, html=html, manifest_path=manifest_path
+        )
 
 
 def _rate(block: dict[str, Any] | None) -> str:
@@ -124,9 +122,10 @@ def _rate(block: dict[str, Any] | None) -> str:
 
 
 def _print_summary(report: dict[str, Any]) -> None:
-    finite = report["finite_reference"]
+    metrics = report["metrics"]
+    finite = metrics["finite_reference"]
     statuses = ", ".join(f"{k} {v}" for k, v in finite["statuses"].items() if v)
-    commonest = report["localized_errors"]["commonest"]
+    commonest = metrics["localized_errors"]["commonest"]
     errors = ", ".join(f"{c['category']} ({c['attempts']})" for c in commonest[:5])
     row_hash = report["reproducibility_sha256"]
     print_summary(

@@ -154,14 +154,23 @@ def verify(
     family: str | None = FAMILY,
     json_out: Path | None = typer.Option(None, "--json", help="Write the verification as JSON."),
     show: int = typer.Option(20, "--show", help="Differences printed (the first ones)."),
+    no_inputs: bool = typer.Option(
+        False, "--no-inputs", help="Do not look for the recorded input files (no exit 3)."
+    ),
     quiet: bool = QUIET,
 ) -> None:
-    """Recompute every aggregate and the row hash from the rows; exit 1 on any difference."""
+    """Recompute every aggregate, the counts, the row hash and the config hash, check the
+    recorded input files and the family's cross-checks.
+
+    Exit 0: verified. 1: the report disagrees with its rows, its inputs or itself. 2: usage
+    error (or no readable run). 3: nothing disagrees, but a recorded input file was not
+    found, as given or beside the report (pass --no-inputs to check the rest only).
+    """
     from chemgauge.report.loading import load_run
     from chemgauge.report.verify import verify_run
 
     run = load_run(run_dir, report_path=report_path, rows_path=rows_path, family=family)
-    result = verify_run(run)
+    result = verify_run(run, check_inputs=not no_inputs)
     if json_out is not None:
         atomic_write_json(json_out, result.to_dict())
     console = _console()
@@ -169,13 +178,22 @@ def verify(
         for check in result.checks:
             mark = {True: "ok  ", False: "FAIL", None: "skip"}[check.ok]
             console.print(f"{mark} {check.name}: {check.detail}", soft_wrap=True, markup=False)
+    if result.exit_code == 3:
+        _console(err=True).print(
+            f"{run.report_path}: recorded inputs not found ({', '.join(result.missing_inputs)}); "
+            "everything else verified (pass --no-inputs to skip the input check)",
+            style="yellow",
+            soft_wrap=True,
+            markup=False,
+        )
+        raise typer.Exit(3)
     if result.ok:
         if not quiet:
             console.print(f"verified: {run.report_path} matches {run.rows_path}", markup=False)
         return
     err = _console(err=True)
     err.print(
-        f"{run.report_path}: {len(result.differences)} differences from its rows; first ones:",
+        f"{run.report_path}: disagrees in {len(result.differences)} places; first ones:",
         style="red",
     )
     for difference in result.differences[:show]:

@@ -145,7 +145,7 @@ def eval_(
 
 def _print_summary(run: RetroRun, config: RetroEvalConfig, data_name: str) -> None:
     report = run.report
-    lines = report["data"]["lines"]
+    lines = report["metrics"]["data"]["lines"]
     metrics = report["metrics"]
     # Compact: the smallest and largest k, and 5 and 10 between them; report.json has all.
     ks = [str(k) for k in config.k if k in (config.k[0], config.k[-1], 5, 10)]
@@ -170,8 +170,8 @@ def _print_summary(run: RetroRun, config: RetroEvalConfig, data_name: str) -> No
     )
     print_summary(
         summary_table(
-            f"retro eval: {data_name}, {report['data']['targets']} targets "
-            f"({lines['rejected']} lines rejected), model {report['model']['name']}",
+            f"retro eval: {data_name}, {metrics['data']['targets']} targets "
+            f"({lines['rejected']} lines rejected), model {metrics['model']['name']}",
             ("convention", "matcher", "n", *(f"top-{k} [95% CI]" for k in ks), "MRR"),
             rows,
             labels=2,
@@ -179,7 +179,7 @@ def _print_summary(run: RetroRun, config: RetroEvalConfig, data_name: str) -> No
         notes=(
             f"outputs: {outputs['total']} raw, invalid {invalid}, duplicates {duplicates}; "
             f"results in {run.results_dir} (syntheseus's fields: "
-            f"{report['syntheseus_results']['file']})",
+            f"{metrics['syntheseus_results']['file']})",
         ),
     )
 

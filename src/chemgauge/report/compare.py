@@ -291,12 +291,11 @@ def compare_runs(
     }
 
     def describe(run: Run) -> dict[str, Any]:
-        provenance = run.report.get("provenance") or {}
         return {
             "label": run.label,
             "report": str(run.report_path),
             "rows": str(run.rows_path),
-            "reproducibility_sha256": provenance.get("reproducibility_sha256"),
+            "reproducibility_sha256": run.envelope.reproducibility_sha256,
         }
 
     return {

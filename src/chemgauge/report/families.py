@@ -13,10 +13,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from chemgauge.eval.provenance import reproducibility_sha256
 from chemgauge.eval.stats import wilson_interval
 from chemgauge.report.runs import Run
 
@@ -24,12 +22,14 @@ __all__ = [
     "Distribution",
     "FailureCase",
     "FamilyAdapter",
-    "InputFile",
+    "Mismatch",
     "Rate",
     "RatePlot",
+    "Recomputed",
     "Section",
     "Structure",
     "Table",
+    "agree",
 ]
 
 Row = Mapping[str, Any]
@@ -141,22 +141,23 @@ class Section:
 
 
 @dataclass(frozen=True, slots=True)
-class InputFile:
-    """An input a report recorded: where it was and the SHA-256 it had.
+class Mismatch:
+    """Two recorded values that must agree and do not (``where``: what was compared)."""
 
-    ``beside_report``: the path is relative to the report's folder only (a run's own files),
-    never to the current directory, where a same-named file may be something else.
-    """
+    where: str
+    recorded: Any
+    expected: Any
 
-    label: str
-    path: str | None
-    sha256: str
-    beside_report: bool = False
+
+def agree(where: str, recorded: Any, expected: Any) -> list[Mismatch]:
+    """``[]`` if the two values are equal, else the one mismatch."""
+    return [] if recorded == expected else [Mismatch(where, recorded, expected)]
 
 
 @dataclass(frozen=True)
 class Recomputed:
-    """Report sections recomputed from rows, keyed by their top-level report field."""
+    """Report sections recomputed from rows, keyed by their field in the envelope's
+    ``metrics``."""
 
     sections: Mapping[str, Any]
     notes: tuple[str, ...] = field(default_factory=tuple)
@@ -166,8 +167,11 @@ class FamilyAdapter(ABC):
     """Everything family-specific that report, compare and verify need (see module doc)."""
 
     family: ClassVar[str]
-    #: Row file names a run folder may use besides ``rows.jsonl``, in order of preference.
+    #: Row file names an old run folder may use besides ``rows.jsonl``, by preference.
     rows_file_names: ClassVar[tuple[str, ...]] = ()
+    #: The row fields the family leaves out of the row hash; a report claiming others is a
+    #: difference (``None``: accept what the report records).
+    reproducibility_excludes: ClassVar[tuple[str, ...] | None] = None
 
     @classmethod
     def claims_report(cls, report: Mapping[str, Any]) -> bool:
@@ -198,19 +202,9 @@ class FamilyAdapter(ABC):
     def recompute(self, run: Run) -> Recomputed:
         """The report's aggregate sections recomputed from the rows by the family's own code."""
 
-    def reproducibility(self, run: Run) -> tuple[str | None, str]:
-        """(recorded, recomputed) reproducibility hash over the rows in file order."""
-        provenance = run.report.get("provenance") or {}
-        excludes = provenance.get("reproducibility_excludes") or ()
-        recorded = provenance.get("reproducibility_sha256")
-        return recorded, reproducibility_sha256(run.rows, tuple(excludes))
-
-    def input_files(self, report: Mapping[str, Any]) -> list[InputFile]:
-        """Recorded inputs; the default reads ``input: {path, sha256}``."""
-        block = report.get("input")
-        if isinstance(block, Mapping) and isinstance(block.get("sha256"), str):
-            path = block.get("path")
-            return [InputFile("input", None if path is None else str(path), block["sha256"])]
+    def cross_checks(self, run: Run) -> list[Mismatch]:
+        """Recorded facts that must agree with each other or with the rows: config against
+        provenance, hashes in ``metrics`` against ``inputs``... (none by default)."""
         return []
 
     @abstractmethod
@@ -228,20 +222,3 @@ class FamilyAdapter(ABC):
     def item_structures(self, row: Row) -> tuple[Structure, ...]:
         """Structures for an item in compare listings: the reference, then this run's answer."""
         return ()
-
-
-def resolve_input_path(
-    recorded: str, report_path: Path, *, beside_report: bool = False
-) -> Path | None:
-    """An input path as recorded, else relative to the report's folder; None if neither exists.
-
-    With ``beside_report`` a relative path is looked up beside the report only.
-    """
-    candidate = Path(recorded)
-    if candidate.is_file() and not (beside_report and not candidate.is_absolute()):
-        return candidate
-    if not candidate.is_absolute():
-        beside = report_path.parent / candidate
-        if beside.is_file():
-            return beside
-    return None

@@ -230,11 +230,19 @@ def _flatten(prefix: str, value: Any) -> Iterable[tuple[str, str]]:
 
 
 def _provenance(run: Run) -> str:
+    envelope = run.envelope
     block = {
         "report": str(run.report_path),
         "rows": str(run.rows_path),
-        "input": run.report.get("input"),
-        "provenance": run.report.get("provenance"),
+        "family": f"{envelope.family} (schema {envelope.family_schema_version})",
+        "read from": run.legacy or f"run envelope v{envelope.schema_version}",
+        "chemgauge_version": envelope.chemgauge_version,
+        "created": envelope.created,
+        "config_sha256": envelope.config_sha256,
+        "inputs": {i.role: f"{i.path} (sha256 {i.sha256})" for i in envelope.inputs},
+        "provenance": envelope.provenance.model_dump(),
+        "reproducibility_sha256": envelope.reproducibility_sha256,
+        "counts": envelope.counts.model_dump(),
     }
     rows = tuple(_flatten("", block))
     return (

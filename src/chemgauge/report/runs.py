@@ -1,9 +1,11 @@
-"""Loading one finished run: its report JSON and its row file, with the family named by the report.
+"""One finished run as read from disk: its run envelope and its rows.
 
-A run folder holds ``report.json`` and ``rows.jsonl``; explicit paths override either. Rows are
-kept in file order (the reproducibility hash is over that order) and every line that is not a
-JSON object is recorded with its line number instead of being skipped, so a truncated file is
-visible to ``verify`` and refused by ``report`` and ``compare``.
+A run folder holds ``report.json`` (the run envelope, :mod:`chemgauge.eval.envelope`) and the
+rows file it names; explicit paths override either. Rows are kept in file order (the
+reproducibility hash is over that order) and every line that is not a JSON object is recorded
+with its line number instead of being skipped, so a truncated file is visible to ``verify``
+and refused by ``report`` and ``compare``. A report written before the envelope existed is
+read through its family adapter into the same envelope; ``legacy`` then names its dialect.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 import orjson
 
 from chemgauge.errors import InputFileError
+from chemgauge.eval.envelope import InputRecord, RunEnvelope
 
 __all__ = ["REPORT_NAME", "ROWS_NAME", "Run", "read_report"]
 
@@ -24,20 +27,52 @@ ROWS_NAME = "rows.jsonl"
 
 @dataclass(frozen=True)
 class Run:
-    """A report and its rows as read from disk; ``bad_lines`` lists unreadable row lines."""
+    """An envelope and its rows as read from disk; ``bad_lines`` lists unreadable row lines.
 
-    report: dict[str, Any]
+    ``legacy`` is ``None`` for a report written as a run envelope, else the pre-envelope
+    dialect it was upgraded from; ``derived`` then names the envelope fields the old report
+    did not record and that were derived when it was read (``counts`` always).
+    """
+
+    envelope: RunEnvelope
     rows: list[dict[str, Any]]
     report_path: Path
     rows_path: Path
     bad_lines: list[tuple[int, str]] = field(default_factory=list)
+    legacy: str | None = None
+    derived: frozenset[str] = frozenset()
 
-    family: str = ""
+    @property
+    def family(self) -> str:
+        """The family that wrote the run."""
+        return self.envelope.family
+
+    @property
+    def metrics(self) -> dict[str, Any]:
+        """The family's results (the envelope's ``metrics``)."""
+        return self.envelope.metrics
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The run's configuration (the envelope's ``config``)."""
+        return self.envelope.config
 
     @property
     def label(self) -> str:
         """A short human label: the run folder's name."""
         return self.report_path.parent.name or str(self.report_path)
+
+    def input_candidates(self, record: InputRecord) -> list[Path]:
+        """Existing files a recorded input may be: the path as given (from the current
+        folder) and the same path beside the report; a ``run_folder`` input only beside it."""
+        given = Path(record.path)
+        beside = self.report_path.parent / given
+        options = [beside] if record.base == "run_folder" else [given, beside]
+        found: list[Path] = []
+        for option in options:
+            if option.is_file() and not any(option.samefile(f) for f in found):
+                found.append(option)
+        return found
 
     def require_clean_rows(self) -> None:
         """Raise, naming file and line, if any row line could not be read."""
@@ -52,6 +87,7 @@ class Run:
 
 
 def read_report(path: Path) -> dict[str, Any]:
+    """A report file parsed as a JSON object; any other content is an error naming it."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:

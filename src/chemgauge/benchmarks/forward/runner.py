@@ -31,11 +31,8 @@ from chemgauge.benchmarks.forward.corpus import (
     InvalidRecord,
     open_corpus,
 )
-from chemgauge.benchmarks.forward.provenance import (
-    base_provenance,
-    dependency_versions,
-    rows_reproducibility_sha256,
-)
+from chemgauge.benchmarks.forward.provenance import base_provenance, rows_reproducibility_sha256
+from chemgauge.benchmarks.forward.report import ForwardReport, forward_envelope, status_tally
 from chemgauge.benchmarks.forward.rows import (
     ROW_SCHEMA_VERSION,
     error_row,
@@ -50,6 +47,7 @@ from chemgauge.engines.forward.predictor import (
 )
 from chemgauge.engines.forward.rules import EMBEDDED_RULES_VERSION, RULES_CONTENT_HASH_SCHEME
 from chemgauge.errors import ConfigError, DataQualityError
+from chemgauge.eval.envelope import RunEnvelope
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
 from chemgauge.eval.provenance import sha256_json
 from chemgauge.eval.records import (
@@ -85,6 +83,8 @@ class BenchmarkConfig:
         max_results: engine pool cap (``None``: no cap, so absence is always confirmed).
         strict: data-quality issues are hard errors (see the CLI help for the exact list).
         restart: discard an earlier journal instead of resuming it.
+        output_report: where the report will be written (default: ``report.json`` beside the
+            rows); the report records the rows file relative to it.
     """
 
     corpus: Path
@@ -95,6 +95,7 @@ class BenchmarkConfig:
     max_results: int | None = None
     strict: bool = False
     restart: bool = False
+    output_report: Path | None = None
 
     def deterministic_config(self) -> dict[str, Any]:
         """What ``config_sha256`` covers (no paths: content is hashed separately)."""
@@ -112,12 +113,17 @@ class BenchmarkConfig:
 
 @dataclass(frozen=True)
 class BenchmarkResult:
-    """The report (a plain mapping) and where the rows went."""
+    """The report (a run envelope) and where the rows went."""
 
-    report: dict[str, Any]
+    envelope: RunEnvelope
     rows_path: Path
     rows: int
     resumed_rows: int
+
+    @property
+    def report(self) -> dict[str, Any]:
+        """The report as a plain mapping (what ``report.json`` holds)."""
+        return self.envelope.model_dump(mode="json")
 
 
 @dataclass(frozen=True, slots=True)
@@ -420,12 +426,13 @@ def _run(
             row["provenance"] = provenance
             yield row
 
-    facts, totals = RowFacts(), _Totals()
+    facts, totals, counts = RowFacts(), _Totals(), status_tally()
 
     def summarized(rows: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         for row in rows:
             facts.add(row)
             totals.add(row)
+            counts.add(row)
             yield row
 
     read: Callable[[Path], Iterator[dict[str, Any]]] = _journal_in_order
@@ -433,6 +440,7 @@ def _run(
         digest = rows_reproducibility_sha256(summarized(final_rows(read)))
     except _OutOfOrder:
         read, facts, totals = _journal_by_line, RowFacts(), _Totals()
+        counts = status_tally()
         digest = rows_reproducibility_sha256(summarized(final_rows(read)))
     if totals.rows != corpus.entries:
         raise RuntimeError(
@@ -445,22 +453,12 @@ def _run(
     overall = facts.aggregate()
     total_ms = (time.perf_counter() - started) * 1000
     executor_config = predicted.executor
-    report: dict[str, Any] = {
-        "report_schema_version": REPORT_SCHEMA_VERSION,
-        "benchmark": "chemgauge-forward",
+    metrics: dict[str, Any] = {
         "corpus": {
-            "path": str(config.corpus),
-            "sha256": corpus.sha256,
             "schema_version": CORPUS_SCHEMA_VERSION,
             "stats": corpus.stats.to_dict(),
             "warnings": [w.to_dict() for w in corpus.stats.warnings],
             "warnings_truncated": sum(corpus.stats.counts.values()) > len(corpus.stats.warnings),
-        },
-        "config": {
-            **config.deterministic_config(),
-            "strict": config.strict,
-            "templates_file": loaded.rules_file,
-            "template_manifest_file": loaded.manifest_file,
         },
         "rules": {
             "rules_loaded": len(loaded.rules),
@@ -468,20 +466,26 @@ def _run(
             "rules_content_sha256": loaded.rules.content_sha256,
             "rules_file_sha256": loaded.rules_file_sha256,
         },
-        "environment": {"dependency_versions": dependency_versions()},
-        "provenance": provenance,
         "overall": overall,
         "by_split": facts.by_split(),
         "breakdowns": facts.breakdowns(),
         "diagnostics": _diagnostics(totals, overall, corpus),
-        # Timing and execution facts: excluded from every determinism guarantee.
+    }
+    # Timing and execution facts: excluded from every determinism guarantee.
+    timing = {
         "elapsed_ms": {
             "total": round(total_ms, 3),
             "prediction_phase": round(predicted.wall_s * 1000, 3),
             "engine_calls_sum": round(totals.engine_ms, 3),
-            "resumed_rows": predicted.resumed,
-            "executor": executor_config.kind,
-            "jobs": executor_config.workers(),
         },
+        "resumed_rows": predicted.resumed,
+        "executor": executor_config.kind,
+        "jobs": executor_config.workers(),
+        "strict": config.strict,
     }
-    return BenchmarkResult(report, config.output_rows, totals.rows, predicted.resumed)
+    envelope = forward_envelope(
+        ForwardReport(config, corpus, loaded, provenance, digest, counts, REPORT_SCHEMA_VERSION),
+        metrics,
+        timing,
+    )
+    return BenchmarkResult(envelope, config.output_rows, totals.rows, predicted.resumed)

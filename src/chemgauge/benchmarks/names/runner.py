@@ -27,8 +27,15 @@ from chemgauge.benchmarks.names.metrics import (
     classify_row,
     is_abstention,
 )
+from chemgauge.eval.envelope import (
+    CountsTally,
+    EnvelopeParts,
+    base_provenance,
+    build_envelope,
+    record_input,
+)
 from chemgauge.eval.executors import Executor, ItemFailure, SerialExecutor
-from chemgauge.eval.provenance import reproducibility_sha256, run_provenance, sha256_file
+from chemgauge.eval.provenance import reproducibility_sha256
 from chemgauge.eval.records import RejectionStats, iter_journal_by_keys
 
 __all__ = [
@@ -43,7 +50,8 @@ __all__ = [
 ]
 
 REPORT_SCHEMA_VERSION = 1
-REPRODUCIBILITY_EXCLUDES = ("timing",)
+#: The row field the envelope's ``counts.by_status`` counts (the seed's house lens).
+STATUS_FIELD = "strict"
 MAX_WRONG_LISTED = 200
 
 
@@ -233,24 +241,38 @@ def build_report(
     input_stats: RejectionStats,
     engine: dict[str, Any],
     timing: dict[str, float],
+    rows_path: str | Path,
+    report_path: str | Path | None = None,
+    engine_config: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Aggregate rows into the report in one pass (``rows`` may be a stream, read once);
-    every number is a pure function of the rows."""
+    """Aggregate rows into the report (a run envelope) in one pass (``rows`` may be a stream,
+    read once); every number is a pure function of the rows.
+
+    ``engine_config`` holds the OPSIN options that can change a read-back (part of the
+    config); ``report_path`` is where the report will be written (default: beside the rows).
+    """
     summary = RowSummary()
-    digest = reproducibility_sha256(summary.fold(rows), ())
-    provenance = run_provenance(config.describe(), {"input": input_path}, {"engine": engine})
-    return {
-        "family": "names",
-        "schema_version": REPORT_SCHEMA_VERSION,
-        "input": {"path": str(input_path), "sha256": sha256_file(input_path)},
-        "input_stats": input_stats.to_dict(),
-        "metrics": summary.tally.result(config.pin_pct),
-        "confidently_wrong_rows": summary.wrong,
-        "confidently_wrong_listed_truncated": summary.wrong_total > MAX_WRONG_LISTED,
-        "provenance": {
-            **provenance.to_dict(),
-            "reproducibility_sha256": digest,
-            "reproducibility_excludes": list(REPRODUCIBILITY_EXCLUDES),
-        },
-        "timing": timing,
-    }
+    counts = CountsTally(STATUS_FIELD)
+    digest = reproducibility_sha256(counts.feed(summary.fold(rows)), ())
+    rows_file = Path(rows_path)
+    envelope = build_envelope(
+        EnvelopeParts(
+            family="names",
+            family_schema_version=REPORT_SCHEMA_VERSION,
+            config={"coverage": config.describe(), "engine": dict(engine_config or {})},
+            inputs=[record_input("input", input_path)],
+            provenance=base_provenance({"opsin": engine}),
+            rows_path=rows_file,
+            reproducibility_sha256=digest,
+            timing=timing,
+            counts=counts.result(input_stats.counts),
+            metrics={
+                **summary.tally.result(config.pin_pct),
+                "input_stats": input_stats.to_dict(),
+                "confidently_wrong_rows": summary.wrong,
+                "confidently_wrong_listed_truncated": summary.wrong_total > MAX_WRONG_LISTED,
+            },
+        ),
+        report_path if report_path is not None else rows_file.with_name("report.json"),
+    )
+    return envelope.model_dump(mode="json")

@@ -25,11 +25,26 @@ from chemgauge.benchmarks.ocsr.manifest import Manifest
 from chemgauge.benchmarks.ocsr.runner import ATTEMPT_STATUSES, NOT_RUN, TIMING_FIELDS
 from chemgauge.benchmarks.ocsr.scoring import HEADLINE_POLICY, MATCH, POLICY_CLAIMS, UNSUPPORTED
 from chemgauge.chem.graphdiff import CATEGORIES
+from chemgauge.eval.envelope import (
+    CountsTally,
+    EnvelopeParts,
+    base_provenance,
+    build_envelope,
+    record_input,
+    write_envelope,
+)
 from chemgauge.eval.provenance import reproducibility_sha256
-from chemgauge.eval.records import atomic_write_json, atomic_write_rows
+from chemgauge.eval.records import atomic_write_rows
 from chemgauge.eval.stats import wilson_interval
 
-__all__ = ["REPORT_VERSION", "ReportTally", "aggregate", "iter_rows_file", "write_report"]
+__all__ = [
+    "REPORT_VERSION",
+    "ReportTally",
+    "aggregate",
+    "iter_rows_file",
+    "report_metrics",
+    "write_report",
+]
 
 REPORT_VERSION = 1
 _INTERNED = {status: status for status in ATTEMPT_STATUSES}
@@ -295,30 +310,61 @@ def iter_rows_file(path: str | Path) -> Iterator[dict[str, Any]]:
             yield orjson.loads(line)
 
 
+#: Report-body fields the run envelope holds itself (or in ``timing``), not under ``metrics``.
+_ENVELOPE_FIELDS = ("report_version", "provenance", "reproducibility_sha256", "timing")
+
+
+def report_metrics(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The envelope's ``metrics`` from a report body (:func:`aggregate`)."""
+    return {k: v for k, v in body.items() if k not in _ENVELOPE_FIELDS}
+
+
 def write_report(
     out_dir: str | Path,
     manifest: Manifest,
     rows: Iterable[Mapping[str, Any]],
     policies: Sequence[str],
-    provenance: Mapping[str, Any],
+    extra: Mapping[str, Any],
     *,
     html: bool = True,
+    manifest_path: str | Path | None = None,
 ) -> dict[str, Any]:
-    """Write ``scored.jsonl``, ``report.json`` and (optionally) ``report.html`` atomically.
+    """Write ``scored.jsonl``, ``report.json`` (a run envelope) and (optionally)
+    ``report.html`` atomically, and return the report.
 
-    ``rows`` is consumed once (it may be a generator scoring attempts as they come): it is
-    streamed into ``scored.jsonl`` and the tally, then the written file is read back for the
-    row hash and the HTML page, so no row is held.
+    ``extra`` is the run's configuration beyond the policies (the back-end's description and
+    the run config; the back-end also goes to provenance); ``manifest_path`` is recorded as
+    the run's input. ``rows`` is consumed once (it may be a generator scoring attempts as they
+    come): it is streamed into ``scored.jsonl`` and the tally, then the written file is read
+    back for the row hash and the HTML page, so no row is held.
     """
     out = Path(out_dir)
     scored = out / "scored.jsonl"
     tally = ReportTally()
     atomic_write_rows(scored, tally.feed(rows))
-    digest = reproducibility_sha256(iter_rows_file(scored), TIMING_FIELDS)
-    report = tally.result(manifest, policies, provenance, digest)
-    atomic_write_json(out / "report.json", report)
+    counts = CountsTally("status")
+    digest = reproducibility_sha256(counts.feed(iter_rows_file(scored)), TIMING_FIELDS)
+    body = tally.result(manifest, policies, {}, digest)
+    backend = extra.get("backend")
+    envelope = build_envelope(
+        EnvelopeParts(
+            family="ocsr",
+            family_schema_version=REPORT_VERSION,
+            config={"policies": list(policies), **extra},
+            inputs=[] if manifest_path is None else [record_input("manifest", manifest_path)],
+            provenance=base_provenance({} if backend is None else {"recognizer": backend}),
+            rows_path=scored,
+            reproducibility_sha256=digest,
+            reproducibility_excludes=TIMING_FIELDS,
+            timing={"attempts": body["timing"]},
+            counts=counts.result(),
+            metrics=report_metrics(body),
+        ),
+        out / "report.json",
+    )
+    write_envelope(out / "report.json", envelope)
     if html:
         from chemgauge.benchmarks.ocsr.html import write_html
 
-        write_html(out / "report.html", manifest, iter_rows_file(scored), report)
-    return report
+        write_html(out / "report.html", manifest, iter_rows_file(scored), body)
+    return envelope.model_dump(mode="json")

@@ -40,13 +40,17 @@ from chemgauge.benchmarks.p2s.spec import CONDITIONS
 from chemgauge.benchmarks.p2s.taskfile import Label, Task, ViewData
 from chemgauge.benchmarks.p2s.viewindex import ViewIndex, index_dataset
 from chemgauge.errors import InputFileError
-from chemgauge.eval.provenance import (
-    reproducibility_sha256,
-    run_provenance,
-    sha256_file,
-    sha256_json,
+from chemgauge.eval.envelope import (
+    CountsTally,
+    EnvelopeParts,
+    InputRecord,
+    base_provenance,
+    build_envelope,
+    record_input,
+    write_envelope,
 )
-from chemgauge.eval.records import atomic_write_json, atomic_write_rows
+from chemgauge.eval.provenance import reproducibility_sha256, sha256_json
+from chemgauge.eval.records import atomic_write_rows
 
 __all__ = [
     "REPORT_SCHEMA_VERSION",
@@ -168,7 +172,9 @@ def write_run_report(
         )
     predictions: dict[str, Any] = {}
     data_views: dict[str, Any] = {}
+    inputs: list[InputRecord] = []
     tally = MetricsTally()
+    counts = CountsTally("status")
 
     def rows() -> Iterator[Row]:
         for view in views:
@@ -176,41 +182,49 @@ def write_run_report(
             path = folder / view.directory / f"{view.condition}.jsonl"
             read = read_predictions(path, strict=strict)
             answered = [0]
-            yield from tally.feed(_iter_view_rows(view, read, answered))
+            yield from counts.feed(tally.feed(_iter_view_rows(view, read, answered)))
+            tasks = record_input(f"tasks:{name}", view.task_path)
+            labels = record_input(f"labels:{name}", view.label_path)
+            prediction = record_input(f"predictions:{name}", path)
+            beside = {"path": f"{name}.jsonl", "base": "run_folder"}  # the run's own file
+            inputs.extend([tasks, labels, prediction.model_copy(update=beside)])
             predictions[name] = {
                 "path": f"{name}.jsonl",
-                "sha256": sha256_file(path),
+                "sha256": prediction.sha256,
                 "unknown_records": len(read.by_record) - answered[0],
                 "unattributable_lines": read.unattributable,
             }
-            data_views[name] = {
-                "tasks_sha256": sha256_file(view.task_path),
-                "labels_sha256": sha256_file(view.label_path),
-            }
+            data_views[name] = {"tasks_sha256": tasks.sha256, "labels_sha256": labels.sha256}
 
     rows_path = atomic_write_rows(folder / "rows.jsonl", rows())
     described = dict(model) if model is not None else _model_of(folder)
     run_config = {"claim": asdict(config), "model": described}
-    provenance = run_provenance(run_config).to_dict()
-    report = {
-        "family": "p2s",
-        "schema_version": REPORT_SCHEMA_VERSION,
-        "model": described,
-        "config": run_config,
-        "data": {
-            "path": str(Path(data_dir).resolve()),
-            "sha256": sha256_json(data_views),
-            "views": data_views,
-        },
-        "predictions": predictions,
-        "metrics": tally.result(config),
-        "provenance": {
-            **provenance,
-            "reproducibility_sha256": reproducibility_sha256(iter_rows_file(rows_path), ()),
-            "reproducibility_excludes": [],
-        },
-    }
-    report_path = atomic_write_json(folder / "report.json", report)
+    unattributable = sum(int(p["unattributable_lines"]) for p in predictions.values())
+    envelope = build_envelope(
+        EnvelopeParts(
+            family="p2s",
+            family_schema_version=REPORT_SCHEMA_VERSION,
+            config=run_config,
+            inputs=inputs,
+            provenance=base_provenance({"model": described}),
+            rows_path=rows_path,
+            reproducibility_sha256=reproducibility_sha256(iter_rows_file(rows_path), ()),
+            counts=counts.result({"unattributable_prediction_line": unattributable}),
+            metrics={
+                **tally.result(config),
+                "model": described,
+                "data": {
+                    "path": str(Path(data_dir).resolve()),
+                    "sha256": sha256_json(data_views),
+                    "views": data_views,
+                },
+                "predictions": predictions,
+            },
+        ),
+        folder / "report.json",
+    )
+    report = envelope.model_dump(mode="json")
+    report_path = write_envelope(folder / "report.json", envelope)
     return RunReport(rows_path, report_path, report)
 
 

@@ -146,6 +146,7 @@ class RetroTally:
         self.by_class: dict[str | None, dict[tuple[str, str], RankTally]] = {}
         self.total_outputs = self.invalid = self.duplicates = self.self_loops = self.cut = 0
         self.invalid_reasons: Counter[str] = Counter()
+        self.reasons_recorded = False  # rows written before reasons existed carry none
         self.raw_counts = array("d")
         self.valid_unique_counts = array("d")
         self.valid_counts = array("d")  # valid outputs, repeats included
@@ -176,6 +177,7 @@ class RetroTally:
         self.raw_counts.append(row["n_outputs"])
         self.valid_unique_counts.append(row.get("n_valid_unique", 0))
         self.valid_counts.append(row["n_outputs"] - len(row["invalid_ranks"]) if hits else 0)
+        self.reasons_recorded = self.reasons_recorded or "invalid_reasons" in row
         if hits:
             self.total_outputs += row["n_outputs"]
             self.invalid += len(row["invalid_ranks"])
@@ -201,6 +203,14 @@ class RetroTally:
                 self.rt_firsts[trip["first_rank"]] += 1
                 self.rt_sequential_reciprocal += 1.0 / (trip["first_rank"] + 1)
 
+    def _by_reason(self) -> dict[str, Any]:
+        """Invalid outputs by reason ("unrecorded" for rows written before reasons were
+        recorded); absent for a run none of whose rows records reasons (an old run folder,
+        whose report never had it)."""
+        if not self.reasons_recorded:
+            return {}
+        return {"invalid_by_reason": dict(sorted(self.invalid_reasons.items()))}
+
     def _blocks(self, tallies: Mapping[tuple[str, str], RankTally]) -> dict[str, dict[str, Any]]:
         return {
             c: {m: tallies[(c, m)].block(self.ks, self.max_k) for m in self.matchers}
@@ -218,7 +228,7 @@ class RetroTally:
                 "total": total,
                 "invalid": self.invalid,
                 "invalid_rate": _rate(self.invalid, total),
-                "invalid_by_reason": dict(sorted(self.invalid_reasons.items())),
+                **self._by_reason(),
                 "duplicates": self.duplicates,
                 "duplicate_rate": _rate(self.duplicates, total),
                 # an output listing the product among its own reactants (counted, still ranked)

@@ -61,13 +61,21 @@ from chemgauge.engines.retro.base import ModelFailure, ModelOutput, RetroModel
 from chemgauge.engines.retro.predictions import PredictionsFileModel
 from chemgauge.engines.retro.registry import build_retro_model
 from chemgauge.errors import BackendError, DataQualityError
+from chemgauge.eval.envelope import (
+    CountsTally,
+    EnvelopeParts,
+    InputRecord,
+    base_provenance,
+    build_envelope,
+    record_input,
+    write_envelope,
+)
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
-from chemgauge.eval.provenance import RowsDigest, run_provenance, sha256_json
+from chemgauge.eval.provenance import RowsDigest, sha256_json
 from chemgauge.eval.records import (
     RejectionStats,
     ResumableJsonlWriter,
     atomic_write_bytes,
-    atomic_write_json,
     atomic_write_rows,
     iter_journal_by_keys,
 )
@@ -86,7 +94,7 @@ log = logging.getLogger(__name__)
 
 ROWS_JSONL = "rows.jsonl"
 REPORT_JSON = "report.json"
-REPORT_SCHEMA = "chemgauge-retro-report-v1"
+REPORT_SCHEMA_VERSION = 2
 #: Canonical targets of the running evaluation (a temporary file in ``results_dir``).
 SPOOL_PREFIX = ".targets-"
 
@@ -300,12 +308,8 @@ def run_retro_eval(
     from_file = model if isinstance(model, PredictionsFileModel) else None
     if config.strict and from_file is not None:
         from_file.make_strict()
-    provenance = run_provenance(
-        config.row_affecting(),
-        inputs={"data": data_file.path},
-        extra={"model": model.describe()},
-    )
-    file_sha = provenance.input_sha256["data"]
+    data_input = record_input("data", data_file.path)
+    file_sha = data_input.sha256
     config_sha = _config_sha256(config, file_sha, model)
     out_dir = Path(config.results_dir)
     settings = config.score_settings()
@@ -381,11 +385,13 @@ def run_retro_eval(
             round_trip_max_rank=config.round_trip_max_rank if config.round_trip else None,
         )
         digest = RowsDigest()
+        status_counts = CountsTally("status")
 
         def observed() -> Iterator[dict[str, Any]]:
             for row in _final_rows(spool, journal.path, state.errors, total_model_seconds):
                 tally.add(row)
                 digest.update(row)
+                status_counts.add(row)
                 yield row
 
         atomic_write_rows(out_dir / ROWS_JSONL, observed())
@@ -394,11 +400,20 @@ def run_retro_eval(
         model.close()
 
     model_block: dict[str, Any] = {**model.describe()}
+    inputs = [data_input]
     if from_file is not None:
         model_block["predictions_file"] = from_file.stats.to_dict()
-    metrics = tally.result()
+        inputs.append(
+            InputRecord(
+                role="predictions",
+                path=str(from_file.path),
+                sha256=from_file.sha256,
+                size=from_file.path.stat().st_size,
+            )
+        )
+    accuracy = tally.result()
     unscored = Unscored.from_counts(
-        metrics["status"],
+        accuracy["status"],
         data_file=data_file.path.name,
         data_lines=stats.to_dict(),
         predictions_file=None if from_file is None else from_file.path.name,
@@ -422,11 +437,8 @@ def run_retro_eval(
     )
     for key in volatile:
         public_config.pop(key, None)
-    report: dict[str, Any] = {
-        "schema": REPORT_SCHEMA,
-        "benchmark": "retro",
-        "config": public_config,
-        "config_sha256": config_sha,
+    metrics: dict[str, Any] = {
+        **accuracy,
         "data": {
             "file": data_file.path.name,
             "format": data_file.format,
@@ -437,7 +449,6 @@ def run_retro_eval(
             "lines": stats.to_dict(),
         },
         "model": model_block,
-        "metrics": metrics,
         "unscored": unscored.to_dict(),
         "syntheseus_results": {
             "file": results_name,
@@ -447,20 +458,33 @@ def run_retro_eval(
         "divergences_from_syntheseus": [
             {"id": key, "divergence": text} for key, text in SYNTHESEUS_DIVERGENCES.items()
         ],
-        "provenance": provenance.to_dict(),
-        "reproducibility_sha256": digest.hexdigest(),
-        "run": {
-            "executor": executor_config.describe(),
-            "resumed_targets": state.resumed,
-            "journal_truncated_bytes": journal.truncated_bytes,
-            "scored_now": state.scored,
-            "timing": {
-                "load_s": load_seconds,
-                "score_s": score_seconds,
-                "total_s": time.perf_counter() - started,
-                "model_calls": model.calls,
-            },
-        },
     }
-    atomic_write_json(out_dir / REPORT_JSON, report)
-    return RetroRun(report=report, results_dir=out_dir, unscored=unscored)
+    timing = {
+        "executor": executor_config.describe(),
+        "resumed_targets": state.resumed,
+        "journal_truncated_bytes": journal.truncated_bytes,
+        "scored_now": state.scored,
+        "seconds": {
+            "load_s": load_seconds,
+            "score_s": score_seconds,
+            "total_s": time.perf_counter() - started,
+        },
+        "model_calls": model.calls,
+    }
+    envelope = build_envelope(
+        EnvelopeParts(
+            family="retro",
+            family_schema_version=REPORT_SCHEMA_VERSION,
+            config=public_config,
+            inputs=inputs,
+            provenance=base_provenance({"model": model.describe()}),
+            rows_path=out_dir / ROWS_JSONL,
+            reproducibility_sha256=digest.hexdigest(),
+            timing=timing,
+            counts=status_counts.result(stats.counts),
+            metrics=metrics,
+        ),
+        out_dir / REPORT_JSON,
+    )
+    write_envelope(out_dir / REPORT_JSON, envelope)
+    return RetroRun(report=envelope.model_dump(mode="json"), results_dir=out_dir, unscored=unscored)

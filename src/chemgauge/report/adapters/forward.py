@@ -16,12 +16,13 @@ from chemgauge.benchmarks.forward.aggregate import (
     breakdowns,
     by_split,
 )
-from chemgauge.benchmarks.forward.provenance import rows_reproducibility_sha256
+from chemgauge.benchmarks.forward.provenance import ROW_HASH_EXCLUDES
+from chemgauge.report.adapters.forward_checks import forward_cross_checks
 from chemgauge.report.families import (
     Distribution,
     FailureCase,
     FamilyAdapter,
-    InputFile,
+    Mismatch,
     Rate,
     RatePlot,
     Recomputed,
@@ -69,6 +70,7 @@ class ForwardAdapter(FamilyAdapter):
     """Adapter for reports written by ``chemgauge forward benchmark``."""
 
     family = "forward"
+    reproducibility_excludes = ROW_HASH_EXCLUDES
 
     def item_key(self, row: Row) -> str:
         return str(row["source_line"])
@@ -92,9 +94,10 @@ class ForwardAdapter(FamilyAdapter):
         return out
 
     def comparison_protocol(self, run: Run) -> dict[str, Any]:
-        config = run.report.get("config") or {}
+        config = run.config
+        corpus = next((i for i in run.envelope.inputs if i.role == "corpus"), None)
         return {
-            "corpus_sha256": (run.report.get("corpus") or {}).get("sha256"),
+            "corpus_sha256": None if corpus is None else corpus.sha256,
             "split_protocol_version": config.get("split_protocol_version"),
             "train_max_bucket": config.get("train_max_bucket"),
             "val_max_bucket": config.get("val_max_bucket"),
@@ -110,20 +113,8 @@ class ForwardAdapter(FamilyAdapter):
             notes=("diagnostics need the corpus and are not recomputed",),
         )
 
-    def reproducibility(self, run: Run) -> tuple[str | None, str]:
-        # The published excludes name report-level fields too; the row hash strips these.
-        recorded = (run.report.get("provenance") or {}).get("reproducibility_sha256")
-        return recorded, rows_reproducibility_sha256(run.rows)
-
-    def input_files(self, report: Mapping[str, Any]) -> list[InputFile]:
-        out = []
-        corpus = report.get("corpus") or {}
-        if isinstance(corpus.get("sha256"), str):
-            out.append(InputFile("corpus", corpus.get("path"), corpus["sha256"]))
-        config, rules = report.get("config") or {}, report.get("rules") or {}
-        if config.get("templates_file") and rules.get("rules_file_sha256"):
-            out.append(InputFile("templates", config["templates_file"], rules["rules_file_sha256"]))
-        return out
+    def cross_checks(self, run: Run) -> list[Mismatch]:
+        return forward_cross_checks(run)
 
     def headline(self, run: Run) -> list[Rate]:
         overall = aggregate(run.rows)

@@ -18,12 +18,14 @@ from chemgauge.eval.provenance import sha256_json
 from chemgauge.report.families import (
     FailureCase,
     FamilyAdapter,
+    Mismatch,
     Rate,
     RatePlot,
     Recomputed,
     Section,
     Structure,
     Table,
+    agree,
 )
 from chemgauge.report.formatting import fmt_count, fmt_rate
 from chemgauge.report.runs import Run
@@ -92,6 +94,7 @@ class NamesAdapter(FamilyAdapter):
     """Adapter for reports written by ``chemgauge names coverage``."""
 
     family = "names"
+    reproducibility_excludes = ()
 
     def item_key(self, row: Row) -> str:
         return str(row["id"])
@@ -116,7 +119,7 @@ class NamesAdapter(FamilyAdapter):
 
     def _metrics(self, run: Run) -> dict[str, Any]:
         lenses = _lenses(run.rows)
-        pin = (run.report.get("metrics") or {}).get("pin_pct")  # config, carried verbatim
+        pin = run.metrics.get("pin_pct")  # config, carried verbatim
         return aggregate((_row_result(r, lenses) for r in run.rows), pin_pct=pin, lenses=lenses)
 
     def recompute(self, run: Run) -> Recomputed:
@@ -124,12 +127,30 @@ class NamesAdapter(FamilyAdapter):
         wrong = confidently_wrong_rows(run.rows, lenses)
         return Recomputed(
             {
-                "metrics": self._metrics(run),
+                **self._metrics(run),
                 "confidently_wrong_rows": wrong[:MAX_WRONG_LISTED],
                 "confidently_wrong_listed_truncated": len(wrong) > MAX_WRONG_LISTED,
             },
             notes=("metrics.pin_pct is configuration and is carried from the report",),
         )
+
+    def cross_checks(self, run: Run) -> list[Mismatch]:
+        coverage = run.config.get("coverage")
+        found: list[Mismatch] = []
+        if isinstance(coverage, Mapping):  # an old report recorded no config
+            found += agree("metrics.pin_pct", run.metrics.get("pin_pct"), coverage.get("pin_pct"))
+            matchers = {k: v.get("matcher") for k, v in (run.metrics.get("lenses") or {}).items()}
+            lenses = coverage.get("lenses") or {}
+            found += agree(
+                "metrics.lenses.*.matcher", matchers, {k: lenses.get(k) for k in matchers}
+            )
+        stats = run.metrics.get("input_stats") or {}
+        found += agree(
+            "metrics.input_stats.rejections_by_reason",
+            stats.get("rejections_by_reason"),
+            run.envelope.counts.rejected_by_reason,
+        )
+        return found
 
     def headline(self, run: Run) -> list[Rate]:
         metrics = self._metrics(run)

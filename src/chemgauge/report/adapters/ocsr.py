@@ -12,22 +12,24 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from chemgauge.benchmarks.ocsr.manifest import Manifest
-from chemgauge.benchmarks.ocsr.report import aggregate
+from chemgauge.benchmarks.ocsr.manifest import Manifest, load_manifest
+from chemgauge.benchmarks.ocsr.report import aggregate, report_metrics
 from chemgauge.benchmarks.ocsr.runner import TIMING_FIELDS
 from chemgauge.benchmarks.ocsr.scoring import MATCH
-from chemgauge.eval.provenance import reproducibility_sha256
+from chemgauge.errors import ChemgaugeError
+from chemgauge.eval.envelope import InputRecord
 from chemgauge.report.families import (
     Distribution,
     FailureCase,
     FamilyAdapter,
-    InputFile,
+    Mismatch,
     Rate,
     RatePlot,
     Recomputed,
     Section,
     Structure,
     Table,
+    agree,
 )
 from chemgauge.report.formatting import fmt_count, fmt_rate
 from chemgauge.report.runs import Run
@@ -38,7 +40,11 @@ Row = Mapping[str, Any]
 
 
 def _policies(run: Run) -> tuple[str, ...]:
-    return tuple(run.report.get("policies") or ())
+    return tuple(run.metrics.get("policies") or ())
+
+
+def _manifest_input(run: Run) -> InputRecord | None:
+    return next((i for i in run.envelope.inputs if i.role == "manifest"), None)
 
 
 def _exact(row: Row, policy: str) -> bool:
@@ -58,6 +64,7 @@ class OcsrAdapter(FamilyAdapter):
 
     family = "ocsr"
     rows_file_names = ("scored.jsonl",)
+    reproducibility_excludes = TIMING_FIELDS
 
     @classmethod
     def claims_report(cls, report: Mapping[str, Any]) -> bool:
@@ -78,34 +85,49 @@ class OcsrAdapter(FamilyAdapter):
         return {"repeat": str(row["repeat"])}
 
     def comparison_protocol(self, run: Run) -> dict[str, Any]:
-        provenance = run.report.get("provenance") or {}
-        manifest = run.report.get("manifest") or {}
+        manifest = run.metrics.get("manifest") or {}
+        recorded = _manifest_input(run)
         return {
-            "manifest_sha256": (provenance.get("input_sha256") or {}).get("manifest"),
+            "manifest_sha256": run.envelope.provenance.model_dump().get("manifest_sha256")
+            if recorded is None
+            else recorded.sha256,
             "manifest_name": manifest.get("name"),
             "images": manifest.get("images"),
         }
 
     def recompute(self, run: Run) -> Recomputed:
-        block = run.report.get("manifest") or {}
+        block = run.metrics.get("manifest") or {}
         # The aggregate reads only the manifest's name and case count; both are carried from
-        # the report (the manifest file's path is not recorded), everything else is rows.
+        # the report (cross_checks compares them with the manifest file when it is found),
+        # everything else is rows.
         manifest = Manifest.model_construct(
             name=block.get("name", ""), cases=[None] * int(block.get("images", 0))
         )
-        full = aggregate(manifest, run.rows, _policies(run), run.report.get("provenance") or {})
-        full.pop("provenance", None)
         return Recomputed(
-            full, notes=("manifest name and image count are carried from the report",)
+            report_metrics(aggregate(manifest, run.rows, _policies(run), {})),
+            notes=("manifest name and image count are carried from the report",),
         )
 
-    def reproducibility(self, run: Run) -> tuple[str | None, str]:
-        return run.report.get("reproducibility_sha256"), reproducibility_sha256(
-            run.rows, TIMING_FIELDS
-        )
-
-    def input_files(self, report: Mapping[str, Any]) -> list[InputFile]:
-        return []  # only the manifest's hash is recorded, not its path
+    def cross_checks(self, run: Run) -> list[Mismatch]:
+        found = agree("metrics.policies", run.metrics.get("policies"), run.config.get("policies"))
+        backend = run.config.get("backend")
+        if backend is not None:
+            recognizer = run.envelope.provenance.backends.get("recognizer")
+            found += agree("provenance.backends.recognizer", recognizer, backend)
+        recorded = _manifest_input(run)
+        paths = [] if recorded is None else run.input_candidates(recorded)
+        if paths:
+            try:
+                manifest = load_manifest(paths[0], verify=False)
+            except ChemgaugeError:
+                return found  # an unreadable manifest is the input check's to report
+            block = run.metrics.get("manifest") or {}
+            found += agree(
+                f"metrics.manifest ({paths[0]})",
+                {"name": block.get("name"), "images": block.get("images")},
+                {"name": manifest.name, "images": len(manifest.cases)},
+            )
+        return found
 
     def headline(self, run: Run) -> list[Rate]:
         recomputed = self.recompute(run).sections["finite_reference"]["policies"]
@@ -180,7 +202,7 @@ class OcsrAdapter(FamilyAdapter):
             ),
             anchor="policies",
         )
-        headline = str(run.report.get("headline_policy") or "exact")
+        headline = str(run.metrics.get("headline_policy") or "exact")
         wrong = [
             r
             for r in run.rows
@@ -215,7 +237,7 @@ class OcsrAdapter(FamilyAdapter):
             intro=(
                 "The reference beside what the recognizer returned, with the localized error "
                 "categories. The input images and highlighted atoms are in the OCSR run's own "
-                "report.html (the manifest path is not recorded in report.json)."
+                "report.html."
             ),
             failures=tuple(cases),
             failures_total=len(wrong),

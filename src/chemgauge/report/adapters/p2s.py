@@ -11,23 +11,24 @@ property directory, which is a fact of the data, not of either run.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from chemgauge.benchmarks.p2s.claim import ClaimConfig
 from chemgauge.benchmarks.p2s.report import STATUSES, aggregate, item_key
 from chemgauge.benchmarks.p2s.spec import CONDITIONS
+from chemgauge.eval.provenance import sha256_json
 from chemgauge.report.families import (
     Distribution,
     FailureCase,
     FamilyAdapter,
-    InputFile,
+    Mismatch,
     Rate,
     RatePlot,
     Recomputed,
     Section,
     Structure,
     Table,
+    agree,
 )
 from chemgauge.report.formatting import fmt_count, fmt_p, fmt_pct, fmt_rate, fmt_signed_pct
 from chemgauge.report.runs import Run
@@ -43,7 +44,7 @@ _VIEW_TITLES = {
 
 
 def _claim_config(run: Run) -> ClaimConfig:
-    block = (run.report.get("config") or {}).get("claim")
+    block = run.config.get("claim")
     return ClaimConfig(**block) if isinstance(block, Mapping) else ClaimConfig()
 
 
@@ -100,6 +101,7 @@ class P2SAdapter(FamilyAdapter):
     """Adapter for run folders scored by ``chemgauge p2s run`` / ``p2s score --run``."""
 
     family = "p2s"
+    reproducibility_excludes = ()
 
     def item_key(self, row: Row) -> str:
         return item_key(row)
@@ -117,49 +119,41 @@ class P2SAdapter(FamilyAdapter):
 
     def comparison_protocol(self, run: Run) -> dict[str, Any]:
         # The hash of every view's task and label files: same data folder, same views.
-        return {"data_sha256": (run.report.get("data") or {}).get("sha256")}
+        return {"data_sha256": (run.metrics.get("data") or {}).get("sha256")}
 
     def _metrics(self, run: Run) -> dict[str, Any]:
         return aggregate(run.rows, _claim_config(run))
 
     def recompute(self, run: Run) -> Recomputed:
         return Recomputed(
-            {"metrics": self._metrics(run)},
+            self._metrics(run),
             notes=("config.claim (alpha, confidence, seed, resamples) is carried from the report",),
         )
 
-    def input_files(self, report: Mapping[str, Any]) -> list[InputFile]:
-        data = report.get("data") or {}
-        root = data.get("path")
-        out = []
-        for name, block in (data.get("views") or {}).items():
-            if root is None or not isinstance(block, Mapping):
-                continue
-            directory, _, condition = str(name).partition("/")
-            folder = Path(str(root)) / directory
-            out.append(
-                InputFile(
-                    f"tasks {name}", str(folder / f"{condition}.jsonl"), block["tasks_sha256"]
+    def cross_checks(self, run: Run) -> list[Mismatch]:
+        data, made = run.metrics.get("data") or {}, run.metrics.get("predictions") or {}
+        views = data.get("views") or {}
+        recorded = {i.role: i.sha256 for i in run.envelope.inputs}
+        found = agree("metrics.data.sha256", data.get("sha256"), sha256_json(views))
+        for name, view in views.items():
+            for kind in ("tasks", "labels"):
+                found += agree(
+                    f"metrics.data.views.{name}.{kind}_sha256",
+                    view.get(f"{kind}_sha256"),
+                    recorded.get(f"{kind}:{name}"),
                 )
+        for name, block in made.items():
+            found += agree(
+                f"metrics.predictions.{name}.sha256",
+                block.get("sha256"),
+                recorded.get(f"predictions:{name}"),
             )
-            out.append(
-                InputFile(
-                    f"labels {name}",
-                    str(folder / f"{condition}.labels.jsonl"),
-                    block["labels_sha256"],
-                )
-            )
-        for name, block in (report.get("predictions") or {}).items():
-            if isinstance(block, Mapping) and isinstance(block.get("sha256"), str):
-                out.append(
-                    InputFile(
-                        f"predictions {name}",
-                        str(block["path"]),
-                        block["sha256"],
-                        beside_report=True,
-                    )
-                )
-        return out
+        model = run.metrics.get("model")
+        found += agree("config.model", run.config.get("model"), model)
+        found += agree(
+            "provenance.backends.model", run.envelope.provenance.backends.get("model"), model
+        )
+        return found
 
     def headline(self, run: Run) -> list[Rate]:
         out = []

@@ -18,18 +18,18 @@ import orjson
 
 from chemgauge.benchmarks.retro.journal import JOURNAL_JSONL, journal_path
 from chemgauge.benchmarks.retro.metrics import aggregate
-from chemgauge.eval.provenance import reproducibility_sha256
 from chemgauge.report.families import (
     Distribution,
     FailureCase,
     FamilyAdapter,
-    InputFile,
+    Mismatch,
     Rate,
     RatePlot,
     Recomputed,
     Section,
     Structure,
     Table,
+    agree,
 )
 from chemgauge.report.formatting import fmt_count, fmt_rate
 from chemgauge.report.runs import Run
@@ -40,7 +40,11 @@ Row = Mapping[str, Any]
 
 
 def _config(run: Run) -> Mapping[str, Any]:
-    return run.report.get("config") or {}
+    return run.config
+
+
+def _input_sha(run: Run, role: str) -> str | None:
+    return next((i.sha256 for i in run.envelope.inputs if i.role == role), None)
 
 
 def _grid(run: Run) -> list[tuple[str, str]]:
@@ -96,6 +100,7 @@ class RetroAdapter(FamilyAdapter):
     """Adapter for reports written by ``chemgauge retro``."""
 
     family = "retro"
+    reproducibility_excludes = ()
 
     def item_key(self, row: Row) -> str:
         return str(row["target"])
@@ -121,7 +126,7 @@ class RetroAdapter(FamilyAdapter):
         }
 
     def comparison_protocol(self, run: Run) -> dict[str, Any]:
-        data = run.report.get("data") or {}
+        data = run.metrics.get("data") or {}
         return {
             "data_sha256": data.get("sha256"),
             "fold": data.get("fold"),
@@ -143,18 +148,21 @@ class RetroAdapter(FamilyAdapter):
         )
 
     def recompute(self, run: Run) -> Recomputed:
-        return Recomputed({"metrics": self._metrics(run)})
+        return Recomputed(self._metrics(run))
 
-    def reproducibility(self, run: Run) -> tuple[str | None, str]:
-        return run.report.get("reproducibility_sha256"), reproducibility_sha256(run.rows, ())
-
-    def input_files(self, report: Mapping[str, Any]) -> list[InputFile]:
-        data = report.get("data") or {}
-        folder = (report.get("config") or {}).get("data_dir")
-        if not isinstance(data.get("sha256"), str) or not data.get("file"):
-            return []
-        path = str(Path(folder) / data["file"]) if folder else str(data["file"])
-        return [InputFile("data", path, data["sha256"])]
+    def cross_checks(self, run: Run) -> list[Mismatch]:
+        config, data = _config(run), run.metrics.get("data") or {}
+        model = dict(run.metrics.get("model") or {})
+        model.pop("predictions_file", None)  # the reading stats, not the model's description
+        found = agree("metrics.data.sha256", data.get("sha256"), _input_sha(run, "data"))
+        for key in ("fold", "limit"):
+            found += agree(f"metrics.data.{key}", data.get(key), config.get(key))
+        found += agree("metrics.data.targets", data.get("targets"), run.envelope.counts.items)
+        found += agree("metrics.model", model, run.envelope.provenance.backends.get("model", model))
+        predictions = _input_sha(run, "predictions")
+        if predictions is not None:
+            found += agree("metrics.model.file_sha256", model.get("file_sha256"), predictions)
+        return found
 
     def headline(self, run: Run) -> list[Rate]:
         metrics = self._metrics(run)

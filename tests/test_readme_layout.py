@@ -1,0 +1,39 @@
+"""The README's layout section names every part of the package and every engine family."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import chemgauge
+
+ROOT = Path(chemgauge.__file__).resolve().parent
+README = ROOT.parents[1] / "README.md"
+
+
+def _layout_block() -> str:
+    text = README.read_text()
+    section = text.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    match = re.search(r"```text\n(.*?)```", section, re.S)
+    assert match, "README's Layout section has no ```text block"
+    return match.group(1)
+
+
+def _packages(folder: Path) -> set[str]:
+    return {p.name for p in folder.iterdir() if (p / "__init__.py").is_file()}
+
+
+def test_layout_lists_every_top_level_package() -> None:
+    block = _layout_block()
+    listed = set(re.findall(r"^  ([a-z_]+)/", block, re.M))
+    assert listed == _packages(ROOT)
+
+
+def test_layout_lists_every_engine_and_benchmark_family() -> None:
+    block = _layout_block()
+    engines = _packages(ROOT / "engines")
+    assert engines == {"forward", "retro", "opsin", "ocsr", "p2s"}
+    for family in engines:
+        assert f"{family}/" in block, family
+    for family in _packages(ROOT / "benchmarks"):
+        assert family in block, family
