@@ -133,7 +133,12 @@ def test_old_retro_run_compares_with_a_new_run_of_todays_code(tmp_path: Path) ->
     )
     run_retro_eval(config)
     old, current = load_run(folder), load_run(tmp_path / "new")
-    assert current.envelope.reproducibility_sha256 == old.envelope.reproducibility_sha256
+    # rows gained each invalid output's reason (retro family schema 2); the rest is unchanged
+    rows = current.rows
+    reasons = [r.pop("invalid_reasons") for r in rows]
+    assert [len(x) for x in reasons] == [len(r["invalid_ranks"]) for r in rows]
+    assert [x for row_reasons in reasons for x in row_reasons] == ["syntax"]
+    assert rows == old.rows
     assert current.metrics["accuracy"] == old.metrics["accuracy"]
     comparison = compare_runs(old, current)
     assert comparison["protocol"]["match"] is True
