@@ -79,7 +79,10 @@ def test_retro_eval(tmp_path: Path) -> None:
     data.mkdir()
     (data / "test.smi").write_text("CC(=O)O.CN>>CNC(C)=O\nCCO.CC(=O)O>>CCOC(C)=O\n")
     preds = tmp_path / "preds.jsonl"
-    preds.write_text('{"product": "CNC(C)=O", "predictions": ["C1CC", "CN.CC(=O)O"]}\n')
+    preds.write_text(
+        '{"product": "CNC(C)=O", "predictions": ["C1CC", "CN.CC(=O)O"]}\n'
+        '{"product": "CCOC(C)=O", "predictions": []}\n'  # every target has a line: no warning
+    )
     args = ["retro", "eval", f"data_dir={data}", "model_class=predictions"]
     args += [f"model_dir={preds}", "num_top_results=5", "executor=serial"]
     args += [f"results_dir={tmp_path / 'out'}"]
@@ -95,7 +98,9 @@ def test_names_coverage(tmp_path: Path) -> None:
     args = ["names", "coverage", "-i", str(pairs), "--output-rows", str(tmp_path / "r.jsonl")]
     args += ["--output-report", str(tmp_path / "report.json"), "-j", "1"]
     out = _table(args, title="name round trip: 2 structures")
-    assert re.search(r"exact\s*│\s*100\.0% \[34\.2, 100\.0\]", out)  # coverage 2/2
+    # rt_valid, confidently_wrong, unparseable, abstained, unscorable, opsin_error, total
+    assert re.search(r"exact\s*│\s*1\s*│\s*1\s*│\s*0\s*│\s*0\s*│\s*0\s*│\s*0\s*│\s*2\s*│", out)
+    assert "0 input lines rejected" in out
     _quiet(args)
 
 

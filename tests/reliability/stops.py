@@ -265,28 +265,12 @@ def forward_scenario(work: Path, executor: str = "local") -> Scenario:
 
 def retro_scenario(work: Path) -> Scenario:
     """``retro eval`` with the predictions model on two worker processes."""
-    data = work / "retro-data"
-    data.mkdir(parents=True, exist_ok=True)
-    reactions = [("CC(=O)O.CN", "CNC(C)=O"), ("CCO.CC(=O)O", "CCOC(C)=O")]
-    lines = [f"{r}{'.C' * i}>>{p}" for i in range(12) for r, p in reactions]
-    (data / "test.smi").write_text("\n".join(lines) + "\n")
-    preds = work / "retro-preds.jsonl"
-    preds.write_text('{"product": "CNC(C)=O", "predictions": ["CN.CC(=O)O"]}\n')
+    from tests.reliability.commands import retro_eval, retro_inputs
+
     out = work / "retro"
-    args = [
-        "retro",
-        "eval",
-        f"data_dir={data}",
-        "model_class=predictions",
-        f"model_dir={preds}",
-        f"results_dir={out}",
-        "executor=local",
-        "jobs=2",
-        "batch_size=1",
-        "chunk_size=1",
-        "quiet=true",
-    ]
-    journal = out / "predictions.jsonl"
+    options = ("executor=local", "jobs=2", "batch_size=1", "chunk_size=1")
+    args = retro_eval(*retro_inputs(work / "retro-inputs", copies=12), out, *options)
+    journal = out / "journal.jsonl"
     return Scenario("retro", SLOW_RETRO, args, lambda: _rows(journal) >= 1, 2, [str(out)])
 
 
@@ -371,30 +355,8 @@ def ocsr_scenario(work: Path) -> Scenario:
 
 def p2s_build_scenario(work: Path) -> Scenario:
     """``p2s build`` from a property table, the provider slowed."""
-    from tests.p2s.conftest import SOURCES, write_table
+    from tests.reliability.commands import p2s_build, p2s_build_inputs
 
-    from chemgauge.benchmarks.p2s.build import BuildConfig
-
-    sources = work / "sources.smi"
-    sources.write_text("\n".join(SOURCES) + "\n")
-    table = work / "table.jsonl"
-    config = BuildConfig(directories=("dipole",), candidates=4, counterfactuals_per_record=1)
-    write_table(sources, table, config)
     marker = work / "p2s-computing"
-    args = [
-        "p2s",
-        "build",
-        str(sources),
-        "--out",
-        str(work / "p2s-data"),
-        "-p",
-        "dipole",
-        "--provider",
-        "table",
-        "--table",
-        str(table),
-        "--counterfactuals",
-        "1",
-        "-q",
-    ]
+    args = p2s_build(*p2s_build_inputs(work), work / "p2s-data")
     return Scenario("p2s build", SLOW_P2S_BUILD, args, marker.exists, 0, None, [str(marker)])

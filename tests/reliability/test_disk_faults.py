@@ -5,32 +5,19 @@ past the limit fails with EFBIG as ENOSPC would) is a one-line error naming the 
 from __future__ import annotations
 
 import json
-import resource
-import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
-DEMO = REPO / "src" / "chemgauge" / "benchmarks" / "forward" / "data" / "demo_corpus.jsonl"
-
-
-def _cli(args: list[str], limit: int | None = None) -> subprocess.CompletedProcess[str]:
-    def cap() -> None:
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-
-    return subprocess.run(
-        [sys.executable, "-m", "chemgauge", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-        stdin=subprocess.DEVNULL,
-        preexec_fn=None if limit is None else cap,
-    )
+from tests.reliability.commands import (
+    forward_benchmark,
+    ocsr_cohort,
+    ocsr_run,
+    p2s_data,
+    retro_eval,
+    retro_inputs,
+)
+from tests.reliability.commands import run_cli as _cli
 
 
 def _full_disk(done: subprocess.CompletedProcess[str], names: str) -> None:
@@ -47,20 +34,7 @@ def _verify(folder: Path) -> None:
 
 
 def test_forward_journal_on_a_full_disk_resumes(tmp_path: Path) -> None:
-    def args(out: Path) -> list[str]:
-        return [
-            "forward",
-            "benchmark",
-            "--corpus",
-            str(DEMO),
-            "--output-rows",
-            str(out / "rows.jsonl"),
-            "--output-report",
-            str(out / "report.json"),
-            "--executor",
-            "serial",
-            "-q",
-        ]
+    args = forward_benchmark
 
     clean = tmp_path / "clean"
     assert _cli(args(clean)).returncode == 0
@@ -78,48 +52,23 @@ def test_forward_journal_on_a_full_disk_resumes(tmp_path: Path) -> None:
 
 
 def test_retro_journal_on_a_full_disk_resumes(tmp_path: Path) -> None:
-    data = tmp_path / "data"
-    data.mkdir()
-    reactions = [("CC(=O)O.CN", "CNC(C)=O"), ("CCO.CC(=O)O", "CCOC(C)=O")]
-    lines = [f"{r}{'.C' * i}>>{p}" for i in range(40) for r, p in reactions]
-    (data / "test.smi").write_text("\n".join(lines) + "\n")
-    preds = tmp_path / "preds.jsonl"
-    preds.write_text('{"product": "CNC(C)=O", "predictions": ["CN.CC(=O)O", "C1CC"]}\n')
+    data, preds = retro_inputs(tmp_path, copies=40)
 
     def args(out: Path) -> list[str]:
-        return [
-            "retro",
-            "eval",
-            f"data_dir={data}",
-            "model_class=predictions",
-            f"model_dir={preds}",
-            f"results_dir={out}",
-            "executor=serial",
-            "quiet=true",
-        ]
+        return retro_eval(data, preds, out)
 
     clean = tmp_path / "clean"
     assert _cli(args(clean)).returncode == 0
     full = tmp_path / "full"
-    _full_disk(_cli(args(full), (clean / "predictions.jsonl").stat().st_size // 2), str(full))
-    assert (full / "predictions.jsonl").read_bytes().endswith(b"\n")
+    _full_disk(_cli(args(full), (clean / "journal.jsonl").stat().st_size // 2), str(full))
+    assert (full / "journal.jsonl").read_bytes().endswith(b"\n")
     assert _cli(args(full)).returncode == 0
     _verify(full)
     assert (clean / "rows.jsonl").read_bytes() == (full / "rows.jsonl").read_bytes()
 
 
 def test_p2s_run_on_a_full_disk_resumes(tmp_path: Path) -> None:
-    from tests.p2s.conftest import SOURCES, write_table
-
-    from chemgauge.benchmarks.p2s.build import BuildConfig, build_benchmark
-    from chemgauge.engines.p2s.properties import TableProvider
-
-    sources = tmp_path / "sources.smi"
-    sources.write_text("\n".join(SOURCES) + "\n")
-    config = BuildConfig(directories=("dipole",), candidates=4, counterfactuals_per_record=1)
-    write_table(sources, tmp_path / "table.jsonl", config)
-    data = tmp_path / "data"
-    build_benchmark(sources, data, TableProvider(tmp_path / "table.jsonl"), config)
+    data = p2s_data(tmp_path)
 
     def args(out: Path) -> list[str]:
         return [
@@ -203,3 +152,22 @@ def test_names_journal_on_a_full_disk_resumes(tmp_path: Path) -> None:
     _full_disk(_cli(args(full), (clean / "rows.jsonl").stat().st_size // 2), str(full))
     assert _cli(args(full)).returncode == 0
     assert (clean / "rows.jsonl").read_bytes() == (full / "rows.jsonl").read_bytes()
+
+
+def test_ocsr_attempts_journal_on_a_full_disk_resumes(tmp_path: Path) -> None:
+    manifest, script = ocsr_cohort(tmp_path, 6)
+
+    def args(out: Path) -> list[str]:
+        return ocsr_run(manifest, script, out, "--repeats", "3")
+
+    clean = tmp_path / "clean"
+    assert _cli(args(clean)).returncode == 0
+    full = tmp_path / "full"
+    _full_disk(_cli(args(full), (clean / "attempts.jsonl").stat().st_size // 2), str(full))
+    journal = full / "attempts.jsonl"
+    assert journal.read_bytes().endswith(b"\n")  # no torn attempt left behind
+    assert _cli(args(full)).returncode == 0
+    _verify(full)
+    same = json.loads((clean / "report.json").read_bytes())
+    again = json.loads((full / "report.json").read_bytes())
+    assert same["reproducibility_sha256"] == again["reproducibility_sha256"]

@@ -144,6 +144,7 @@ def _retro(tmp_path: Path, name: str, prefix: bytes) -> dict[str, Any]:
             "eval",
             f"data_dir={data}",
             "model_class=predictions",
+            "allow_missing=true",
             f"model_dir={preds}",
             f"results_dir={out}",
             "executor=serial",

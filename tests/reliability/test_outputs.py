@@ -214,6 +214,7 @@ def test_retro_results_dir_holding_the_predictions_file_is_refused(tmp_path: Pat
         "eval",
         f"data_dir={tmp_path}",
         "model_class=predictions",
+        "allow_missing=true",
         f"model_dir={preds}",
         f"results_dir={tmp_path}",
         "executor=serial",
@@ -315,6 +316,7 @@ def _family_commands(tmp_path: Path) -> dict[str, tuple[list[str | Path], Path, 
                 "eval",
                 f"data_dir={tmp_path}",
                 "model_class=predictions",
+                "allow_missing=true",
                 f"model_dir={preds}",
                 f"results_dir={out}",
             ],
@@ -412,6 +414,7 @@ def test_two_real_runs_into_one_folder(tmp_path: Path, family: str) -> None:
             "eval",
             f"data_dir={data}",
             "model_class=predictions",
+            "allow_missing=true",
             f"model_dir={preds}",
             f"results_dir={out}",
             "executor=serial",
@@ -419,7 +422,7 @@ def test_two_real_runs_into_one_folder(tmp_path: Path, family: str) -> None:
             "chunk_size=1",
             "quiet=true",
         ]
-        journal = out / "predictions.jsonl"
+        journal = out / "journal.jsonl"
     go = tmp_path / "go"
     env = {**os.environ, "CHEMGAUGE_TEST_GO": str(go)}
     command = [sys.executable, "-c", _HELD_RUN, *args]

@@ -14,10 +14,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.reliability.commands import (
+    forward_benchmark,
+    ocsr_cohort,
+    ocsr_run,
+    p2s_build,
+    p2s_build_inputs,
+    retro_eval,
+    retro_inputs,
+)
 
 pytestmark = pytest.mark.external
-REPO = Path(__file__).resolve().parents[2]
-DEMO = REPO / "src" / "chemgauge" / "benchmarks" / "forward" / "data" / "demo_corpus.jsonl"
 
 
 class SilentServer:
@@ -57,47 +64,28 @@ def silent() -> Iterator[SilentServer]:
         server.close()
 
 
-def _commands(tmp_path: Path, address: str) -> dict[str, list[str]]:
-    smiles = tmp_path / "in.smi"
-    smiles.write_text("CCO\n")
-    data = tmp_path / "data"
-    data.mkdir(exist_ok=True)
-    (data / "test.smi").write_text("CC(=O)O.CN>>CNC(C)=O\n")
-    preds = tmp_path / "preds.jsonl"
-    preds.write_text('{"product": "CNC(C)=O", "predictions": ["CN.CC(=O)O"]}\n')
+def _command(tmp_path: Path, address: str, family: str) -> list[str]:
+    """A command that takes ``--ray-address``, joining ``address`` with a 5 s deadline."""
     ray = ["--executor", "ray", "--ray-address", address, "--ray-timeout", "5"]
-    return {
-        "canon": ["canon", str(smiles), "-q", *ray],
-        "forward": [
-            "forward",
-            "benchmark",
-            "--corpus",
-            str(DEMO),
-            "--output-rows",
-            str(tmp_path / "rows.jsonl"),
-            "-q",
-            *ray,
-        ],
-        "retro": [
-            "retro",
-            "eval",
-            f"data_dir={data}",
-            "model_class=predictions",
-            f"model_dir={preds}",
-            f"results_dir={tmp_path / 'retro'}",
-            "executor=ray",
-            f"ray_address={address}",
-            "ray_timeout=5",
-            "quiet=true",
-        ],
-    }
+    if family == "canon":
+        smiles = tmp_path / "in.smi"
+        smiles.write_text("CCO\n")
+        return ["canon", str(smiles), "-q", *ray]
+    if family == "forward":
+        return forward_benchmark(tmp_path / "forward", *ray)
+    if family == "retro":
+        on_ray = ("executor=ray", f"ray_address={address}", "ray_timeout=5")
+        return retro_eval(*retro_inputs(tmp_path), tmp_path / "retro", *on_ray)
+    if family == "ocsr":
+        return ocsr_run(*ocsr_cohort(tmp_path, 2), tmp_path / "ocsr", *ray)
+    return p2s_build(*p2s_build_inputs(tmp_path), tmp_path / "p2s-data", *ray)
 
 
-@pytest.mark.parametrize("family", ["canon", "forward", "retro"])
+@pytest.mark.parametrize("family", ["canon", "forward", "retro", "ocsr", "p2s"])
 def test_an_unreachable_address_is_an_error_at_once(tmp_path: Path, family: str) -> None:
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "chemgauge", *_commands(tmp_path, "127.0.0.1:1")[family]],
+        [sys.executable, "-m", "chemgauge", *_command(tmp_path, "127.0.0.1:1", family)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -115,7 +103,7 @@ def test_a_silent_cluster_times_out(tmp_path: Path, silent: SilentServer) -> Non
     address = f"127.0.0.1:{silent.port}"
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "chemgauge", *_commands(tmp_path, address)["canon"]],
+        [sys.executable, "-m", "chemgauge", *_command(tmp_path, address, "canon")],
         capture_output=True,
         text=True,
         timeout=300,
@@ -132,7 +120,7 @@ def test_a_silent_cluster_times_out(tmp_path: Path, silent: SilentServer) -> Non
 
 
 def test_sigterm_while_connecting(tmp_path: Path, silent: SilentServer) -> None:
-    command = _commands(tmp_path, f"127.0.0.1:{silent.port}")["canon"]
+    command = _command(tmp_path, f"127.0.0.1:{silent.port}", "canon")
     command[command.index("--ray-timeout") + 1] = "600"
     proc = subprocess.Popen(
         [sys.executable, "-m", "chemgauge", *command],

@@ -1,7 +1,9 @@
 """USPTO CSV layout (``id,class,reactants>reagents>production``) to schema-1 corpus records.
 
 Each CSV row becomes one record: ``reaction_id`` ``<file stem>:<line>`` (the ``id`` column
-is a patent number shared by many reactions), the patent number as ``group_key`` (so one
+is a patent number shared by many reactions; when two input files share a stem, each gets
+the shortest trailing part of its path that tells them apart, ``a/test:2`` and
+``b/test:2``, so no two files give the same ids), the patent number as ``group_key`` (so one
 patent's reactions share a split), the class as ``reaction_class`` (omitted when ``UNK``),
 each reactant molecule as its own unmapped SMILES, the product side as the one accepted
 product multiset, and the mapped reaction text as ``mapped_reaction`` for template
@@ -24,7 +26,7 @@ from chemgauge.errors import InputFileError
 from chemgauge.eval.lines import Line, iter_text_lines, parse_delimited
 from chemgauge.eval.records import RejectionStats, atomic_open
 
-__all__ = ["USPTO_COLUMN", "uspto_lines", "uspto_records", "write_uspto_corpus"]
+__all__ = ["USPTO_COLUMN", "id_prefixes", "uspto_lines", "uspto_records", "write_uspto_corpus"]
 
 USPTO_COLUMN = "reactants>reagents>production"
 
@@ -35,10 +37,29 @@ def _unmapped_components(side: str) -> list[str]:
     return [try_canonical_smiles(text) or text for text in side.split(".") if text]
 
 
-def _rows(path: str | Path) -> Iterator[tuple[Line, dict[str, Any] | None]]:
+def id_prefixes(paths: Sequence[str | Path]) -> list[str]:
+    """One reaction-id prefix per file: the stem, or the shortest trailing path part (without
+    the suffix) that no other file shares; the same file given twice is an error."""
+    resolved = [Path(p).resolve() for p in paths]
+    for index, path in enumerate(resolved):
+        if path in resolved[:index]:
+            raise InputFileError("the same file is given twice", path=paths[index])
+    parts = [(*p.parent.parts, p.stem) for p in resolved]
+    prefixes = []
+    for own in parts:
+        depth = 1
+        while any(o != own and o[-depth:] == own[-depth:] for o in parts) and depth < len(own):
+            depth += 1
+        prefixes.append("/".join(own[-depth:]).lstrip("/"))
+    return prefixes
+
+
+def _rows(
+    path: str | Path, prefix: str | None = None
+) -> Iterator[tuple[Line, dict[str, Any] | None]]:
     """Each line of one USPTO CSV with its record, or ``None`` and the line's problem set
     (not UTF-8, bad quoting, wrong column count, not a reaction); the header must read."""
-    stem = Path(path).stem
+    stem = prefix or Path(path).stem
     lines = iter_text_lines(path)
     first = next(lines, None)
     header = [] if first is None or first.problem else parse_delimited(first.text)
@@ -81,14 +102,15 @@ def _rows(path: str | Path) -> Iterator[tuple[Line, dict[str, Any] | None]]:
 
 
 def uspto_records(
-    path: str | Path, stats: RejectionStats | None = None
+    path: str | Path, prefix: str | None = None, stats: RejectionStats | None = None
 ) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line, record)`` for every data row of one USPTO CSV file; a line that cannot be
+    """``(line, record)`` for every data row of one USPTO CSV file (ids ``<prefix>:<line>``,
+    the prefix defaulting to the file's stem); a line that cannot be
     read (see :mod:`chemgauge.eval.lines`) is counted in ``stats`` by reason, or without
     ``stats`` is an error naming file and line."""
     if stats is not None and stats.path is None:
         stats.path = str(path)
-    for line, record in _rows(path):
+    for line, record in _rows(path, prefix):
         if record is not None:
             yield line.number, record
             continue
@@ -117,12 +139,13 @@ def write_uspto_corpus(
     ``stats`` (one per file) receive the lines that could not be read; without them, the
     first such line is an error naming file and line."""
     counted: list[RejectionStats | None] = [*stats] or [None] * len(paths)
+    prefixes = id_prefixes(paths)
     rows = 0
 
     def lines() -> Iterator[bytes]:
         nonlocal rows
-        for path, tally in zip(paths, counted, strict=True):
-            for _, record in uspto_records(path, tally):
+        for path, prefix, tally in zip(paths, prefixes, counted, strict=True):
+            for _, record in uspto_records(path, prefix, tally):
                 rows += 1
                 yield orjson.dumps(record) + b"\n"
 
