@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.reliability.commands import forward_benchmark, retro_eval, retro_inputs
 
 from chemgauge.eval.outputs import Output, OutputPathError, check_outputs
 from chemgauge.eval.runlock import RunLockedError, lock_path, run_lock
@@ -386,42 +387,11 @@ def test_two_real_runs_into_one_folder(tmp_path: Path, family: str) -> None:
     and its folder verifies (before: a traceback in one, mixed files in the other)."""
     out = tmp_path / "out"
     if family == "forward":
-        demo = REPO / "src/chemgauge/benchmarks/forward/data/demo_corpus.jsonl"
-        args = [
-            "forward",
-            "benchmark",
-            "--corpus",
-            str(demo),
-            "--output-rows",
-            str(out / "rows.jsonl"),
-            "--output-report",
-            str(out / "report.json"),
-            "--executor",
-            "serial",
-            "--chunk-size",
-            "1",
-            "-q",
-        ]
+        args = forward_benchmark(out, "--chunk-size", "1")
         journal = out / "rows.jsonl.journal"
     else:
-        data = tmp_path / "data"
-        data.mkdir()
-        (data / "test.smi").write_text("CC(=O)O.CN>>CNC(C)=O\nCCO.CC(=O)O>>CCOC(C)=O\n")
-        preds = tmp_path / "preds.jsonl"
-        preds.write_text('{"product": "CNC(C)=O", "predictions": ["CN.CC(=O)O"]}\n')
-        args = [
-            "retro",
-            "eval",
-            f"data_dir={data}",
-            "model_class=predictions",
-            "allow_missing=true",
-            f"model_dir={preds}",
-            f"results_dir={out}",
-            "executor=serial",
-            "batch_size=1",
-            "chunk_size=1",
-            "quiet=true",
-        ]
+        data, preds = retro_inputs(tmp_path, copies=1)
+        args = retro_eval(data, preds, out, "batch_size=1", "chunk_size=1")
         journal = out / "journal.jsonl"
     go = tmp_path / "go"
     env = {**os.environ, "CHEMGAUGE_TEST_GO": str(go)}
