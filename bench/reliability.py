@@ -1,7 +1,9 @@
 """Reliability figures per family: hostile inputs tried, uncaught exceptions, kills survived.
 
 Run from the repository root: ``.venv/bin/python bench/reliability.py [--mutations N]
-[--kills K] [--no-kills]``. Prints a table (recorded in ``bench/RELIABILITY.md``).
+[--kills K] [--no-kills] [--no-seams] [--seams-only]``. Prints two tables (recorded in
+``bench/RELIABILITY.md``). Targets: 0 uncaught, 0 tracebacks, 0 inputs clobbered, 0 orphans
+after SIGTERM, 0 hangs, every kill resumed to identical rows.
 
 - inputs: every landed reader gets every named hostile file (malformed JSON, wrong types,
   missing fields, invalid UTF-8, NUL bytes, a 10 MB line, empty, a directory, CRLF, BOM,
@@ -16,6 +18,11 @@ Run from the repository root: ``.venv/bin/python bench/reliability.py [--mutatio
 - kills: SIGKILL at random journal sizes, resume, then compare the final rows byte for byte
   with an uninterrupted run (names, p2s; forward benchmark, retro eval with the predictions
   model and an OCSR run with a Python recognizer, each also given torn journal lines).
+- seams (``tests/reliability/seams.py``): every family's commands with outputs aliasing
+  their inputs (path, symlink, hard link) or each other, a directory, FIFO or device as an
+  output, a second run into locked outputs, an unreachable Ray address, and SIGTERM with
+  children at work (forward, retro, names, ocsr, p2s build); counted: tracebacks, inputs
+  clobbered, orphans, hangs, and cases without the expected one-line refusal.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from tests.reliability.hostile import (  # noqa: E402
     mutate,
     try_reader,
 )
+from tests.reliability.seams import SeamFigures, seam_campaign  # noqa: E402
 
 PATHOLOGICAL = {
     "chain_10k_atoms": "C" * 10_000,
@@ -187,11 +195,25 @@ def bench_kills(kills: int, work: Path) -> dict[str, tuple[int, bool]]:
     return out
 
 
+def print_seams(seams: dict[str, SeamFigures]) -> None:
+    """The seams table, then every case that did not end as expected."""
+    print(f"{'family':<10}{'cases':>7}{'tracebacks':>12}{'clobbered':>11}{'orphans':>9}"
+          f"{'hangs':>7}{'unexpected':>12}")  # fmt: skip
+    for family, row in seams.items():
+        print(f"{family:<10}{row.cases:>7}{row.tracebacks:>12}{row.clobbered:>11}"
+              f"{row.orphans:>9}{row.hangs:>7}{len(row.unexpected):>12}")  # fmt: skip
+    for row in seams.values():
+        for line in row.unexpected:
+            print("UNEXPECTED", line, file=sys.stderr)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mutations", type=int, default=200, help="random mutations per reader")
     parser.add_argument("--kills", type=int, default=10)
     parser.add_argument("--no-kills", action="store_true")
+    parser.add_argument("--no-seams", action="store_true")
+    parser.add_argument("--seams-only", action="store_true", help="only the seams campaign")
     args = parser.parse_args()
     started = time.perf_counter()
     load = os.getloadavg()
@@ -199,6 +221,11 @@ def main() -> None:
           f"{os.cpu_count()} cores", file=sys.stderr)  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="chemgauge-reliability-") as tmp:
         work = Path(tmp)
+        seams = {} if args.no_seams else seam_campaign(work / "seams")
+        if seams:
+            print_seams(seams)
+        if args.seams_only:
+            return
         inputs = bench_inputs(args.mutations, work)
         chem = bench_chemistry()
         kills = {} if args.no_kills else bench_kills(args.kills, work)

@@ -20,11 +20,12 @@ from tests.reliability.readers import CountingError, Reader, _check, _data_lines
 
 from chemgauge.benchmarks.forward.corpus import load_corpus
 from chemgauge.benchmarks.forward.sources import load_rules_for_source
-from chemgauge.benchmarks.ocsr.external import import_image_set
+from chemgauge.benchmarks.ocsr.external import build_import
 from chemgauge.benchmarks.ocsr.manifest import load_manifest
 from chemgauge.benchmarks.ocsr.runner import read_attempts
 from chemgauge.benchmarks.retro.data import DataFile, load_targets
 from chemgauge.engines.retro.predictions import PredictionsFileModel
+from chemgauge.errors import InputFileError
 from chemgauge.eval.provenance import sha256_bytes
 
 __all__ = [
@@ -317,12 +318,18 @@ def ocsr_import_reader(role: str) -> Callable[[Path], None]:
             shutil.copyfile(path, target)
         if role == "reference" or path.exists():
             (references / "case.mol").write_text(ETHANOL_MOLFILE)
-        manifest = import_image_set(
+        imported = build_import(
             images, references, data / "manifest.json", name="x", attribution="a", licence="l"
         )
         load_manifest(data / "manifest.json")  # what import wrote reads back
-        if role == "image" and path.exists() and len(manifest.cases) != 2:
-            raise CountingError(f"{path}: {len(manifest.cases)} cases for 2 images")
+        cases = imported.manifest.cases
+        if role == "image" and path.exists() and len(cases) != 2:
+            raise CountingError(f"{path}: {len(cases)} cases for 2 images")
+        refused = imported.summary.refused_images.get("case")
+        if refused is not None:
+            # recorded as a case the run will not send (ocsr run: not_run), never decoded:
+            # the import refused the image itself, so it counts as refused here
+            raise InputFileError(f"image refused and recorded: {refused}", path=target)
 
     return read
 
