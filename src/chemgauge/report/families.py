@@ -26,10 +26,12 @@ __all__ = [
     "Rate",
     "RatePlot",
     "Recomputed",
+    "ScoreMetric",
     "Section",
     "Structure",
     "Table",
     "agree",
+    "system_text",
 ]
 
 Row = Mapping[str, Any]
@@ -141,6 +143,31 @@ class Section:
 
 
 @dataclass(frozen=True, slots=True)
+class ScoreMetric:
+    """A per-row measure that is not a binary hit, which boards rank runs by.
+
+    ``ratio``: a binary numerator over a binary denominator that is the run's own (round trips
+    among the names a run emitted); ``mean``: a real-valued score per item (reciprocal rank).
+    """
+
+    name: str
+    kind: Literal["ratio", "mean"]
+    description: str
+
+
+def system_text(value: Any) -> str:
+    """A recorded system description (a name, or a mapping with ``name`` and maybe
+    ``version``) as short text."""
+    if isinstance(value, Mapping):
+        name = value.get("name")
+        version = value.get("version")
+        if name:
+            return f"{name} {version}" if version else str(name)
+        return ", ".join(f"{k}={v}" for k, v in sorted(value.items()) if isinstance(v, str))
+    return "" if value is None else str(value)
+
+
+@dataclass(frozen=True, slots=True)
 class Mismatch:
     """Two recorded values that must agree and do not (``where``: what was compared)."""
 
@@ -214,6 +241,24 @@ class FamilyAdapter(ABC):
     @abstractmethod
     def sections(self, run: Run, *, max_failures: int) -> list[Section]:
         """Family-specific parts of the HTML report."""
+
+    def board_metric(self, run: Run) -> str:
+        """The family's default headline metric on a board (a hit or score metric name)."""
+        metrics = self.hit_metrics(run)
+        return metrics[0] if metrics else ""
+
+    def score_metrics(self, run: Run) -> tuple[ScoreMetric, ...]:
+        """Per-row measures besides the hits that a board can rank by (none by default)."""
+        return ()
+
+    def scores(self, row: Row, run: Run) -> Mapping[str, tuple[float, float] | None]:
+        """Each score metric for one row as (numerator, denominator); ``None``: the row does
+        not take part."""
+        return {}
+
+    def system_name(self, run: Run) -> str:
+        """The system under test as the run recorded it (model, recognizer, rule set...)."""
+        return run.label
 
     def describe_item(self, row: Row) -> tuple[tuple[str, str], ...]:
         """Short (field, value) text describing a row's answer, for compare listings."""

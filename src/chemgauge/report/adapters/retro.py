@@ -24,10 +24,12 @@ from chemgauge.report.families import (
     Rate,
     RatePlot,
     Recomputed,
+    ScoreMetric,
     Section,
     Structure,
     Table,
     agree,
+    system_text,
 )
 from chemgauge.report.formatting import fmt_count, fmt_rate
 from chemgauge.report.runs import Run
@@ -320,6 +322,36 @@ class RetroAdapter(FamilyAdapter):
             parts.append(by_class)
         parts.append(self._failure_section(run, max_failures))
         return parts
+
+    def board_metric(self, run: Run) -> str:
+        grid, ks = _grid(run), _config(run).get("k", ())
+        if not grid or not ks:
+            return ""
+        return f"top{min(int(k) for k in ks)}[{grid[0][0]},{grid[0][1]}]"
+
+    def score_metrics(self, run: Run) -> tuple[ScoreMetric, ...]:
+        return tuple(
+            ScoreMetric(
+                f"mrr[{c},{m}]", "mean", f"mean reciprocal rank ({c}, {m}); a miss scores 0"
+            )
+            for c, m in _grid(run)
+        )
+
+    def scores(self, row: Row, run: Run) -> Mapping[str, tuple[float, float] | None]:
+        out: dict[str, tuple[float, float] | None] = {}
+        for convention, matcher in _grid(run):
+            rank = _rank(row, convention, matcher)
+            out[f"mrr[{convention},{matcher}]"] = (0.0 if rank is None else 1 / (rank + 1), 1.0)
+        return out
+
+    def system_name(self, run: Run) -> str:
+        model = run.metrics.get("model") or run.envelope.provenance.backends.get("model") or {}
+        name = system_text(model) or run.label
+        if isinstance(model, Mapping):
+            source = model.get("file") or model.get("template_source")
+            if source:
+                return f"{name} ({source})"
+        return name
 
     def describe_item(self, row: Row) -> tuple[tuple[str, str], ...]:
         return (("status", str(row["status"])), ("outputs", str(row["n_outputs"])))
