@@ -3,7 +3,7 @@
 Runs: every USPTO-50k test target (``../shared/data/uspto50k/test_with_class.csv``, 5,007
 reactions with their classes, read in place through a symlink) scored by ``chemgauge retro
 eval`` for ten systems: the ``templates`` baseline (rdchiral templates extracted from the
-validation split, ``val.csv``, as its training data) and nine ``predictions`` models whose 50
+validation split, ``val.csv``, as its training data) and nine ``predictions`` models whose 10
 raw outputs a target come from chemgauge's seeded generator
 (:mod:`chemgauge.benchmarks.retro.synthetic`) under different seeds and quality settings
 (where the truth lands, how often it is absent). The outputs are synthetic: the board shows
@@ -41,6 +41,8 @@ from result_files import add_record_options
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("CHEMGAUGE_SHARED_DATA", REPO.parent / "shared" / "data")) / "uspto50k"
 FULL = 5007
+#: Raw outputs a target (every run is scored on its top 10).
+OUTPUTS = 10
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,7 @@ def _outputs(work: Path, data: Path, spec: Seeded, jobs: int, limit: int) -> Pat
     from chemgauge.eval.executors import ExecutorConfig
     from chemgauge.eval.provenance import canonical_json
 
-    path = work / "outputs" / f"{spec.name}-n{limit}.jsonl"
+    path = work / "outputs" / f"{spec.name}-k{OUTPUTS}-n{limit}.jsonl"
     if path.exists():
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -99,6 +101,7 @@ def _outputs(work: Path, data: Path, spec: Seeded, jobs: int, limit: int) -> Pat
     targets = load_targets(find_fold_file(data, "test"), limit=limit, executor=executor).targets
     settings = SyntheticSettings(
         seed=spec.seed,
+        outputs_per_target=OUTPUTS,
         truth_absent_rate=spec.truth_absent_rate,
         mean_truth_rank=spec.mean_truth_rank,
     )
@@ -132,7 +135,7 @@ def _evaluate(
         f"model_class={model_class}",
         f"model_dir={model_dir}",
         f"results_dir={out}",
-        "num_top_results=50",
+        f"num_top_results={OUTPUTS}",
         f"limit={limit}",
         f"jobs={jobs}",
         "executor=local" if jobs > 1 else "executor=serial",
