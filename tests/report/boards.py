@@ -9,8 +9,9 @@ from pathlib import Path
 from chemgauge.benchmarks.retro import RetroEvalConfig, run_retro_eval
 from chemgauge.engines.retro.base import CallableRetroModel
 
-#: Target i: the product C...CN (i carbons) from C...CBr and ammonia.
-REACTIONS = tuple(f"{'C' * i}Br.N>>{'C' * i}N" for i in range(1, 41))
+#: Target i: the product C...CN (i carbons) from C...CBr and ammonia (and water for every
+#: fourth, so the reactant-count breakdown has two buckets).
+REACTIONS = tuple(f"{'C' * i}Br.N{'.O' if i % 4 == 0 else ''}>>{'C' * i}N" for i in range(1, 41))
 
 #: Per target: 1 = the true reactants first, 2 = second (after a wrong answer), 0 = wrong only.
 PATTERNS = {
@@ -37,6 +38,7 @@ def make_retro_run(
     name: str = "fixed",
     matchers: str = "exact",
     limit: int | None = None,
+    num_top_results: int = 3,
 ) -> Path:
     """A retro run folder whose model answers each target as ``pattern`` says."""
     truth = {r.split(">>")[1]: r.split(">>")[0] for r in reactions}
@@ -53,7 +55,7 @@ def make_retro_run(
     options = {
         "data_dir": str(data),
         "model_class": name,
-        "num_top_results": 3,
+        "num_top_results": num_top_results,
         "matchers": matchers,
         "results_dir": str(out),
         "executor": "serial",

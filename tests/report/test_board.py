@@ -222,10 +222,36 @@ def test_runs_without_the_metric_are_left_off(retro_runs: dict[str, Path], tmp_p
 def test_breakdown_boards(retro_runs: dict[str, Path]) -> None:
     board = _board(list(retro_runs.values()))["boards"][0]
     buckets = {(b["dimension"], b["bucket"]): b for b in board["breakdowns"]}
-    assert set(buckets) == {("num_reactants", "2"), ("reaction_class", "(none)")}
-    both = buckets["num_reactants", "2"]
-    assert both["items"] == 40
-    assert both["pairs"] == board["rankings"][0]["pairs"]  # one bucket: the same tests
+    # One reaction class only ("(none)"): that breakdown would be the board itself.
+    assert set(buckets) == {("num_reactants", "2"), ("num_reactants", "3")}
+    three = buckets["num_reactants", "3"]  # targets 4, 8, ..., 40
+    assert three["items"] == 10
+    counts = {s["run"]: s["count"] for s in three["standings"]}
+    assert counts == {"strong": 9, "medium": 6, "medium-2": 6, "weak": 2}
+    pair = next(p for p in three["pairs"] if {p["a"], p["b"]} == {"strong", "weak"})
+    assert (pair["a"], pair["only_a"], pair["only_b"]) == ("strong", 7, 0)
+    assert len(three["pairs"]) == 6  # its own Holm family of six pairs
+
+
+def test_warnings_on_the_board(retro_runs: dict[str, Path], tmp_path: Path) -> None:
+    copy = tmp_path / "copy-of-weak"
+    shutil.copytree(retro_runs["weak"], copy)
+    notes = _board([retro_runs["weak"], copy], metrics=("mrr[syntheseus,exact]",))["boards"][0]
+    assert "copy-of-weak, weak have identical rows" in notes["notes"][0]
+    # 6 pairs with 100 resamples: the smallest Holm p is 6/101 > 0.05.
+    coarse = _board(
+        list(retro_runs.values()),
+        metrics=("mrr[syntheseus,exact]",),
+        stats=StatSettings(resamples=100),
+    )["boards"][0]["notes"]
+    assert any("no difference can be significant: raise --resamples" in n for n in coarse)
+    data = write_data(tmp_path / "data")
+    deep = make_retro_run(tmp_path / "deep", PATTERNS["weak"], data, num_top_results=5)
+    mixed = [retro_runs["strong"], deep]
+    assert _board(mixed)["boards"][0]["notes"] == []  # top-1: both keep at least one output
+    top5 = _board(mixed, metrics=("top3[syntheseus,exact]", "mrr[syntheseus,exact]"))
+    caveats = top5["boards"][0]["notes"]
+    assert len(caveats) == 1 and caveats[0].startswith("mrr[syntheseus,exact]: the runs keep")
 
 
 def test_names_ratio_metric(tmp_path: Path) -> None:
@@ -239,11 +265,8 @@ def test_names_ratio_metric(tmp_path: Path) -> None:
     assert (ratio["b"]["count"], ratio["b"]["n"]) == (4, 8)
     assert rankings["of_emitted_rt[exact]"]["kind"] == "ratio"
     assert rankings["emitted"]["standings"][0]["count"] == 9
-    assert {r["dimension"] for r in result["boards"][0]["breakdowns"]} == {
-        "charged",
-        "heavy_atoms",
-        "stereo",
-    }
+    # Every structure has at most 10 heavy atoms: one bucket, no heavy_atoms breakdown.
+    assert {r["dimension"] for r in result["boards"][0]["breakdowns"]} == {"charged", "stereo"}
     assert len(CORPUS) == 10
 
 

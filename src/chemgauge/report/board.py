@@ -273,6 +273,69 @@ def _breakdown_masks(
     return buckets
 
 
+def _breakdown_rankings(
+    adapter: FamilyAdapter,
+    first: _Candidate,
+    keys: Sequence[str],
+    specs: Sequence[MetricSpec],
+    columns: Sequence[Sequence[Column]],
+    labels: Sequence[str],
+    config: BoardConfig,
+) -> tuple[list[BucketRanking], list[str]]:
+    """Rankings per bucket of each dimension with at least two buckets (one bucket is the
+    board itself), and notes on dimensions left out."""
+    out: list[BucketRanking] = []
+    notes: list[str] = []
+    for dimension, buckets in sorted(_breakdown_masks(adapter, first, keys).items()):
+        if len(buckets) > MAX_BUCKETS:
+            notes.append(f"Breakdown {dimension!r} has {len(buckets)} buckets: not boarded.")
+            continue
+        if len(buckets) < 2:
+            continue
+        for bucket in sorted(buckets, key=_natural):
+            mask = np.array(buckets[bucket], dtype=np.bool_)
+            for m, spec in enumerate(specs):
+                sub = [c[m].take(mask) for c in columns]
+                standings = rank_systems(sub, spec.kind, labels, config.stats)
+                out.append(
+                    BucketRanking(dimension, bucket, Ranking(spec, int(mask.sum()), standings))
+                )
+    return out, notes
+
+
+def _warnings(
+    adapter: FamilyAdapter,
+    kept: Sequence[_Candidate],
+    specs: Sequence[MetricSpec],
+    config: BoardConfig,
+) -> list[str]:
+    """What a reader must know before trusting the order: identical runs, tests that cannot
+    reach significance, and the family's caveats."""
+    notes = []
+    by_rows: dict[str, list[str]] = {}
+    for c in kept:
+        envelope = c.entrant.run.envelope
+        by_rows.setdefault(envelope.reproducibility_sha256, []).append(c.entrant.label)
+    notes += [
+        f"{', '.join(same)} have identical rows (the same reproducibility_sha256): one run "
+        "entered more than once?"
+        for same in by_rows.values()
+        if len(same) > 1
+    ]
+    pairs = len(kept) * (len(kept) - 1) // 2
+    stats = config.stats
+    floor = pairs / (stats.resamples + 1)
+    for spec in specs:
+        if spec.kind != "hit" and pairs and floor > stats.alpha:
+            notes.append(
+                f"{spec.name}: with {pairs} pairs and {stats.resamples} resamples the smallest "
+                f"Holm-adjusted bootstrap p-value is {floor:.3g} > alpha {stats.alpha:g}, so no "
+                "difference can be significant: raise --resamples."
+            )
+        notes += adapter.board_caveats([c.entrant.run for c in kept], spec.name)
+    return notes
+
+
 def _board(
     number: int,
     adapter: FamilyAdapter,
@@ -297,25 +360,18 @@ def _board(
     )
     breakdowns: list[BucketRanking] = []
     if config.breakdowns:
-        for dimension, buckets in sorted(_breakdown_masks(adapter, kept[0], keys).items()):
-            if len(buckets) > MAX_BUCKETS:
-                notes.append(f"Breakdown {dimension!r} has {len(buckets)} buckets: not boarded.")
-                continue
-            for bucket in sorted(buckets, key=_natural):
-                mask = np.array(buckets[bucket], dtype=np.bool_)
-                for m, spec in enumerate(specs):
-                    sub = [c[m].take(mask) for c in columns]
-                    standings = rank_systems(sub, spec.kind, labels, config.stats)
-                    ranking = Ranking(spec, int(mask.sum()), standings)
-                    breakdowns.append(BucketRanking(dimension, bucket, ranking))
+        breakdowns, left_out = _breakdown_rankings(
+            adapter, kept[0], keys, specs, columns, labels, config
+        )
+        notes += left_out
+    notes += _warnings(adapter, kept, specs, config)
     if len(kept) == 1:
         notes.append("One run: nothing to compare it with.")
-    first = kept[0]
     return Board(
         number,
         adapter.family,
         tuple(c.entrant for c in kept),
-        first.protocol,
+        kept[0].protocol,
         len(keys),
         sha256_json(keys),
         tuple(notes),

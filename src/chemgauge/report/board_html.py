@@ -29,7 +29,8 @@ __all__ = ["render_board_html"]
 BUCKETS_PER_TABLE = 6
 
 _CSS = """
-td.forest, th.forest { width: 28%; min-width: 180px; padding-left: 14px; padding-right: 14px; }
+td.forest, th.forest { width: 28%; min-width: 240px; padding-left: 14px; padding-right: 14px; }
+table.board th { white-space: normal; vertical-align: bottom; }
 svg.ci, svg.axis { display: block; width: 100%; overflow: visible; }
 svg.ci line.grid, svg.axis line { stroke: var(--line); stroke-width: 1; }
 svg.ci line.bar { stroke: var(--accent); stroke-width: 2; }
@@ -38,7 +39,8 @@ svg.axis text { font-size: 11px; fill: var(--muted); }
 td.letters { font-family: ui-monospace, "DejaVu Sans Mono", monospace; text-align: center; }
 td.system { white-space: normal; overflow-wrap: anywhere; min-width: 12em; max-width: 22em;
   text-align: left; }
-td.run { text-align: left; }
+td.run { text-align: left; white-space: normal; overflow-wrap: anywhere; min-width: 8em;
+  max-width: 16em; }
 table.heat { font-size: 0.8rem; }
 table.heat td { text-align: center; min-width: 3.4em; padding: 4px 5px; }
 table.heat th[scope="row"] { text-align: left; font-weight: normal; }
@@ -60,14 +62,20 @@ _P_BINS = ((0.001, "p0", "p ≤ 0.001"), (0.01, "p1", "≤ 0.01"), (0.05, "p2", 
 _P_BINS_HIGH = ((0.2, "p3", "≤ 0.2"), (math.inf, "p4", "> 0.2"))
 
 
-def _nice_step(span: float) -> float:
-    raw = span / 5
-    power = 10.0 ** math.floor(math.log10(raw))
-    return next(float(m * power) for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+def _ticks(low: float, high: float) -> list[float]:
+    """Evenly spaced round ticks covering [low, high], at most five of them."""
+    power = 10.0 ** math.floor(math.log10((high - low) / 4))
+    for multiple in (1, 2, 2.5, 5, 10, 20, 25, 50, 100):
+        step = multiple * power
+        start, stop = math.floor(low / step), math.ceil(high / step)
+        if stop - start <= 4:
+            return [i * step for i in range(start, stop + 1)]
+    raise AssertionError("unreachable: a step of 100x a quarter of the span covers it")
 
 
 def _axis(ranking: Ranking) -> tuple[float, float, list[float]]:
-    """The plotted range (low, high) and its ticks: every interval inside, at most 6 ticks."""
+    """The plotted range (low, high) and its ticks: every interval inside, at most five ticks
+    (their labels stay apart on the column's smallest width)."""
     points: list[float] = []
     for s in ranking.standings.standings:
         points += [v for v in (s.value.low, s.value.high, s.value.estimate) if v is not None]
@@ -76,13 +84,9 @@ def _axis(ranking: Ranking) -> tuple[float, float, list[float]]:
     low, high = min(points), max(points)
     if high - low < 1e-9:
         low, high = low - 0.05, high + 0.05
-    step = _nice_step(high - low)
-    start = math.floor(low / step) * step
-    stop = math.ceil(high / step) * step
-    if ranking.metric.kind != "mean":
-        start, stop = max(0.0, start), min(1.0, stop)
-    count = round((stop - start) / step)
-    return start, stop, [start + i * step for i in range(count + 1)]
+    # Every step divides 1 (0.1, 0.2, 0.25, 0.5...), so a rate's ticks stay within 0..100%.
+    ticks = _ticks(low, high)
+    return ticks[0], ticks[-1], ticks
 
 
 def _tick_text(value: float, kind: Kind) -> str:

@@ -256,6 +256,11 @@ class FamilyAdapter(ABC):
         not take part."""
         return {}
 
+    def board_caveats(self, runs: Sequence[Run], metric: str) -> list[str]:
+        """Reasons the runs on one board may not measure ``metric`` alike (a cap on outputs
+        that differs between them, say); none by default."""
+        return []
+
     def system_name(self, run: Run) -> str:
         """The system under test as the run recorded it (model, recognizer, rule set...)."""
         return run.label

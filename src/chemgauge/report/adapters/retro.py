@@ -9,7 +9,8 @@ prediction to draw and the latency plot, and the report works without it.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -343,6 +344,17 @@ class RetroAdapter(FamilyAdapter):
             rank = _rank(row, convention, matcher)
             out[f"mrr[{convention},{matcher}]"] = (0.0 if rank is None else 1 / (rank + 1), 1.0)
         return out
+
+    def board_caveats(self, runs: Sequence[Run], metric: str) -> list[str]:
+        caps = sorted({int(_config(r).get("num_top_results", 0)) for r in runs})
+        k = re.match(r"top(\d+)\[", metric)
+        if len(caps) < 2 or (k is not None and int(k.group(1)) <= caps[0]):
+            return []
+        return [
+            f"{metric}: the runs keep different numbers of outputs (num_top_results "
+            f"{', '.join(map(str, caps))}); a run that keeps more can score where another "
+            "cannot: compare top-k for k up to the smallest."
+        ]
 
     def system_name(self, run: Run) -> str:
         model = run.metrics.get("model") or run.envelope.provenance.backends.get("model") or {}
