@@ -19,7 +19,9 @@ from chemgauge.report.board import BoardConfig, build_leaderboard
 from chemgauge.report.board_json import leaderboard_to_dict
 from chemgauge.report.compare import compare_runs, holm_adjust
 from chemgauge.report.entrants import enter_runs, find_reports, unique_labels
+from chemgauge.report.families import FamilyAdapter
 from chemgauge.report.loading import load_run
+from chemgauge.report.registry import get_adapter
 from chemgauge.report.standings import StatSettings
 
 TOP1 = "top1[syntheseus,exact]"
@@ -201,6 +203,18 @@ def test_mean_metric_bootstraps(retro_runs: dict[str, Path]) -> None:
     pair = next(p for p in ranking["pairs"] if {p["a"], p["b"]} == {"strong", "weak"})
     assert pair["test"] == "paired-bootstrap" and pair["significant"]
     assert "only_a" not in pair
+
+
+def test_retro_measures_equal_the_row_by_row_default(retro_runs: dict[str, Path]) -> None:
+    run = load_run(retro_runs["weak"])
+    adapter = get_adapter("retro")
+    names = [*adapter.hit_metrics(run), *(s.name for s in adapter.score_metrics(run))]
+    assert len(names) == 2 * 2 + 2  # k in 1 and 3, and MRR, under two conventions
+    fast = adapter.measures(run, run.rows, names)
+    assert fast == FamilyAdapter.measures(adapter, run, run.rows, names)
+    assert sum(v[0] for v in fast[TOP1] if v) == 10
+    with pytest.raises(KeyError):
+        adapter.measures(run, run.rows, ["top1[syntheseus,stereo_ignored]"])
 
 
 def test_unknown_metric_fails_with_did_you_mean(retro_runs: dict[str, Path]) -> None:

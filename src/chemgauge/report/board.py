@@ -239,25 +239,14 @@ def _columns(
     adapter: FamilyAdapter, candidate: _Candidate, keys: Sequence[str], specs: Sequence[MetricSpec]
 ) -> list[Column]:
     run = candidate.entrant.run
-    wanted_scores = any(s.kind != "hit" for s in specs)
-    values: list[list[tuple[float, float] | None]] = [[] for _ in specs]
-    for key in keys:
-        row = candidate.rows[key]
-        try:
-            hits = adapter.hits(row, run)
-            scores = adapter.scores(row, run) if wanted_scores else {}
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ConfigError(
-                f"{run.rows_path}: rows do not have the {run.family} row shape "
-                f"({type(exc).__name__}: {exc})"
-            ) from None
-        for out, spec in zip(values, specs, strict=True):
-            if spec.kind == "hit":
-                hit = hits.get(spec.name)
-                out.append(None if hit is None else (1.0 if hit else 0.0, 1.0))
-            else:
-                out.append(scores.get(spec.name))
-    return [Column.of(v) for v in values]
+    try:
+        values = adapter.measures(run, [candidate.rows[k] for k in keys], [s.name for s in specs])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(
+            f"{run.rows_path}: rows do not have the {run.family} row shape "
+            f"({type(exc).__name__}: {exc})"
+        ) from None
+    return [Column.of(values[s.name]) for s in specs]
 
 
 def _breakdown_masks(

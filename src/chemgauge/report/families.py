@@ -256,6 +256,29 @@ class FamilyAdapter(ABC):
         not take part."""
         return {}
 
+    def measures(
+        self, run: Run, rows: Sequence[Row], names: Sequence[str]
+    ) -> dict[str, list[tuple[float, float] | None]]:
+        """Each named hit or score metric over ``rows`` as per-row (numerator, denominator),
+        ``None`` where a row does not take part (a hit is ``(1, 1)`` or ``(0, 1)``).
+
+        The default asks :meth:`hits` and :meth:`scores` row by row; a family may override it
+        to compute only the metrics asked for.
+        """
+        hit_names = set(self.hit_metrics(run))
+        out: dict[str, list[tuple[float, float] | None]] = {name: [] for name in names}
+        wants_scores = any(name not in hit_names for name in names)
+        for row in rows:
+            hits = self.hits(row, run)
+            scores = self.scores(row, run) if wants_scores else {}
+            for name in names:
+                if name in hit_names:
+                    hit = hits.get(name)
+                    out[name].append(None if hit is None else (1.0 if hit else 0.0, 1.0))
+                else:
+                    out[name].append(scores.get(name))
+        return out
+
     def board_caveats(self, runs: Sequence[Run], metric: str) -> list[str]:
         """Reasons the runs on one board may not measure ``metric`` alike (a cap on outputs
         that differs between them, say); none by default."""

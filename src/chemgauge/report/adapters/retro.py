@@ -345,6 +345,24 @@ class RetroAdapter(FamilyAdapter):
             out[f"mrr[{convention},{matcher}]"] = (0.0 if rank is None else 1 / (rank + 1), 1.0)
         return out
 
+    def measures(
+        self, run: Run, rows: Sequence[Row], names: Sequence[str]
+    ) -> dict[str, list[tuple[float, float] | None]]:
+        # One rank lookup per row and metric, without building every metric of every row.
+        known = {*self.hit_metrics(run), *(s.name for s in self.score_metrics(run))}
+        out: dict[str, list[tuple[float, float] | None]] = {}
+        for name in names:
+            match = re.fullmatch(r"(top(\d+)|mrr)\[([^,\]]+),([^\]]+)\]", name)
+            if match is None or name not in known:
+                raise KeyError(name)
+            _, k, convention, matcher = match.groups()
+            ranks = [_rank(row, convention, matcher) for row in rows]
+            if k is None:
+                out[name] = [(0.0 if r is None else 1 / (r + 1), 1.0) for r in ranks]
+            else:
+                out[name] = [(float(r is not None and r < int(k)), 1.0) for r in ranks]
+        return out
+
     def board_caveats(self, runs: Sequence[Run], metric: str) -> list[str]:
         caps = sorted({int(_config(r).get("num_top_results", 0)) for r in runs})
         k = re.match(r"top(\d+)\[", metric)
