@@ -8,6 +8,8 @@ command -v java >/dev/null 2>&1 || missing+=("default-jre-headless")
 # javac compiles the small OPSIN line server once (without it OPSIN runs in plain CLI mode)
 command -v javac >/dev/null 2>&1 || missing+=("default-jdk-headless")
 command -v osra >/dev/null 2>&1 || missing+=("osra")
+# MOPAC 22 (INDO/S-CIS): the p2s ultraviolet-visible provider
+command -v mopac >/dev/null 2>&1 || missing+=("mopac")
 # Headless browser for the HTML report tests (Debian's package; the binary is `chromium`).
 command -v chromium >/dev/null 2>&1 || missing+=("chromium")
 

@@ -20,7 +20,11 @@ from chemgauge.benchmarks.p2s.build import (
     read_sources,
     select_records,
 )
-from chemgauge.engines.p2s.properties import TableProvider
+from chemgauge.benchmarks.p2s.claim import claim_report, prediction_paths
+from chemgauge.benchmarks.p2s.run import RunConfig, run_model
+from chemgauge.engines.p2s.models import ModelOptions
+from chemgauge.engines.p2s.properties import PropertyProvider, TableProvider
+from chemgauge.engines.p2s.registry import get_model, get_provider
 from chemgauge.eval.records import RejectionStats
 
 SOURCES = [
@@ -87,3 +91,55 @@ def built(tmp_path: Path) -> dict[str, Path]:
     data = tmp_path / "data"
     build_benchmark(sources, data, TableProvider(table), config)
     return {"sources": sources, "table": table, "data": data, "root": tmp_path}
+
+
+# Small real molecules for builds with a real calculator (one maskable group each, or more).
+SMALL = [
+    "Oc1ccc(Cl)cc1",
+    "Nc1ccccc1C",
+    "CC(=O)c1ccccc1",
+    "COc1ccccc1",
+    "N#Cc1ccc(C)cc1",
+    "Fc1ccc(O)cc1",
+    "OCc1ccccc1",
+    "CCOc1ccccc1",
+    "Brc1ccc(N)cc1",
+    "CSc1ccccc1",
+    "Oc1cccnc1",
+    "Cc1ccc(Cl)nc1",
+    "Nc1ccc(F)cc1",
+    "OC(=O)c1ccccc1",
+    "Clc1ccccc1C",
+    "Cc1cccc(O)c1",
+    "CNc1ccccc1",
+    "O=Cc1ccccc1",
+    "Ic1ccc(C)cc1",
+    "Sc1ccccc1",
+]
+
+
+def small_build_claims(
+    tmp_path: Path, provider: PropertyProvider, name: str, directory: str
+) -> dict[str, Any]:
+    """Build ``directory`` from SMALL with ``provider``, run the property oracle (a fresh
+    provider of the same name, which recomputes) and structure_only, and return each claim."""
+    sources = tmp_path / "small.smi"
+    sources.write_text("\n".join(SMALL) + "\n")
+    config = BuildConfig(directories=(directory,), min_scaffold_heavy_atoms=4)
+    build_benchmark(sources, tmp_path / "data", provider, config)
+    verdicts = {}
+    for model in ("property_oracle", "structure_only"):
+        options = ModelOptions(provider=get_provider(name))
+        run_model(
+            tmp_path / "data",
+            tmp_path / "runs",
+            lambda d, m=model, o=options: get_model(m, o),
+            RunConfig(),
+        )
+        verdicts[model] = claim_report(
+            tmp_path / "data",
+            directory,
+            prediction_paths(tmp_path / "runs" / model, directory),
+            model=model,
+        )
+    return verdicts

@@ -15,6 +15,7 @@ from chemgauge.benchmarks.p2s.claim import (
     format_claim,
     prediction_paths,
 )
+from chemgauge.benchmarks.p2s.compute import ComputeExecution
 from chemgauge.benchmarks.p2s.prompts import renderer
 from chemgauge.benchmarks.p2s.report import write_run_report
 from chemgauge.benchmarks.p2s.run import RunConfig, run_model, total_tasks
@@ -22,9 +23,11 @@ from chemgauge.benchmarks.p2s.scoring import score_files
 from chemgauge.benchmarks.p2s.spec import CONDITIONS
 from chemgauge.benchmarks.p2s.taskfile import load_dataset
 from chemgauge.benchmarks.p2s.validate import check_view
-from chemgauge.cli.options import QUIET
+from chemgauge.cli.options import CHUNK_SIZE, EXECUTOR, JOBS, QUIET, RAY_ADDRESS, executor_config
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import count_rate_cell, print_summary, rate_cell, summary_table
+from chemgauge.engines.p2s.composite import combine_providers
+from chemgauge.engines.p2s.guard import DEFAULT_LIMITS, ComputeLimits
 from chemgauge.engines.p2s.models import ModelOptions, P2SModel
 from chemgauge.engines.p2s.properties import PropertyProvider, ProviderOptions
 from chemgauge.engines.p2s.registry import get_model, get_provider
@@ -199,8 +202,31 @@ def claim(
     typer.echo(format_claim(report))
 
 
-def _provider(name: str, table: Path | None, seed: int, infrared: bool) -> PropertyProvider:
-    return get_provider(name, ProviderOptions(table=table, seed=seed, infrared=infrared))
+def _provider(
+    names: list[str], table: Path | None, seed: int, infrared: bool, raman: bool = False
+) -> PropertyProvider:
+    options = ProviderOptions(table=table, seed=seed, infrared=infrared, raman=raman)
+    return combine_providers([get_provider(name, options) for name in names])
+
+
+PROVIDER_HELP = (
+    "Property provider: xtb, mopac, nmr or table; repeat to combine (each property from the "
+    "first that gives it, e.g. --provider xtb --provider mopac for 'electronic')."
+)
+
+
+def _execution(
+    executor: str,
+    jobs: int,
+    ray_address: str | None,
+    chunk_size: int | None,
+    limits: ComputeLimits,
+    restart: bool,
+) -> ComputeExecution:
+    if ray_address is not None and executor != "ray":
+        raise ConfigError("--ray-address needs --executor ray")
+    config = executor_config(executor, jobs, ray_address, chunk_size, default_chunk=4)
+    return ComputeExecution(executor=config, limits=limits, restart=restart)
 
 
 @app.command("build")
@@ -208,7 +234,7 @@ def build(
     sources: Path = typer.Argument(..., help="SMILES file: SMILES and an optional name a line."),
     out: Path = typer.Option(Path("data"), "--out", "-o", help="Data folder to write."),
     prop: list[str] = typer.Option(..., "--property", "-p", help="Directory to build (repeat)."),
-    provider: str = typer.Option("xtb", "--provider", help="Property provider (xtb, table)."),
+    provider: list[str] = typer.Option(["xtb"], "--provider", help=PROVIDER_HELP),
     table: Path | None = typer.Option(None, "--table", help="Property table for 'table'."),
     candidates: int = typer.Option(4, "--candidates", "-k", help="Candidates per task."),
     counterfactuals: int = typer.Option(2, "--counterfactuals", help="Per record, at most."),
@@ -216,10 +242,33 @@ def build(
     split: str | None = typer.Option(None, "--split", help="Keep one release: train/val/test."),
     max_records: int | None = typer.Option(None, "--max-records", help="Stop after N records."),
     infrared: bool = typer.Option(False, "--infrared", help="xtb: numerical-Hessian IR."),
+    raman: bool = typer.Option(False, "--raman", help="xtb: finite-field Raman activities."),
+    max_heavy_atoms: int = typer.Option(
+        DEFAULT_LIMITS.max_heavy_atoms or 0,
+        "--max-heavy-atoms",
+        help="Molecules with more heavy atoms are refused (counted as too_large); 0 = no limit.",
+    ),
+    time_limit: float = typer.Option(
+        DEFAULT_LIMITS.time_limit or 0.0,
+        "--time-limit",
+        help="Seconds per molecule before its calculator is killed (counted as timeout); "
+        "0 = no limit.",
+    ),
+    executor: str = EXECUTOR,
+    jobs: int = JOBS,
+    ray_address: str | None = RAY_ADDRESS,
+    chunk_size: int | None = CHUNK_SIZE,
+    restart: bool = typer.Option(
+        False, "--restart", help="Recompute every property (discard the build's journal)."
+    ),
     strict: bool = typer.Option(False, "--strict", help="Stop at the first bad source line."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary."),
+    quiet: bool = QUIET,
 ) -> None:
-    """Mask a group per source molecule and write correct, shuffled and counterfactual views."""
+    """Mask a group per source molecule and write correct, shuffled and counterfactual views.
+
+    Each molecule's properties are journaled in the output folder as they are computed, so a
+    build that was interrupted resumes where it stopped when run again (same files).
+    """
     config = BuildConfig(
         directories=tuple(prop),
         candidates=candidates,
@@ -228,12 +277,27 @@ def build(
         split=split,
         max_records=max_records,
     )
-    calculator = _provider(provider, table, 0xC0FFEE, infrared)
+    if max_heavy_atoms < 0 or time_limit < 0:
+        raise ConfigError("--max-heavy-atoms and --time-limit must be >= 0 (0 = no limit)")
+    limits = ComputeLimits(max_heavy_atoms=max_heavy_atoms or None, time_limit=time_limit or None)
+    execution = _execution(executor, jobs, ray_address, chunk_size, limits, restart)
+    calculator = _provider(provider, table, 0xC0FFEE, infrared, raman)
     with progress_bar("p2s build", None, quiet=quiet) as advance:
-        result = build_benchmark(sources, out, calculator, config, strict=strict, progress=advance)
+        result = build_benchmark(
+            sources,
+            out,
+            calculator,
+            config,
+            strict=strict,
+            progress=advance,
+            execution=execution,
+        )
     if not quiet:
         skipped = ", ".join(f"{k} {v}" for k, v in sorted(result.skipped.items()) if v)
         per = result.provider_seconds / max(1, result.provider_molecules)
+        resumed = (
+            f" ({result.resumed_molecules} from the journal)" if result.resumed_molecules else ""
+        )
         print_summary(
             summary_table(
                 f"p2s build: {result.records} records from {result.sources['accepted']} sources "
@@ -245,8 +309,8 @@ def build(
                 ],
             ),
             notes=(
-                f"skipped: {skipped or 'none'}; {result.provider_molecules} molecules computed, "
-                f"{per * 1000:.1f} ms each; written to {out}",
+                f"skipped: {skipped or 'none'}; {result.provider_molecules} molecules"
+                f"{resumed}, {per * 1000:.1f} ms each; written to {out}",
             ),
         )
 
@@ -263,8 +327,10 @@ def run(
         [], "--condition", "-c", help="View (repeat; default all)."
     ),
     seed: int = typer.Option(0, "--seed", help="Seed for the random baseline."),
-    provider: str = typer.Option("xtb", "--provider", help="Provider for property_oracle."),
+    provider: list[str] = typer.Option(["xtb"], "--provider", help=PROVIDER_HELP),
     table: Path | None = typer.Option(None, "--table", help="Property table for 'table'."),
+    infrared: bool = typer.Option(False, "--infrared", help="property_oracle, xtb: IR too."),
+    raman: bool = typer.Option(False, "--raman", help="property_oracle, xtb: Raman too."),
     base_url: str | None = typer.Option(None, "--base-url", help="chat: OpenAI-compatible URL."),
     chat_model: str | None = typer.Option(None, "--chat-model", help="chat: model name to ask."),
     api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="chat: key variable."),
@@ -281,7 +347,11 @@ def run(
         omit_properties=omit_properties,
         restart=restart,
     )
-    calculator = _provider(provider, table, 0xC0FFEE, False) if model == "property_oracle" else None
+    calculator = (
+        _provider(provider, table, 0xC0FFEE, infrared, raman)
+        if model == "property_oracle"
+        else None
+    )
     chat = None
     if model == "chat":
         from chemgauge.engines.p2s.chat import ChatConfig

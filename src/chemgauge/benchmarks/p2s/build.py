@@ -20,13 +20,14 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from chemgauge.benchmarks.p2s.compute import PROPERTY_JOURNAL, ComputeExecution, compute_properties
 from chemgauge.benchmarks.p2s.library import LIBRARY_VERSION, canonical_library, size_classes
 from chemgauge.benchmarks.p2s.spec import (
     CONDITIONS,
@@ -130,6 +131,7 @@ class BuildResult:
     split_counts: Counter[str] = field(default_factory=Counter)
     provider_seconds: float = 0.0
     provider_molecules: int = 0
+    resumed_molecules: int = 0
     seconds: float = 0.0
 
 
@@ -274,7 +276,7 @@ def _task(record: Record, properties: dict[str, Any], record_id: str) -> dict[st
 def _directory_views(
     directory: str,
     records: list[Record],
-    values: dict[str, PropertyResult],
+    values: Mapping[str, PropertyResult],
     config: BuildConfig,
     skipped: Counter[str],
     ties: Counter[str],
@@ -334,35 +336,14 @@ def _directory_views(
     return views
 
 
-def build_benchmark(
-    sources_path: str | Path,
-    out_dir: str | Path,
-    provider: PropertyProvider,
+def _write_views(
+    out: Path,
+    records: list[Record],
+    values: Mapping[str, PropertyResult],
     config: BuildConfig,
-    *,
-    strict: bool = False,
-    progress: Callable[[int], None] | None = None,
-) -> BuildResult:
-    """Build the requested property directories under ``out_dir`` (files written atomically)."""
-    start = time.perf_counter()
-    out = Path(out_dir)
-    result = BuildResult()
-    stats = RejectionStats(path=str(sources_path), strict=strict)
-    sources = read_sources(sources_path, stats)
-    records = select_records(sources, config, result.skipped)
-    molecules = list(dict.fromkeys(c for r in records for c in r.candidates))
-    values: dict[str, PropertyResult] = {}
-    chunk = 16
-    for offset in range(0, len(molecules), chunk):
-        batch = molecules[offset : offset + chunk]
-        values.update(zip(batch, provider.compute(batch), strict=True))
-        if progress is not None:
-            progress(len(batch))
-    result.provider_molecules = len(molecules)
-    result.provider_seconds = provider.seconds
-    failures = Counter(
-        (r.error or "").split(":")[0] for r in values.values() if r.error is not None
-    )
+    result: BuildResult,
+) -> None:
+    """Write the three views of every requested directory (each file atomically)."""
     for directory in config.directories:
         views = _directory_views(directory, records, values, config, result.skipped, result.ties)
         result.counts[directory] = {}
@@ -374,6 +355,39 @@ def build_benchmark(
                 labels_path(out, directory, condition), b"".join(_line(lab) for lab in labels)
             )
             result.counts[directory][condition] = len(tasks)
+
+
+def build_benchmark(
+    sources_path: str | Path,
+    out_dir: str | Path,
+    provider: PropertyProvider,
+    config: BuildConfig,
+    *,
+    strict: bool = False,
+    progress: Callable[[int], None] | None = None,
+    execution: ComputeExecution | None = None,
+) -> BuildResult:
+    """Build the requested property directories under ``out_dir`` (files written atomically).
+
+    Property values are computed by :func:`compute_properties` (journaled in ``out_dir``,
+    resumed when the build is run again, run where ``execution`` says).
+    """
+    start = time.perf_counter()
+    out = Path(out_dir)
+    result = BuildResult()
+    stats = RejectionStats(path=str(sources_path), strict=strict)
+    sources = read_sources(sources_path, stats)
+    records = select_records(sources, config, result.skipped)
+    molecules = list(dict.fromkeys(c for r in records for c in r.candidates))
+    execution = execution or ComputeExecution()
+    out.mkdir(parents=True, exist_ok=True)
+    values, computed = compute_properties(molecules, provider, out, execution, progress=progress)
+    with values:
+        _write_views(out, records, values, config, result)
+    result.provider_molecules = len(molecules)
+    result.provider_seconds = computed.provider_seconds
+    result.resumed_molecules = computed.resumed
+    failures = computed.failures
     result.records = len(records)
     result.split_counts = Counter(r.split for r in records)
     result.sources = stats.to_dict()
@@ -402,6 +416,7 @@ def build_benchmark(
     config_dict = {
         **asdict(config),
         "provider": provider.describe(),
+        "limits": execution.limits.describe(),
         "library_version": LIBRARY_VERSION,
         "build_scheme_version": BUILD_SCHEME_VERSION,
         "split_protocol_version": SPLIT_PROTOCOL_VERSION,
@@ -423,8 +438,16 @@ def build_benchmark(
             "seconds_per_molecule": round(
                 result.provider_seconds / max(1, result.provider_molecules), 5
             ),
+            # How this run went (not what it built): a resumed or parallel build writes the
+            # same files, and only this block says how it got there.
+            "molecules_from_journal": result.resumed_molecules,
+            "execution": execution.executor.describe(),
         },
-        "note": f"{RECORDS} holds the answers; never hand it to a system under test.",
+        "note": (
+            f"{RECORDS} holds the answers; never hand it to a system under test. "
+            f"{PROPERTY_JOURNAL} is the build's resumable property cache (every candidate's "
+            "values): not a release file either."
+        ),
     }
     atomic_write_json(out / MANIFEST, manifest)
     return result

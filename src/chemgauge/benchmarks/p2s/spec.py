@@ -16,7 +16,8 @@ Property value formats (one JSON object per property, under the task's ``propert
 * ``proton_nmr_integration``: peaks also carry ``"integration"`` (number of protons, > 0)
 * ``carbon_nmr_degeneracy``: peaks also carry ``"degeneracy"`` (integer >= 1)
 * ``proton_nmr_atom`` / ``carbon_nmr_atom``: peaks also carry ``"atoms"``, a non-empty list
-  of 0-based atom indices as the property source supplied them
+  of 0-based atom indices as the property source supplied them (chemgauge's ``nmr`` provider:
+  positions in the completed SMILES; a proton peak lists the heavy atoms carrying its protons)
 
 Any value may add ``"method"`` (a string such as ``"GFN2-xTB//MMFF94"``); other keys are errors.
 """

@@ -16,18 +16,21 @@ Built-ins:
 
 from __future__ import annotations
 
+import secrets
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from chemgauge.chem import canonical_smiles, try_canonical_smiles
-from chemgauge.errors import ConfigError, InputFileError, SmilesError
+from chemgauge.errors import ChemgaugeError, ConfigError, InputFileError, SmilesError
+from chemgauge.eval.provenance import sha256_file
 from chemgauge.eval.records import RejectionStats, read_jsonl
 
 __all__ = [
+    "MoleculeProvider",
     "PropertyProvider",
     "PropertyResult",
     "ProviderOptions",
@@ -42,6 +45,10 @@ class PropertyResult:
     values: Mapping[str, Any]
     origin: str = ""
     error: str | None = None
+    # Wall seconds spent on this molecule (timing only: never part of equality or outputs).
+    seconds: float = field(default=0.0, compare=False)
+    # A composite provider's members that failed while others gave values: name -> error.
+    member_errors: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,18 +58,59 @@ class ProviderOptions:
     table: Path | None = None
     seed: int = 0xC0FFEE
     infrared: bool = False
+    raman: bool = False
+
+
+# Providers rebuilt in this process from a pickled reference, by the token of the original.
+_REBUILT: dict[str, PropertyProvider] = {}
+
+
+def _rebuild(
+    cls: type[PropertyProvider], token: str, arguments: dict[str, Any]
+) -> PropertyProvider:
+    """The provider a worker process builds (once) for a parent's provider token."""
+    provider = _REBUILT.get(token)
+    if provider is None:
+        provider = cls(**arguments)
+        provider.token = token
+        _REBUILT[token] = provider
+    return provider
 
 
 class PropertyProvider(ABC):
-    """Batch-first property calculator with one hook, ``_compute``."""
+    """Batch-first property calculator with one hook, ``_compute``.
+
+    ``isolated`` providers run native code (quantum chemistry) that a Python signal cannot
+    interrupt: a build runs them in a killable child process under a time limit.
+    ``max_heavy_atoms`` is the provider's own size ceiling (its cost grows steeply with size).
+    """
 
     name: str = "provider"
+    isolated: bool = False
+    max_heavy_atoms: int | None = None
 
     def __init__(self) -> None:
         self._cache: dict[str, PropertyResult] = {}
         self.calls = 0
         self.computed = 0
         self.seconds = 0.0
+        self.token = secrets.token_hex(8)
+
+    def arguments(self) -> dict[str, Any] | None:
+        """Constructor keywords that rebuild this provider in another process, or ``None``
+        when it pickles as it is. A provider that holds a module or a handle overrides this,
+        so executors ship a small reference and each worker builds the provider once."""
+        return None
+
+    def __reduce__(self) -> Any:
+        arguments = self.arguments()
+        if arguments is None:
+            return super().__reduce__()
+        return (_rebuild, (type(self), self.token, arguments))
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What its values depend on, to key a resume journal (default: :meth:`describe`)."""
+        return self.describe()
 
     @property
     def properties(self) -> tuple[str, ...]:
@@ -96,6 +144,29 @@ class PropertyProvider(ABC):
     @abstractmethod
     def _compute(self, batch: list[str]) -> list[PropertyResult]:
         """Compute each distinct, uncached canonical SMILES of the batch."""
+
+
+class MoleculeProvider(PropertyProvider):
+    """A calculator that works one molecule at a time (hook ``_one``); any exception it raises
+    becomes that molecule's counted failure, never the batch's."""
+
+    failure_label = "calculation failed"
+
+    @abstractmethod
+    def _one(self, smiles: str) -> PropertyResult:
+        """The result for one canonical SMILES."""
+
+    def _compute(self, batch: list[str]) -> list[PropertyResult]:
+        out = []
+        for smiles in batch:
+            try:
+                out.append(self._one(smiles))
+            except ChemgaugeError as exc:
+                out.append(PropertyResult({}, "", str(exc)))
+            except Exception as exc:  # native back-ends raise their own error types
+                message = f"{self.failure_label}: {type(exc).__name__}: {exc}"
+                out.append(PropertyResult({}, "", message[:500]))
+        return out
 
 
 class TableProvider(PropertyProvider):
@@ -137,6 +208,7 @@ class TableProvider(PropertyProvider):
             self._names.update(props)
         if not self._rows:
             raise InputFileError("property table is empty", path=self.path)
+        self._sha256 = sha256_file(self.path)
 
     @property
     def properties(self) -> tuple[str, ...]:
@@ -153,3 +225,11 @@ class TableProvider(PropertyProvider):
             key = try_canonical_smiles(smiles) or smiles
             out.append(self._rows.get(key) or PropertyResult({}, "", "not in the table"))
         return out
+
+    def arguments(self) -> dict[str, Any]:
+        """Rebuilt from its path in a worker (read once per process, not shipped per chunk)."""
+        return {"path": self.path}
+
+    def fingerprint(self) -> dict[str, Any]:
+        """Name, path and the table file's SHA-256, so an edited table is never resumed."""
+        return {**self.describe(), "sha256": self._sha256}

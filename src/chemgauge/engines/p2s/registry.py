@@ -1,6 +1,8 @@
 """The p2s registries: property providers and models by name, open to plugins.
 
-Built-in providers: ``table`` (precomputed values) and ``xtb`` (GFN2-xTB through tblite).
+Built-in providers: ``table`` (precomputed values), ``xtb`` (GFN2-xTB through tblite: dipole,
+gap, infrared, Raman), ``mopac`` (INDO/S-CIS ultraviolet-visible excitations) and ``nmr``
+(GIAO-HF proton and carbon shifts through PySCF).
 Built-in models: ``structure_only``, ``random``, ``property_oracle`` and ``chat``.
 Third-party packages add theirs through the entry-point groups
 ``chemgauge.property_providers`` and ``chemgauge.p2s_models``.
@@ -18,6 +20,8 @@ from chemgauge.engines.p2s.models import (
     RandomBaseline,
     StructureOnlyBaseline,
 )
+from chemgauge.engines.p2s.mopac import MopacProvider
+from chemgauge.engines.p2s.nmr import NmrProvider
 from chemgauge.engines.p2s.properties import PropertyProvider, ProviderOptions, TableProvider
 from chemgauge.engines.p2s.xtb import XtbProvider
 from chemgauge.errors import ConfigError
@@ -40,7 +44,15 @@ def _table_factory(options: ProviderOptions) -> PropertyProvider:
 
 
 def _xtb_factory(options: ProviderOptions) -> PropertyProvider:
-    return XtbProvider(seed=options.seed, infrared=options.infrared)
+    return XtbProvider(seed=options.seed, infrared=options.infrared, raman=options.raman)
+
+
+def _mopac_factory(options: ProviderOptions) -> PropertyProvider:
+    return MopacProvider(seed=options.seed)
+
+
+def _nmr_factory(options: ProviderOptions) -> PropertyProvider:
+    return NmrProvider(seed=options.seed)
 
 
 ProviderFactory = Callable[[ProviderOptions], PropertyProvider]
@@ -49,6 +61,8 @@ PROPERTY_PROVIDERS: Registry[ProviderFactory] = Registry(
 )
 PROPERTY_PROVIDERS.register("table", _table_factory)
 PROPERTY_PROVIDERS.register("xtb", _xtb_factory)
+PROPERTY_PROVIDERS.register("mopac", _mopac_factory)
+PROPERTY_PROVIDERS.register("nmr", _nmr_factory)
 
 
 def get_provider(name: str, options: ProviderOptions | None = None) -> PropertyProvider:

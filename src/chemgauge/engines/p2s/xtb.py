@@ -1,20 +1,22 @@
-"""GFN2-xTB properties through ``tblite``: dipole norm, HOMO-LUMO gap, optionally infrared.
+"""GFN2-xTB properties through ``tblite``: dipole norm, HOMO-LUMO gap, infrared and Raman.
 
-The geometry is RDKit's ETKDGv3 embedding relaxed with MMFF94 (UFF as fallback), not an xTB
-minimum: cheap, deterministic for a seed, and the same for every candidate, which is what a
+Dipole and gap are single points on RDKit's ETKDGv3 embedding relaxed with MMFF94 (UFF as
+fallback): cheap, deterministic for a seed, and the same for every candidate, which is what a
 relative comparison between completions needs. Values are rounded (3 decimals) so thread-level
 floating-point noise in the SCF does not change the bytes of a built benchmark.
 
-The infrared spectrum comes from a central-difference Hessian of xTB gradients (6N single
-points) and dipole derivatives; because the geometry is not an xTB minimum, modes with
-imaginary frequencies are dropped and only bands at or above 400 cm-1 are reported, with
+Vibrational spectra need a stationary point (MMFF94 puts CO2's C=O at 1.40 A), so the force-
+field geometry is first relaxed with GFN2-xTB gradients (BFGS, deterministic), then the
+Hessian and dipole derivatives come from central differences of gradients (6N single points).
+Raman activities need the polarizability derivative d alpha / d R = -d2 g / dF dF, taken from
+gradients under 18 uniform electric fields (a finite-field derivative, no extra Hessian).
+Modes with imaginary frequencies are dropped and bands at or above 400 cm-1 are reported, with
 intensities relative to the strongest band.
 """
 
 from __future__ import annotations
 
 import importlib
-import math
 import os
 from importlib.metadata import PackageNotFoundError, version
 from types import ModuleType
@@ -24,36 +26,21 @@ import numpy as np
 from numpy.typing import NDArray
 
 from chemgauge.chem.properties import Geometry, embed_geometry
-from chemgauge.engines.p2s.properties import PropertyProvider, PropertyResult
-from chemgauge.errors import ChemgaugeError, MissingDependencyError
+from chemgauge.engines.p2s.properties import MoleculeProvider, PropertyResult
+from chemgauge.engines.p2s.vibrations import AMU, normal_modes
+from chemgauge.errors import MissingDependencyError
 
 __all__ = ["XtbProvider", "load_tblite"]
 
 BOHR_PER_ANGSTROM = 1.0 / 0.529177210903
 DEBYE_PER_AU = 2.541746473
 EV_PER_HARTREE = 27.211386245988
-# sqrt(hartree / (bohr^2 amu)) expressed as a wavenumber in cm-1
-WAVENUMBER_PER_AU = 5140.487
-AMU = {
-    1: 1.008,
-    5: 10.81,
-    6: 12.011,
-    7: 14.007,
-    8: 15.999,
-    9: 18.998,
-    11: 22.990,
-    14: 28.085,
-    15: 30.974,
-    16: 32.06,
-    17: 35.45,
-    19: 39.098,
-    34: 78.971,
-    35: 79.904,
-    53: 126.90,
-}
 _DECIMALS = 3
 _STEP_BOHR = 0.005
-_MIN_BAND = 400.0
+_FIELD_AU = 0.002
+_RELAX_STEPS = 300
+_RELAX_GRADIENT = 2e-4  # hartree/bohr, largest component
+_MAX_STEP_BOHR = 0.3
 
 
 def load_tblite() -> ModuleType:
@@ -71,37 +58,54 @@ def load_tblite() -> ModuleType:
         ) from None
 
 
-class XtbProvider(PropertyProvider):
+class XtbProvider(MoleculeProvider):
     """GFN2-xTB single points on force-field geometries."""
 
     name = "xtb"
+    isolated = True
+    failure_label = "xTB failed"
 
-    def __init__(self, *, seed: int = 0xC0FFEE, infrared: bool = False) -> None:
+    def __init__(
+        self, *, seed: int = 0xC0FFEE, infrared: bool = False, raman: bool = False
+    ) -> None:
         super().__init__()
         self._tblite = load_tblite()
+        self._ffi = importlib.import_module("tblite.library").ffi
         self.seed = seed
         self.infrared = infrared
+        self.raman = raman
         try:
             self.tblite_version = version("tblite")
         except PackageNotFoundError:  # pragma: no cover - imported but not installed as a dist
             self.tblite_version = "unknown"
 
+    def arguments(self) -> dict[str, Any]:
+        """Rebuilt from its settings in a worker (the tblite module does not travel)."""
+        return {"seed": self.seed, "infrared": self.infrared, "raman": self.raman}
+
     @property
     def properties(self) -> tuple[str, ...]:
-        """Dipole and gap, plus infrared when enabled."""
-        return ("dipole", "gap", "infrared") if self.infrared else ("dipole", "gap")
+        """Dipole and gap, plus infrared and Raman when enabled."""
+        extra = (("infrared",) if self.infrared else ()) + (("raman",) if self.raman else ())
+        return ("dipole", "gap", *extra)
 
     def describe(self) -> dict[str, Any]:
-        """Method, tblite version, seed and whether infrared is computed."""
+        """Method, tblite version, seed and which spectra are computed."""
         return {
             "name": self.name,
             "method": "GFN2-xTB",
             "tblite": self.tblite_version,
             "seed": self.seed,
             "infrared": self.infrared,
+            "raman": self.raman,
         }
 
-    def _calculator(self, geometry: Geometry, positions: NDArray[np.float64]) -> Any:
+    def _calculator(
+        self,
+        geometry: Geometry,
+        positions: NDArray[np.float64],
+        field: NDArray[np.float64] | None = None,
+    ) -> Any:
         calc = self._tblite.Calculator(
             "GFN2-xTB",
             np.asarray(geometry.atomic_numbers),
@@ -110,6 +114,9 @@ class XtbProvider(PropertyProvider):
             uhf=geometry.unpaired_electrons,
         )
         calc.set("verbosity", 0)
+        if field is not None:
+            vector = np.ascontiguousarray(field, dtype=np.float64)
+            calc.add("electric-field", self._ffi.cast("double*", vector.ctypes.data))
         return calc
 
     def _one(self, smiles: str) -> PropertyResult:
@@ -117,7 +124,7 @@ class XtbProvider(PropertyProvider):
         if geometry.unpaired_electrons:
             return PropertyResult({}, "", "open-shell molecules are not supported")
         missing = sorted({z for z in geometry.atomic_numbers if z not in AMU})
-        if self.infrared and missing:
+        if (self.infrared or self.raman) and missing:
             return PropertyResult({}, "", f"no atomic mass for elements {missing}")
         positions = np.asarray(geometry.positions, dtype=np.float64) * BOHR_PER_ANGSTROM
         calc = self._calculator(geometry, positions)
@@ -137,15 +144,16 @@ class XtbProvider(PropertyProvider):
             "dipole": {"value": round(dipole, _DECIMALS), "unit": "D", "method": method},
             "gap": {"value": round(gap, _DECIMALS), "unit": "eV", "method": method},
         }
-        if self.infrared:
-            peaks = self._infrared(calc, geometry, positions)
-            if peaks:
-                values["infrared"] = {"unit": "cm-1", "peaks": peaks, "method": method}
+        if self.infrared or self.raman:
+            values.update(self._vibrational(geometry, positions, method))
         return PropertyResult(values, method)
 
-    def _infrared(
-        self, calc: Any, geometry: Geometry, positions: NDArray[np.float64]
-    ) -> list[dict[str, float]]:
+    def _vibrational(
+        self, geometry: Geometry, start: NDArray[np.float64], method: str
+    ) -> dict[str, Any]:
+        """IR and/or Raman bands at the GFN2-xTB minimum nearest the force-field geometry."""
+        positions = self._relax(geometry, start)
+        calc = self._calculator(geometry, positions)
         n = len(geometry.atomic_numbers)
         hessian = np.zeros((3 * n, 3 * n))
         dipole_derivative = np.zeros((3, 3 * n))
@@ -160,34 +168,78 @@ class XtbProvider(PropertyProvider):
                 dipoles.append(np.asarray(res.get("dipole")))
             hessian[k] = (grads[0] - grads[1]) / (2 * _STEP_BOHR)
             dipole_derivative[:, k] = (dipoles[0] - dipoles[1]) / (2 * _STEP_BOHR)
-        calc.update(positions=positions)
-        hessian = (hessian + hessian.T) / 2
-        inv_sqrt_mass = np.repeat([1 / math.sqrt(AMU[z]) for z in geometry.atomic_numbers], 3)
-        eigenvalues, modes = np.linalg.eigh(hessian * np.outer(inv_sqrt_mass, inv_sqrt_mass))
-        cartesian_modes = modes * inv_sqrt_mass[:, None]
-        intensities = ((dipole_derivative @ cartesian_modes) ** 2).sum(axis=0)
-        bands = []
-        for value, intensity in zip(eigenvalues, intensities, strict=True):
-            if value <= 0:
-                continue
-            wavenumber = math.sqrt(value) * WAVENUMBER_PER_AU
-            if wavenumber >= _MIN_BAND:
-                bands.append((wavenumber, float(intensity)))
-        strongest = max((i for _, i in bands), default=0.0)
-        if strongest <= 0:
-            return []
-        return [
-            {"position": round(w, 1), "intensity": round(i / strongest, _DECIMALS)}
-            for w, i in sorted(bands)
-        ]
-
-    def _compute(self, batch: list[str]) -> list[PropertyResult]:
-        out = []
-        for smiles in batch:
-            try:
-                out.append(self._one(smiles))
-            except ChemgaugeError as exc:
-                out.append(PropertyResult({}, "", str(exc)))
-            except Exception as exc:  # tblite raises its own error types for SCF failures
-                out.append(PropertyResult({}, "", f"xTB failed: {type(exc).__name__}: {exc}"))
+        modes = normal_modes(hessian, geometry.atomic_numbers)
+        out: dict[str, Any] = {}
+        if self.infrared:
+            peaks = modes.infrared(dipole_derivative)
+            if peaks:
+                out["infrared"] = {"unit": "cm-1", "peaks": peaks, "method": method}
+        if self.raman:
+            peaks = modes.raman(self._polarizability_derivative(geometry, positions))
+            if peaks:
+                out["raman"] = {"unit": "cm-1", "peaks": peaks, "method": method}
         return out
+
+    def _gradient(
+        self, geometry: Geometry, positions: NDArray[np.float64], field: NDArray[np.float64]
+    ) -> NDArray[np.float64]:
+        res = self._calculator(geometry, positions, field).singlepoint()
+        return np.asarray(res.get("gradient"), dtype=np.float64).ravel()
+
+    def _polarizability_derivative(
+        self, geometry: Geometry, positions: NDArray[np.float64]
+    ) -> NDArray[np.float64]:
+        """d alpha_ij / d R_k = -d2 g_k / dF_i dF_j by central differences in the field."""
+        n3 = 3 * len(geometry.atomic_numbers)
+        h = _FIELD_AU
+        unit = np.eye(3) * h
+        g0 = self._gradient(geometry, positions, np.zeros(3))
+        out = np.zeros((3, 3, n3))
+        for i in range(3):
+            plus = self._gradient(geometry, positions, unit[i])
+            minus = self._gradient(geometry, positions, -unit[i])
+            out[i, i] = -(plus - 2 * g0 + minus) / h**2
+            for j in range(i):
+                pp = self._gradient(geometry, positions, unit[i] + unit[j])
+                pm = self._gradient(geometry, positions, unit[i] - unit[j])
+                mp = self._gradient(geometry, positions, unit[j] - unit[i])
+                mm = self._gradient(geometry, positions, -unit[i] - unit[j])
+                out[i, j] = out[j, i] = -(pp - pm - mp + mm) / (4 * h * h)
+        return out
+
+    def _relax(self, geometry: Geometry, start: NDArray[np.float64]) -> NDArray[np.float64]:
+        """BFGS on Cartesian coordinates with a backtracking line search (deterministic)."""
+        calc = self._calculator(geometry, start)
+
+        def energy_gradient(x: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+            calc.update(positions=x.reshape(-1, 3))
+            res = calc.singlepoint()
+            return float(res.get("energy")), np.asarray(res.get("gradient")).ravel()
+
+        x = start.ravel().copy()
+        energy, gradient = energy_gradient(x)
+        inverse = np.eye(x.size)
+        for _ in range(_RELAX_STEPS):
+            if np.abs(gradient).max() < _RELAX_GRADIENT:
+                break
+            direction = -inverse @ gradient
+            if direction @ gradient >= 0:  # not a descent direction: restart from steepest
+                inverse = np.eye(x.size)
+                direction = -gradient
+            largest = np.abs(direction).max()
+            if largest > _MAX_STEP_BOHR:
+                direction *= _MAX_STEP_BOHR / largest
+            step = 1.0
+            while True:
+                trial_energy, trial_gradient = energy_gradient(x + step * direction)
+                if trial_energy <= energy + 1e-4 * step * (direction @ gradient) or step < 1e-3:
+                    break
+                step /= 2
+            s, y = step * direction, trial_gradient - gradient
+            sy = float(s @ y)
+            if sy > 1e-12:
+                rho = 1.0 / sy
+                left = np.eye(x.size) - rho * np.outer(s, y)
+                inverse = left @ inverse @ left.T + rho * np.outer(s, s)
+            x, energy, gradient = x + s, trial_energy, trial_gradient
+        return x.reshape(-1, 3)
