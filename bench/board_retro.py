@@ -28,15 +28,18 @@ A full run writes bench/results/board_retro.json.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from result_files import add_record_options
+from result_files import add_record_options, figure, record_path, write_result
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("CHEMGAUGE_SHARED_DATA", REPO.parent / "shared" / "data")) / "uspto50k"
@@ -153,11 +156,177 @@ def prepare(work: Path, jobs: int, limit: int) -> dict[str, Path]:
     runs_dir = work / f"runs-n{limit}"
     runs = {}
     for spec in SEEDED:
-        outputs = _outputs(work, data, spec, jobs, limit)
-        runs[spec.name] = _evaluate(runs_dir / spec.name, data, "predictions", outputs, jobs, limit)
+        folder = runs_dir / spec.name
+        if not (folder / "report.json").exists():
+            outputs = _outputs(work, data, spec, jobs, limit)
+            _evaluate(folder, data, "predictions", outputs, jobs, limit)
+        runs[spec.name] = folder
     # The templates model predicts in one process (about 0.3 s a target on a quiet core).
     runs[TEMPLATES] = _evaluate(runs_dir / TEMPLATES, data, "templates", train, jobs, limit)
     return {name: runs[name] for name in (TEMPLATES, *(s.name for s in SEEDED))}
+
+
+def board_of_five(runs: dict[str, Path], out: Path) -> tuple[str, list[dict[str, Any]], bool]:
+    """The five-run board (Markdown, its standings as JSON) and whether its letters agree with
+    ``compare`` run on every pair: the same counts and raw p-values, Holm over all pairs, and
+    two runs share a letter exactly when the adjusted p-value is above alpha."""
+    from chemgauge.report.board import BoardConfig, build_leaderboard
+    from chemgauge.report.board_html import render_board_html
+    from chemgauge.report.board_json import leaderboard_to_dict
+    from chemgauge.report.board_markdown import render_board_markdown
+    from chemgauge.report.compare import compare_runs, holm_adjust
+    from chemgauge.report.entrants import enter_runs
+
+    out.mkdir(parents=True, exist_ok=True)
+    leaderboard = build_leaderboard(enter_runs([runs[n] for n in BOARD_OF_FIVE]), BoardConfig())
+    markdown = render_board_markdown(leaderboard, out)
+    (out / "board.md").write_text(markdown)
+    (out / "board.html").write_text(render_board_html(leaderboard, out))
+    data = leaderboard_to_dict(leaderboard)
+    (out / "board.json").write_text(json.dumps(data, indent=1))
+    (board,) = data["boards"]
+    ranking = board["rankings"][0]
+    by_label = {e.label: e.run for e in leaderboard.boards[0].entrants}
+    agree, raw = True, []
+    for pair in ranking["pairs"]:
+        compared = compare_runs(by_label[pair["a"]], by_label[pair["b"]])
+        row = next(r for r in compared["overall"] if r["metric"] == ranking["metric"])
+        counts = (row["only_a"], row["only_b"], row["n"], row["mcnemar_p"])
+        agree &= counts == (pair["only_a"], pair["only_b"], pair["n"], pair["p"])
+        raw.append(row["mcnemar_p"])
+    agree &= holm_adjust(raw) == [p["p_holm"] for p in ranking["pairs"]]
+    letters = {s["run"]: s["letters"] for s in ranking["standings"]}
+    alpha = data["settings"]["alpha"]
+    for pair, adjusted in zip(ranking["pairs"], holm_adjust(raw), strict=True):
+        agree &= bool(set(letters[pair["a"]]) & set(letters[pair["b"]])) == (adjusted > alpha)
+    return markdown, ranking["standings"], agree
+
+
+def _board_command(paths: list[Path], out: Path) -> list[str]:
+    chemgauge = str(Path(sys.executable).parent / "chemgauge")
+    command = [chemgauge, "board", *map(str, paths), "-q"]
+    for flag, name in (("--html", "board.html"), ("--md", "board.md"), ("--json", "board.json")):
+        command += [flag, str(out / name)]
+    return command
+
+
+def _wall(command: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def _compare_all(paths: list[Path], out: Path) -> float:
+    """The alternative: ``chemgauge compare`` on each pair, as a user would run it."""
+    chemgauge = str(Path(sys.executable).parent / "chemgauge")
+    start = time.perf_counter()
+    for i, (a, b) in enumerate(itertools.combinations(paths, 2)):
+        command = [chemgauge, "compare", str(a), str(b), "-q", "--json", str(out / f"{i}.json")]
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def _phases(paths: list[Path], out: Path) -> dict[str, float]:
+    """Wall seconds of the board's phases in this process (no interpreter start)."""
+    from chemgauge.report.board import BoardConfig, build_leaderboard
+    from chemgauge.report.board_html import render_board_html
+    from chemgauge.report.board_json import leaderboard_to_dict
+    from chemgauge.report.board_markdown import render_board_markdown
+    from chemgauge.report.entrants import enter_runs
+
+    t0 = time.perf_counter()
+    entry = enter_runs(paths)
+    t1 = time.perf_counter()
+    leaderboard = build_leaderboard(entry, BoardConfig())
+    t2 = time.perf_counter()
+    render_board_html(leaderboard, out)
+    render_board_markdown(leaderboard, out)
+    json.dumps(leaderboard_to_dict(leaderboard))
+    t3 = time.perf_counter()
+    return {"read_and_verify_s": t1 - t0, "statistics_s": t2 - t1, "render_s": t3 - t2}
+
+
+def timing(runs: dict[str, Path], work: Path, repeats: int) -> dict[str, Any]:
+    """The ten-run board through the CLI, ``repeats`` times around one pass of 45 compares."""
+    paths = list(runs.values())
+    out = work / "board-of-ten"
+    out.mkdir(parents=True, exist_ok=True)
+    load_before = os.getloadavg()[0]
+    (out / "compare").mkdir(exist_ok=True)
+    board = [_wall(_board_command(paths, out))]
+    compares = _compare_all(paths, out / "compare")
+    board += [_wall(_board_command(paths, out)) for _ in range(repeats - 1)]
+    phases = _phases(paths, out)
+    return {
+        "board_s": board,
+        "compare_all_s": compares,
+        "phases": phases,
+        "load": f"{load_before:.1f} -> {os.getloadavg()[0]:.1f}",
+    }
+
+
+def _record(
+    path: Path, standings: list[dict[str, Any]], agree: bool, timed: dict[str, Any]
+) -> None:
+    board = statistics.median(timed["board_s"])
+    phases = timed["phases"]
+    figures = [
+        figure(
+            "board",
+            "board of 10 retro runs x 5,007 targets, wall (chemgauge board, 2 cores)",
+            round(board, 1),
+            "s",
+            target="< 10",
+            detail=(
+                f"median of {len(timed['board_s'])} CLI runs "
+                f"({', '.join(f'{t:.1f}' for t in timed['board_s'])} s) with HTML, Markdown and "
+                f"JSON; in one process: read and verify {phases['read_and_verify_s']:.1f} s, "
+                f"statistics {phases['statistics_s']:.1f} s, pages {phases['render_s']:.2f} s"
+            ),
+        ),
+        figure(
+            "board",
+            "board over chemgauge compare on each of the 45 pairs",
+            round(timed["compare_all_s"] / board, 1),
+            "x",
+            detail=f"45 compare commands: {timed['compare_all_s']:.0f} s (no ranks, no letters)",
+        ),
+        figure(
+            "board",
+            "five-run board's letters agree with compare on each of the 10 pairs",
+            "yes" if agree else "no",
+            target="== yes",
+            detail="same discordant counts and McNemar p; Holm over the 10 pairs; a shared "
+            "letter exactly when the adjusted p > 0.05",
+        ),
+    ]
+    for s in standings:
+        low, high = s["value"]["interval"]
+        figures.append(
+            figure(
+                "board",
+                f"USPTO-50k test, top-1 (syntheseus, exact): {s['run']}",
+                f"{100 * s['value']['estimate']:.1f}% [{100 * low:.1f}, {100 * high:.1f}]",
+                detail=f"rank {s['rank']}, group {s['letters']}; {s['count']:,}/{s['n']:,}",
+            )
+        )
+    write_result(
+        "board_retro",
+        title="A board of retrosynthesis runs on USPTO-50k test",
+        method=(
+            "Ten chemgauge retro eval runs over all 5,007 USPTO-50k test targets (the "
+            "split with reaction classes): the templates baseline (rdchiral templates from the "
+            "5,001 validation reactions) and nine predictions models fed 10 seeded synthetic "
+            "outputs a target (chemgauge's generator: seeds 1-9, where the truth lands and how "
+            "often it is absent varied). The five-run board (templates and seeds 1-4, top-1 "
+            "under the syntheseus convention and the exact matcher) is checked against "
+            "chemgauge compare on every pair. The ten-run board is timed through the CLI, "
+            "verification included, against running compare on each of its 45 pairs."
+        ),
+        figures=figures,
+        load=timed["load"],
+        path=path,
+    )
 
 
 def main() -> None:
@@ -165,6 +334,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=FULL, help="targets (default: all 5,007)")
     parser.add_argument("--jobs", type=int, default=0, help="workers for the runs (0 = all cores)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/chemgauge-bench-board"))
+    parser.add_argument("--repeats", type=int, default=3, help="timed board commands")
     parser.add_argument("--prepare-only", action="store_true", help="make the runs, then stop")
     add_record_options(parser)
     args = parser.parse_args()
@@ -173,6 +343,20 @@ def main() -> None:
     if args.prepare_only:
         print(json.dumps({name: str(path) for name, path in runs.items()}, indent=2))
         return
+    markdown, standings, agree = board_of_five(runs, args.work / f"board-of-five-n{args.limit}")
+    print(markdown)
+    print(f"letters agree with compare on every pair: {'yes' if agree else 'NO'}")
+    timed = timing(runs, args.work, args.repeats)
+    board = statistics.median(timed["board_s"])
+    print(
+        f"board of {len(runs)} runs x {args.limit} targets: {board:.1f} s (median of "
+        f"{', '.join(f'{t:.1f}' for t in timed['board_s'])}); 45 compares: "
+        f"{timed['compare_all_s']:.1f} s ({timed['compare_all_s'] / board:.1f}x); phases "
+        f"{ {k: round(v, 2) for k, v in timed['phases'].items()} }; load {timed['load']}"
+    )
+    path = record_path(args, "board_retro", full_size=args.limit >= FULL)
+    if path is not None:
+        _record(path, standings, agree, timed)
 
 
 if __name__ == "__main__":

@@ -334,3 +334,46 @@ def test_letter_property_holds_on_every_breakdown(retro_runs: dict[str, Path]) -
         for a, b in itertools.combinations(letters, 2):
             pair = next(p for p in ranking["pairs"] if {p["a"], p["b"]} == {a, b})
             assert bool(set(letters[a]) & set(letters[b])) == (not pair["significant"])
+
+
+def _forward_run(out: Path, rules: Path | None = None) -> Path:
+    from chemgauge.benchmarks.forward.runner import BenchmarkConfig, run_benchmark
+    from chemgauge.cli.forward import demo_corpus_path
+    from chemgauge.eval.envelope import write_envelope
+
+    out.mkdir(parents=True)
+    source = {} if rules is None else {"template_source": "file", "templates": rules}
+    config = BenchmarkConfig(corpus=demo_corpus_path(), output_rows=out / "rows.jsonl", **source)
+    write_envelope(out / "report.json", run_benchmark(config).envelope)
+    return out
+
+
+def test_forward_board_as_in_the_demo(tmp_path: Path) -> None:
+    """The embedded rules against their amide-coupling rules alone, on the demo corpus."""
+    from importlib import resources
+
+    embedded = resources.files("chemgauge.engines.forward").joinpath("forward_rules.jsonl")
+    amide = [
+        line
+        for line in embedded.read_text().splitlines(keepends=True)
+        if '"reaction_class": "amide_coupling"' in line
+    ]
+    assert len(amide) == 4
+    (tmp_path / "amide-rules.jsonl").write_text("".join(amide))
+    runs = [
+        _forward_run(tmp_path / "embedded"),
+        _forward_run(tmp_path / "amide-only", tmp_path / "amide-rules.jsonl"),
+    ]
+    (board,) = _board(runs)["boards"]
+    assert board["items"] == 16  # corpus lines; six are invalid inputs and take part in none
+    ranking = board["rankings"][0]
+    assert ranking["metric"] == "top1" and ranking["items"] == 10
+    standings = {s["run"]: (s["count"], s["n"], s["letters"]) for s in ranking["standings"]}
+    assert standings == {"amide-only": (4, 10, "a"), "embedded": (3, 10, "a")}
+    systems = {r["label"]: r["system"] for r in board["runs"]}
+    assert systems["amide-only"] == "template predictor, file rules (amide-rules.jsonl)"
+    assert systems["embedded"] == "template predictor, embedded rules"
+    buckets = {(b["dimension"], b["bucket"]) for b in board["breakdowns"]}
+    assert ("split", "test") in buckets
+    assert ("split", "unknown") not in buckets  # invalid inputs only: nobody has a value
+    assert all(b["items"] > 0 for b in board["breakdowns"])

@@ -144,3 +144,11 @@ def test_no_items_and_bad_input() -> None:
         rank_systems([Column.of([(0.5, 1.0)])], "hit", ["a"])
     with pytest.raises(ValueError, match="resamples"):
         StatSettings(resamples=10)
+
+
+def test_a_system_without_items_has_no_rank_and_no_letter() -> None:
+    result = rank_systems([_hits("10"), _hits("--"), _hits("01")], "hit", ["a", "b", "c"])
+    by_index = {s.index: s for s in result.standings}
+    assert (by_index[1].rank, by_index[1].letters, by_index[1].value.estimate) == (None, "", None)
+    assert by_index[0].letters == by_index[2].letters == "a"
+    assert result.pair(0, 1).n == 0 and result.pair(0, 1).p_value == 1.0

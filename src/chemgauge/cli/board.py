@@ -51,7 +51,9 @@ def _print(leaderboard: Leaderboard) -> None:
                         f"{value_text(standing.value, kind)} {interval_text(standing.value, kind)}"
                     ),
                     standing.letters,
-                    f"{standing.value.n:,}",
+                    f"{standing.value.n:,}"
+                    if kind == "mean" or standing.count is None
+                    else f"{int(standing.count):,}/{standing.value.n:,}",
                 )
             console.print(table)
 

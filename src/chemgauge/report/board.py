@@ -67,11 +67,21 @@ class MetricSpec:
 
 @dataclass(frozen=True)
 class Ranking:
-    """One metric over a set of items: the standings of a board's runs."""
+    """One metric over a set of items (``items``: how many take part for at least one run):
+    the standings of a board's runs."""
 
     metric: MetricSpec
     items: int
     standings: Standings
+
+    @classmethod
+    def of(
+        cls, spec: MetricSpec, columns: Sequence[Column], labels: Sequence[str], stats: StatSettings
+    ) -> Ranking:
+        """Rank the runs' columns of one metric."""
+        taking_part = np.logical_or.reduce([c.present for c in columns])
+        standings = rank_systems(columns, spec.kind, labels, stats)
+        return cls(spec, int(np.count_nonzero(taking_part)), standings)
 
 
 @dataclass(frozen=True)
@@ -200,7 +210,9 @@ def _groups(candidates: list[_Candidate], force: bool) -> list[tuple[list[_Candi
 def _specs(adapter: FamilyAdapter, entrant: Entrant) -> dict[str, MetricSpec]:
     run = entrant.run
     specs = {
-        name: MetricSpec(name, "hit", "share of items hit (a binary outcome per item)")
+        name: MetricSpec(
+            name, "hit", adapter.hit_description(run, name) or "share of items with a hit"
+        )
         for name in adapter.hit_metrics(run)
     }
     for score in adapter.score_metrics(run):
@@ -285,10 +297,10 @@ def _breakdown_rankings(
             mask = np.array(buckets[bucket], dtype=np.bool_)
             for m, spec in enumerate(specs):
                 sub = [c[m].take(mask) for c in columns]
-                standings = rank_systems(sub, spec.kind, labels, config.stats)
-                out.append(
-                    BucketRanking(dimension, bucket, Ranking(spec, int(mask.sum()), standings))
-                )
+                if not any(c.present.any() for c in sub):
+                    continue  # no run has a value here (invalid inputs, say)
+                ranking = Ranking.of(spec, sub, labels, config.stats)
+                out.append(BucketRanking(dimension, bucket, ranking))
     return out, notes
 
 
@@ -342,9 +354,7 @@ def _board(
         raise ConfigError(f"the {adapter.family} runs {', '.join(labels)} share no items")
     columns = [_columns(adapter, c, keys, specs) for c in kept]
     rankings = tuple(
-        Ranking(
-            spec, len(keys), rank_systems([c[m] for c in columns], spec.kind, labels, config.stats)
-        )
+        Ranking.of(spec, [c[m] for c in columns], labels, config.stats)
         for m, spec in enumerate(specs)
     )
     breakdowns: list[BucketRanking] = []

@@ -247,6 +247,10 @@ class FamilyAdapter(ABC):
         metrics = self.hit_metrics(run)
         return metrics[0] if metrics else ""
 
+    def hit_description(self, run: Run, name: str) -> str:
+        """What a hit metric counts, in a few words, for a board's reader ("" if unknown)."""
+        return ""
+
     def score_metrics(self, run: Run) -> tuple[ScoreMetric, ...]:
         """Per-row measures besides the hits that a board can rank by (none by default)."""
         return ()

@@ -385,8 +385,12 @@ def rank_systems(
         for r, h in zip(raw, adjusted, strict=True)
     )
     order, ranks = _ranks([v[0].estimate for v in values], labels)
-    letters = compact_letters(order, [(p.a, p.b) for p in pairs if p.significant(settings.alpha)])
+    # A system without a value (no item takes part) has no rank and no letter.
+    valued = [i for i in order if ranks[i] is not None]
+    different = [(p.a, p.b) for p in pairs if p.significant(settings.alpha)]
+    letters = compact_letters(valued, [(a, b) for a, b in different if a in valued and b in valued])
     standings = tuple(
-        Standing(i, values[i][0], values[i][1], values[i][2], ranks[i], letters[i]) for i in order
+        Standing(i, values[i][0], values[i][1], values[i][2], ranks[i], letters.get(i, ""))
+        for i in order
     )
     return Standings(kind, settings, standings, pairs, undefined)

@@ -296,6 +296,14 @@ class ForwardAdapter(FamilyAdapter):
     def board_metric(self, run: Run) -> str:
         return "top1"
 
+    def hit_description(self, run: Run, name: str) -> str:
+        if name == "covered":
+            return "the true product in the candidate pool, over valid inputs"
+        if name == "top10_stereo_ignored":
+            return "the true product in the top 10 with stereo ignored, over valid inputs"
+        k = name.removeprefix("top")
+        return f"the true product in the top {k}, over valid inputs (a pool miss is a miss)"
+
     def score_metrics(self, run: Run) -> tuple[ScoreMetric, ...]:
         return (
             ScoreMetric("mrr", "mean", "mean reciprocal rank over valid inputs; a miss scores 0"),

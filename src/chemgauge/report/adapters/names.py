@@ -299,6 +299,12 @@ class NamesAdapter(FamilyAdapter):
         lens = "exact" if "exact" in lenses else next(iter(lenses), None)
         return "" if lens is None else f"rt_valid[{lens}]"
 
+    def hit_description(self, run: Run, name: str) -> str:
+        if name == "emitted":
+            return "a name emitted (coverage), over every structure"
+        lens = name.removeprefix("rt_valid[").removesuffix("]")
+        return f"a name that OPSIN reads back as the same structure ({lens}), over every structure"
+
     def score_metrics(self, run: Run) -> tuple[ScoreMetric, ...]:
         return tuple(
             ScoreMetric(

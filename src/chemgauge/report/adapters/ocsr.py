@@ -251,6 +251,10 @@ class OcsrAdapter(FamilyAdapter):
         metrics = self.hit_metrics(run)
         return headline if headline in metrics else (metrics[0] if metrics else "")
 
+    def hit_description(self, run: Run, name: str) -> str:
+        policy = name.removeprefix("exact[").removesuffix("]")
+        return f"the exact graph ({policy}), over the planned attempts with a reference"
+
     def system_name(self, run: Run) -> str:
         recognizer = run.envelope.provenance.backends.get("recognizer")
         return system_text(recognizer or run.config.get("backend")) or run.label

@@ -382,6 +382,10 @@ class P2SAdapter(FamilyAdapter):
         metrics = self.hit_metrics(run)
         return "hit[correct]" if "hit[correct]" in metrics else (metrics[0] if metrics else "")
 
+    def hit_description(self, run: Run, name: str) -> str:
+        view = name.removeprefix("hit[").removesuffix("]")
+        return f"the expected completion chosen, over the tasks of the {view} view"
+
     def system_name(self, run: Run) -> str:
         return system_text(run.metrics.get("model") or run.config.get("model")) or run.label
 

@@ -330,6 +330,16 @@ class RetroAdapter(FamilyAdapter):
             return ""
         return f"top{min(int(k) for k in ks)}[{grid[0][0]},{grid[0][1]}]"
 
+    def hit_description(self, run: Run, name: str) -> str:
+        match = re.fullmatch(r"top(\d+)\[([^,\]]+),([^\]]+)\]", name)
+        if match is None:
+            return ""
+        k, convention, matcher = match.groups()
+        return (
+            f"the true reactants among the first {k} outputs ({convention} convention, "
+            f"{matcher} matcher), over every target"
+        )
+
     def score_metrics(self, run: Run) -> tuple[ScoreMetric, ...]:
         return tuple(
             ScoreMetric(
