@@ -377,3 +377,36 @@ def test_forward_board_as_in_the_demo(tmp_path: Path) -> None:
     assert ("split", "test") in buckets
     assert ("split", "unknown") not in buckets  # invalid inputs only: nobody has a value
     assert all(b["items"] > 0 for b in board["breakdowns"])
+
+
+def test_every_family_boards_its_frozen_old_run_folder() -> None:
+    """The five families' old run folders: one board each, every adapter's board hooks."""
+    result = _board([Path(__file__).parent / "legacy"])
+    assert result["refused"] == []
+    boards = [
+        (b["family"], b["rankings"][0]["metric"], b["runs"][0]["system"]) for b in result["boards"]
+    ]
+    assert boards == [
+        ("forward", "top1", "template predictor, embedded rules"),
+        ("names", "rt_valid[exact]", "names in pairs.tsv"),
+        ("ocsr", "exact[exact]", "osra 2.1.3"),
+        ("p2s", "hit[correct]", "random"),
+        ("retro", "top1[syntheseus,exact]", "predictions (outputs.jsonl)"),
+    ]
+    for board in result["boards"]:
+        assert board["notes"][-1] == "One run: nothing to compare it with."
+        assert board["rankings"][0]["description"]
+        assert board["rankings"][0]["standings"][0]["letters"] == "a"
+
+
+def test_cli_run_pages_and_a_mean_metric(retro_runs: dict[str, Path], tmp_path: Path) -> None:
+    pages = tmp_path / "pages"
+    page = tmp_path / "board.html"
+    args = ["board", *map(str, retro_runs.values()), "--html", str(page), "--run-pages", str(pages)]
+    result = CliRunner().invoke(app, [*args, "-m", "mrr[syntheseus,exact]", "-q"])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in pages.iterdir()) == sorted(f"{n}.html" for n in PATTERNS)
+    html = page.read_text()
+    assert 'href="pages/weak.html"' in html
+    assert "Verified." in (pages / "weak.html").read_text()  # the run's own report page
+    assert "paired bootstrap intervals (2,000 resamples, seed 0)" in html

@@ -33,28 +33,26 @@ def _count(standing: Standing, ranking: Ranking) -> str:
 
 
 def ranking_caption(ranking: Ranking, runs: int) -> str:
-    """How the values, intervals and letters of a ranking were obtained, in one sentence."""
+    """How the values, intervals and letters of a ranking were obtained, in a sentence or two."""
     settings = ranking.standings.settings
-    pairs = runs * (runs - 1) // 2
     confidence = f"{100 * settings.confidence:g}%"
-    if ranking.metric.kind == "hit":
-        how = (
-            f"{confidence} Wilson intervals; exact McNemar tests on the items both runs take "
-            "part in"
-        )
-    elif ranking.metric.kind == "ratio":
-        how = (
-            f"{confidence} Wilson intervals on each run's own denominator; paired bootstrap "
-            f"tests ({settings.resamples:,} resamples, seed {settings.seed})"
-        )
-    else:
-        how = (
-            f"{confidence} paired bootstrap intervals and tests ({settings.resamples:,} "
-            f"resamples, seed {settings.seed})"
-        )
+    bootstrap = f"{settings.resamples:,} resamples, seed {settings.seed}"
+    intervals = {
+        "hit": f"{confidence} Wilson intervals",
+        "ratio": f"{confidence} Wilson intervals on each run's own denominator",
+        "mean": f"{confidence} paired bootstrap intervals ({bootstrap})",
+    }[ranking.metric.kind]
+    if runs < 2:
+        return f"{intervals}; one run, nothing to test."
+    tests = (
+        "exact McNemar tests on the items both runs take part in"
+        if ranking.metric.kind == "hit"
+        else f"paired bootstrap tests ({bootstrap})"
+    )
+    pairs = runs * (runs - 1) // 2
     return (
-        f"{how}, Holm-adjusted over the {pairs:,} pair{'s' if pairs != 1 else ''}. Runs sharing a "
-        f"letter are not significantly different at alpha {settings.alpha:g}."
+        f"{intervals}; {tests}, Holm-adjusted over the {pairs:,} pair{'s' if pairs != 1 else ''}. "
+        f"Runs sharing a letter are not significantly different at alpha {settings.alpha:g}."
     )
 
 

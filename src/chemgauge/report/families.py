@@ -159,10 +159,13 @@ def system_text(value: Any) -> str:
     """A recorded system description (a name, or a mapping with ``name`` and maybe
     ``version``) as short text."""
     if isinstance(value, Mapping):
-        name = value.get("name")
+        name = value.get("name") or value.get("backend") or value.get("model")
         version = value.get("version")
+        if name and version:
+            # A version string often names the program already ("osra 2.1.3").
+            return str(version) if str(version).startswith(str(name)) else f"{name} {version}"
         if name:
-            return f"{name} {version}" if version else str(name)
+            return str(name)
         return ", ".join(f"{k}={v}" for k, v in sorted(value.items()) if isinstance(v, str))
     return "" if value is None else str(value)
 
