@@ -42,9 +42,17 @@ demo: setup
 		--html $(DEMO_OUT)/board.html --md $(DEMO_OUT)/board.md --json $(DEMO_OUT)/board.json
 	@echo "demo: rows, report, $(DEMO_OUT)/report.html and $(DEMO_OUT)/board.html are in $(DEMO_OUT)/"
 
+# The p2s task loader and scorer promise a bare Python 3.9+: these modules (all they import)
+# must need nothing newer (tests/p2s/test_scoring.py checks the list is complete).
+STDLIB_39 := src/chemgauge/__init__.py src/chemgauge/errors.py \
+	src/chemgauge/benchmarks/__init__.py src/chemgauge/benchmarks/p2s/__init__.py \
+	src/chemgauge/benchmarks/p2s/spec.py src/chemgauge/benchmarks/p2s/taskfile.py \
+	src/chemgauge/benchmarks/p2s/scoring.py
+
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+	$(BIN)/vermin -t=3.9- --violations --no-tips $(STDLIB_39)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

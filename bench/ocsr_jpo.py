@@ -8,7 +8,10 @@ the review's own shipped OSRA output is printed alongside, so live and archived 
 compared on the same images; the archived outputs must re-score to the published counts
 within one structure (the target). A full run writes bench/results/ocsr_jpo.json.
 
-    .venv/bin/python bench/ocsr_jpo.py [--jobs 2] [--limit N] [--keep DIR]
+    .venv/bin/python bench/ocsr_jpo.py [--jobs 2] [--limit N] [--keep DIR] [--executor ray]
+
+With ``--executor ray`` the attempts run as tasks on a local Ray cluster of ``--jobs`` CPUs
+(or the cluster ``--ray-address`` names); rows and the reproducibility hash equal a local run's.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 
 from chemgauge.benchmarks.ocsr.evaluate import score_attempts
 from chemgauge.benchmarks.ocsr.external import import_image_set
+from chemgauge.benchmarks.ocsr.plan import Execution
 from chemgauge.benchmarks.ocsr.report import write_report
 from chemgauge.benchmarks.ocsr.review import PUBLISHED_COUNTS, rescore_review
 from chemgauge.benchmarks.ocsr.runner import RunConfig, run_attempts
@@ -52,6 +56,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="only the first N images")
     parser.add_argument("--per-workflow-seconds", type=float, default=60.0)
     parser.add_argument("--keep", type=Path, default=None, help="write results here")
+    parser.add_argument("--executor", choices=("local", "ray"), default="local")
+    parser.add_argument("--ray-address", default=None)
     add_record_options(parser)
     args = parser.parse_args()
 
@@ -72,7 +78,8 @@ def main() -> None:
         recognizer = OsraRecognizer()
         config = RunConfig(per_workflow_seconds=args.per_workflow_seconds, jobs=args.jobs)
         start = time.perf_counter()
-        rows = run_attempts(manifest, recognizer, config, out, restart=True)
+        execution = Execution(args.executor, args.ray_address)
+        rows = run_attempts(manifest, recognizer, config, out, restart=True, execution=execution)
         run_seconds = time.perf_counter() - start
         start = time.perf_counter()
         scored = score_attempts(manifest, rows)
@@ -90,7 +97,7 @@ def main() -> None:
     report = envelope["metrics"]
     finite = report["finite_reference"]
     print(f"images {len(manifest.cases)}; with a usable reference {finite['planned']}")
-    print(f"backend {recognizer.version()}; jobs {args.jobs}")
+    print(f"backend {recognizer.version()}; jobs {args.jobs}; executor {args.executor}")
     print(f"statuses (all): {report['all_attempts']['statuses']}")
     print("exact matches, completed attempts (denominator: all planned images with reference):")
     for policy, value in finite["policies"].items():

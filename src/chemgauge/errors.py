@@ -65,6 +65,10 @@ class DataQualityError(InputFileError):
     """A counted data-quality issue that `--strict` turned into a hard error."""
 
 
+class AuditError(ChemgaugeError):
+    """A benchmark release can be answered without the task's evidence (a shortcut audit)."""
+
+
 class BackendError(ChemgaugeError):
     """An external system under test (OPSIN, OSRA, a model) failed or is unavailable."""
 

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import pytest
 
 from chemgauge.eval.stats import (
     binomial_tail,
+    binomial_test_greater,
     bootstrap_interval,
+    bootstrap_mean_interval,
+    holm_adjust,
     mcnemar_exact,
     paired_bootstrap_difference,
+    poisson_binomial_greater,
     wilson_interval,
 )
 
@@ -87,3 +92,64 @@ def test_bootstrap_in_blocks_equals_one_draw(monkeypatch: pytest.MonkeyPatch) ->
     blocked = bootstrap_interval(values, seed=11, resamples=500)
     assert blocked.low == float(np.quantile(whole, 0.025, method="inverted_cdf"))
     assert blocked.high == float(np.quantile(whole, 0.975, method="inverted_cdf"))
+
+
+def test_multinomial_mean_bootstrap_is_seeded_and_hand_checked() -> None:
+    # Reciprocal ranks of 8 items: the mean is exact; one value everywhere has no spread.
+    ranks = [1.0, 0.5, 0.0, 1.0, 0.2, 0.0, 1.0, 1 / 3]
+    first = bootstrap_mean_interval(ranks, seed=5, resamples=1000)
+    assert first == bootstrap_mean_interval(ranks, seed=5, resamples=1000)
+    assert first.estimate == pytest.approx(sum(ranks) / 8)
+    assert first.method == "bootstrap-percentile-multinomial" and first.seed == 5
+    assert (first.low or 0) < first.estimate < (first.high or 0)
+    assert first != bootstrap_mean_interval(ranks, seed=6, resamples=1000)
+    same = bootstrap_mean_interval([0.5] * 40, seed=1)
+    assert (same.low, same.estimate, same.high) == (0.5, 0.5, 0.5)
+    assert bootstrap_mean_interval([], seed=1).estimate is None
+
+
+def test_multinomial_mean_bootstrap_agrees_with_resampling_items() -> None:
+    """Same distribution as indexing items: the two intervals agree to Monte Carlo error."""
+    values = [1.0 / (1 + (i * 7919) % 11) if i % 3 else 0.0 for i in range(2000)]
+    counts = bootstrap_mean_interval(values, seed=2, resamples=4000)
+    items = bootstrap_interval(values, seed=2, resamples=4000)
+    assert counts.low == pytest.approx(items.low, abs=0.004)
+    assert counts.high == pytest.approx(items.high, abs=0.004)
+
+
+def test_binomial_test_greater_hand_and_table_values() -> None:
+    # 8 or more heads in 10 fair tosses: (45 + 10 + 1) / 1024
+    assert binomial_test_greater(8, 10, Fraction(1, 2)) == 56 / 1024
+    # 3 or more sixes in 5 rolls: (10 * 25 + 5 * 5 + 1) / 6**5
+    assert binomial_test_greater(3, 5, Fraction(1, 6)) == pytest.approx(276 / 7776, rel=1e-15)
+    # published cumulative binomial table, n = 20, p = 0.25: P(X <= 9) = 0.9861
+    assert binomial_test_greater(10, 20, 0.25) == pytest.approx(1 - 0.9861, abs=5e-5)
+    assert binomial_test_greater(0, 7, 0.3) == 1.0
+    assert binomial_test_greater(7, 7, 1.0) == 1.0
+    assert binomial_test_greater(1, 7, 0.0) == 0.0
+    with pytest.raises(ValueError):
+        binomial_test_greater(11, 10, 0.5)
+
+
+def test_binomial_test_greater_matches_a_direct_exact_sum() -> None:
+    for n, k, p in ((40, 18, Fraction(1, 4)), (137, 50, Fraction(1, 4)), (60, 30, Fraction(1, 3))):
+        direct = sum(Fraction(math.comb(n, i)) * p**i * (1 - p) ** (n - i) for i in range(k, n + 1))
+        assert binomial_test_greater(k, n, p) == float(direct)
+    # far tails keep their exact value (no cancellation against 1)
+    assert binomial_test_greater(200, 200, Fraction(1, 4)) == float(Fraction(1, 4**200))
+
+
+def test_poisson_binomial_reduces_to_the_binomial_and_hand_values() -> None:
+    assert poisson_binomial_greater(1, [0.5, 1 / 3]) == pytest.approx(2 / 3)
+    assert poisson_binomial_greater(2, [0.5, 1 / 3]) == pytest.approx(1 / 6)
+    for k in (0, 5, 12, 30):
+        assert poisson_binomial_greater(k, [0.25] * 30) == pytest.approx(
+            binomial_test_greater(k, 30, 0.25), rel=1e-9, abs=1e-300
+        )
+
+
+def test_holm_lives_in_stats_and_compare_reexports_it() -> None:
+    from chemgauge.report.compare import holm_adjust as from_compare
+
+    assert from_compare is holm_adjust
+    assert holm_adjust([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])

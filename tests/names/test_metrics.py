@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from chemgauge.benchmarks.names import metrics as metrics_module
 from chemgauge.benchmarks.names.inputs import NamePair
 from chemgauge.benchmarks.names.metrics import (
     CoverageTally,
+    RoundTripError,
     RowClass,
     aggregate,
+    classify_parsed,
     classify_row,
     is_abstention,
 )
@@ -22,10 +25,22 @@ FAKE_OPSIN = {
     "acetate": "CC(=O)[O-]",  # dropped protonation: strict catches it, parity forgives
     "propen-2-ol": "CC(O)=C",  # enol: only parity forgives keto/enol
     "methanol": "CO",  # plain wrong structure
+    "(2R)-2-chlorobutane": "CC[C@@H](C)Cl",
+    "(2S)-2-chlorobutane": "CC[C@H](C)Cl",
+    "2-chlorobutane": "CCC(C)Cl",
+    "(E)-but-2-ene": "C/C=C/C",
+    "(Z)-but-2-ene": "C/C=C\\C",
+    "acetylium": "C[C+]=O",  # the resonance form OPSIN writes
+    "methylmercury(1+)": "C[Hg+]",
+    "ethyl": "*CC",  # a read-back with a dummy atom has no InChI
+    "garbled": "C1CC",  # a read-back RDKit cannot read
+    "timed out": "<never returned>",
 }
 
 
 def fake(name: str) -> str | None:
+    if name == "timed out":
+        raise RoundTripError("timeout: OPSIN gave no answer within 0.001 s")
     return FAKE_OPSIN.get(name)
 
 
@@ -46,6 +61,19 @@ V, W, U, A = RowClass.RT_VALID, RowClass.CONFIDENTLY_WRONG, RowClass.UNPARSEABLE
         ("CC(=O)O", "acetate", (V, W, W)),
         ("CC(C)=O", "propen-2-ol", (V, W, W)),
         ("CCO", "methanol", (W, W, W)),
+        # Stereo: inversion, omission, addition and E/Z swaps are caught by exact only.
+        ("CC[C@H](C)Cl", "(2R)-2-chlorobutane", (V, V, W)),
+        ("CC[C@H](C)Cl", "(2S)-2-chlorobutane", (V, V, V)),
+        ("CC[C@H](C)Cl", "2-chlorobutane", (V, V, W)),
+        ("CCC(C)Cl", "(2S)-2-chlorobutane", (V, V, W)),
+        ("C/C=C/C", "(Z)-but-2-ene", (V, V, W)),
+        ("C/C=C/C", "(E)-but-2-ene", (V, V, V)),
+        # What strict accepts, parity accepts: resonance forms and organometallics.
+        ("CC#[O+]", "acetylium", (V, V, V)),
+        ("[CH3].[Hg+]", "methylmercury(1+)", (V, V, V)),
+        # A read-back without a key is never round-trip valid, under any lens.
+        ("CCC", "ethyl", (W, W, W)),
+        ("CC", "ethyl", (W, W, W)),
         ("CCO", "no such name", (U, U, U)),
         ("CCO", "", (A, A, A)),
         ("CCO", "   ", (A, A, A)),
@@ -56,6 +84,53 @@ def test_row_classes_under_each_lens(
     smiles: str, name: str | None, expected: tuple[RowClass, ...]
 ) -> None:
     assert classes(smiles, name) == expected
+
+
+def test_a_read_back_without_a_key_is_never_valid() -> None:
+    # Unparsable under every key: wrong under the key lenses, undecided under parity.
+    row = classify_row("CCO", "garbled", fake)
+    assert row.classes["strict"] is W and row.classes["exact"] is W
+    assert row.classes["parity"] is RowClass.UNSCORABLE
+    assert row.reasons == {"parity": "not_standardizable"}
+    for lens in ("parity", "strict", "exact"):
+        assert classify_parsed("CCO", "", (lens,))[0][lens] is not V
+
+
+def test_parity_unscorable_is_counted_with_its_reason_never_wrong() -> None:
+    # Uncharging hexafluorophosphate gives a structure RDKit cannot read back: no parity
+    # form, so a pair strict does not settle is unscorable under parity, with the reason.
+    classes, reasons = classify_parsed("F[P-](F)(F)(F)(F)F", "FP(F)(F)(F)F")
+    assert classes == {"parity": RowClass.UNSCORABLE, "strict": W, "exact": W}
+    assert reasons == {"parity": "not_standardizable"}
+    tally = CoverageTally()
+    tally.add(classify_row("F[P-](F)(F)(F)(F)F", "pf5", lambda n: "FP(F)(F)(F)F"))
+    parity = tally.result()["lenses"]["parity"]
+    assert parity["unscorable"] == 1 and parity["confidently_wrong"]["count"] == 0
+    assert parity["unscorable_reasons"] == {"not_standardizable": 1}
+
+
+def test_opsin_errors_are_their_own_class_and_leave_the_rates() -> None:
+    rows = [
+        classify_row("CCO", "ethanol", fake),  # valid
+        classify_row("CCO", "methanol", fake),  # wrong
+        classify_row("CCO", "gibberish", fake),  # unparseable
+        classify_row("CCO", "timed out", fake),  # OPSIN's failure, not the namer's
+        classify_row("CCO", "", fake),  # abstained
+    ]
+    error = rows[3]
+    assert set(error.classes.values()) == {RowClass.OPSIN_ERROR}
+    assert error.emitted and error.opsin_parsed is None
+    report = aggregate(rows)
+    assert (report["total"], report["opsin_error"], report["rated"]) == (5, 1, 4)
+    assert (report["emitted"], report["abstained"], report["unparseable"]) == (4, 1, 1)
+    strict = report["lenses"]["strict"]
+    assert (strict["coverage"]["count"], strict["coverage"]["n"]) == (3, 4)
+    assert (strict["of_emitted_rt"]["count"], strict["of_emitted_rt"]["n"]) == (1, 3)
+    assert (strict["abs_rt_valid"]["count"], strict["abs_rt_valid"]["n"]) == (1, 4)
+    assert strict["confidently_wrong"]["n"] == strict["unparseable"]["n"] == 4
+    assert strict["counts"]["opsin_error"] == 1
+    for lens in report["lenses"].values():  # every lens adds up to the total
+        assert sum(lens["counts"].values()) == report["total"]
 
 
 def test_one_opsin_call_per_emitted_name() -> None:
@@ -126,11 +201,11 @@ def test_tally_folds_rows_one_at_a_time_to_hand_checked_counts() -> None:
     counts = {lens: block["counts"] for lens, block in report["lenses"].items()}
     assert counts == {
         "parity": {"abstained": 1, "rt_valid": 4, "confidently_wrong": 1, "unparseable": 1,
-                   "unscorable": 0},
+                   "unscorable": 0, "opsin_error": 0},
         "strict": {"abstained": 1, "rt_valid": 2, "confidently_wrong": 2, "unparseable": 1,
-                   "unscorable": 1},
+                   "unscorable": 1, "opsin_error": 0},
         "exact": {"abstained": 1, "rt_valid": 1, "confidently_wrong": 3, "unparseable": 1,
-                  "unscorable": 1},
+                  "unscorable": 1, "opsin_error": 0},
     }  # fmt: skip
     strict = report["lenses"]["strict"]
     assert strict["unscorable"] == 1 and strict["matcher"] == "strict_key"
@@ -162,6 +237,7 @@ def test_input_without_a_key_is_unscorable_not_wrong() -> None:
     row = classify_row("*CC", "ethyl", lambda n: "*CC")
     assert row.classes["exact"] == RowClass.UNSCORABLE
     assert row.classes["strict"] == RowClass.UNSCORABLE
+    assert row.reasons == {"strict": "input_has_no_key", "exact": "input_has_no_key"}
 
 
 def test_score_pairs_batches_distinct_names_and_keeps_order() -> None:
@@ -182,3 +258,74 @@ def test_score_pairs_batches_distinct_names_and_keeps_order() -> None:
     assert [r["id"] for r in rows] == ["1", "2", "3", "4"]
     assert [r["strict"] for r in rows] == ["rt_valid", "rt_valid", "abstained", "unparseable"]
     assert rows[3]["opsin_status"] == "failure"
+
+
+def test_score_pairs_keeps_opsin_errors_apart_from_unparseable() -> None:
+    answers = {
+        "ethanol": ReadBack("OCC", "success"),
+        "gibberish": ReadBack(None, "failure", "unparsable"),
+        "slow": ReadBack(None, "timeout", "no answer within 0.001 s"),
+        "crash": ReadBack(None, "crashed", "OPSIN process exited with code 137"),
+        "bad\tname": ReadBack(None, "refused", "name contains a tab"),
+        "raised": ReadBack(None, "exception", "java.lang.StackOverflowError"),
+        "skipped": ReadBack(None, "skipped", "not sent"),
+    }
+    pairs = [NamePair(str(i), i, "CCO", n) for i, n in enumerate(answers, start=1)]
+    rows = score_pairs(pairs, lambda names: [answers[n] for n in names], CoverageConfig())
+    assert [r["strict"] for r in rows] == ["rt_valid", "unparseable", *["opsin_error"] * 5]
+    assert rows[2]["opsin_status"] == "timeout" and rows[2]["opsin_error"]
+    assert all(r["unscorable_reasons"] == {} for r in rows)
+
+
+def test_every_opsin_status_is_a_parse_outcome_or_an_opsin_error() -> None:
+    from chemgauge.benchmarks.names.runner import OPSIN_ERROR_STATUSES
+    from chemgauge.engines.opsin.process import OpsinStatus
+
+    outcomes = {"success", "warning", "failure"}
+    assert {s.value for s in OpsinStatus} == outcomes | OPSIN_ERROR_STATUSES
+    assert not outcomes & OPSIN_ERROR_STATUSES
+
+
+def test_matching_runs_the_tautomer_search_only_where_cheaper_keys_disagree(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from chemgauge.chem import parity
+
+    searched: list[str] = []
+    real = parity.tautomer_key
+
+    def counting(neutral: str, *args: object) -> object:
+        searched.append(neutral)
+        return real(neutral, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(parity, "tautomer_key", counting)
+    metrics_module.clear_structure_memo()
+    pairs = [
+        NamePair("1", 1, "CC[C@H](C)Cl", "(2R)-2-chlorobutane"),  # strict decides
+        NamePair("2", 2, "CC(=O)O", "acetate"),  # one neutral parent
+        NamePair("3", 3, "CCO", "methanol"),  # another skeleton
+        NamePair("4", 4, "CC(C)=O", "propen-2-ol"),  # keto/enol: the search decides
+    ]
+    rows = score_pairs(
+        pairs, lambda ns: [ReadBack(fake(n), "success") for n in ns], CoverageConfig()
+    )
+    assert [r["parity"] for r in rows] == ["rt_valid", "rt_valid", "confidently_wrong", "rt_valid"]
+    assert sorted(searched) == ["C=C(C)O", "CC(C)=O"]
+
+
+def test_a_structure_is_keyed_once_whatever_its_spelling(monkeypatch: pytest.MonkeyPatch) -> None:
+    from chemgauge.chem import parity
+
+    calls: list[object] = []
+    real = parity.inchi_key_of
+
+    def counting(mol: object) -> str | None:
+        calls.append(mol)
+        return real(mol)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(parity, "inchi_key_of", counting)
+    metrics_module.clear_structure_memo()
+    first = classify_parsed("CCO", "OCC")
+    again = classify_parsed("C(O)C", "[CH3][CH2][OH]")
+    assert first == again == ({"parity": V, "strict": V, "exact": V}, {})
+    assert len(calls) == 1

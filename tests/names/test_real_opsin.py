@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rdkit import Chem
@@ -11,11 +13,18 @@ from tests.conftest import SHARED_DATA, assert_valid_report, shared_file
 from typer.testing import CliRunner
 
 from chemgauge.benchmarks.names.inputs import NamePair
+from chemgauge.benchmarks.names.metrics import LENSES
 from chemgauge.benchmarks.names.runner import CoverageConfig, ReadBack, score_pairs
 from chemgauge.cli import app
+from chemgauge.errors import BackendError, ConfigError
 from chemgauge.eval.executors import ExecutorConfig, make_executor
 
 pytestmark = pytest.mark.external
+
+ALKANES = (
+    "methane", "ethane", "propane", "butane", "pentane",
+    "hexane", "heptane", "octane", "nonane", "decane",
+)  # fmt: skip
 
 # Names in OPSIN's 2.9.0 test files that only parse with OPSIN's radicals option (-r).
 RADICAL_CASES = {
@@ -92,6 +101,13 @@ def test_opsin_reproduces_its_own_test_pairs() -> None:
     assert unparsed == expected
     assert sum(r["strict"] == "rt_valid" for r in rows) == len(pairs) - len(expected)
     assert not any(r["strict"] == "confidently_wrong" for r in rows)
+    # Parity is never stricter than strict: its wrong set is inside strict's (empty here),
+    # and everything strict accepts it accepts (resonance forms, organometallics, peptides).
+    wrong = {lens: {r["id"] for r in rows if r[lens] == "confidently_wrong"} for lens in LENSES}
+    assert wrong["parity"] <= wrong["strict"] == set()
+    valid = {lens: {r["id"] for r in rows if r[lens] == "rt_valid"} for lens in LENSES}
+    assert valid["strict"] <= valid["parity"]
+    assert not any(r["parity"] == "unscorable" for r in rows)
     # Uninterpretable names are unparseable, never wrong.
     negative = shared_file("opsin/negative/uninterpretable.txt")
     names = [n for n in negative.read_text().splitlines() if n.strip() and not n.startswith("#")]
@@ -104,6 +120,31 @@ def test_opsin_reproduces_its_own_test_pairs() -> None:
         CoverageConfig(),
     )
     assert all(r["strict"] == "unparseable" for r in neg_rows)
+
+
+def test_stereo_errors_are_caught_by_exact_only() -> None:
+    # Real OPSIN read-backs of names that invert, omit, add or swap stereo.
+    from chemgauge.engines.opsin.runner import OpsinConfig, OpsinRunner
+
+    cases = [
+        ("CC[C@@H](C)Cl", "(2R)-2-chlorobutane", "rt_valid"),  # the right name
+        ("CC[C@@H](C)Cl", "(2S)-2-chlorobutane", "confidently_wrong"),  # inversion
+        ("CC[C@@H](C)Cl", "2-chlorobutane", "confidently_wrong"),  # omission
+        ("CCC(C)Cl", "(2R)-2-chlorobutane", "confidently_wrong"),  # addition
+        ("C/C=C/C", "(Z)-but-2-ene", "confidently_wrong"),  # E/Z swap
+        ("C/C=C/C", "(E)-but-2-ene", "rt_valid"),
+        ("C[C@H](N)C(=O)O", "D-alanine", "confidently_wrong"),  # at a tautomeric atom
+    ]
+    pairs = [NamePair(str(i), i, s, n) for i, (s, n, _) in enumerate(cases, start=1)]
+    with OpsinRunner(OpsinConfig(jvms=1)) as opsin:
+        rows = score_pairs(
+            pairs,
+            lambda ns: [ReadBack(r.smiles, r.status.value) for r in opsin.names_to_smiles(ns)],
+            CoverageConfig(),
+        )
+    assert [(r["parity"], r["strict"], r["exact"]) for r in rows] == [
+        ("rt_valid", "rt_valid", exact) for _, _, exact in cases
+    ]
 
 
 def test_radical_cases_parse_with_the_radicals_option() -> None:
@@ -207,3 +248,78 @@ def test_rows_keep_input_order_whatever_the_completion_order_and_resumes(
     resumed = json.loads(report.read_text())
     assert resumed["reproducibility_sha256"] == digest["reproducibility_sha256"]
     assert not journal.exists()
+
+
+def _run(tmp_path: Path, body: str, *extra: str) -> tuple[Any, list[dict[str, Any]], Path]:
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("smiles\tname\n" + body)
+    rows_path, report_path = tmp_path / "rows.jsonl", tmp_path / "report.json"
+    args = ["names", "coverage", "-i", str(pairs), "--output-rows", str(rows_path)]
+    args += ["--output-report", str(report_path), "-j", "1", *extra]
+    result = CliRunner().invoke(app, args)
+    rows = (
+        [json.loads(line) for line in rows_path.read_text().splitlines()]
+        if rows_path.exists()
+        else []
+    )
+    return result, rows, report_path
+
+
+def test_a_tiny_timeout_gives_opsin_errors_a_warning_and_a_nonzero_exit(tmp_path: Path) -> None:
+    body = "CCO\tethanol\nCO\tmethanol\nCCC\tpropane\n"
+    result, rows, report_path = _run(tmp_path, body, "--timeout", "0.001", "-q")
+    assert [r["strict"] for r in rows] == ["opsin_error"] * 3, "never the namer's unparseable"
+    assert {r["opsin_status"] for r in rows} <= {"timeout", "skipped"}
+    assert isinstance(result.exception, BackendError)
+    assert "3 of 3 names (100.0%) hit OPSIN errors" in str(result.exception)
+    assert "warning: OPSIN failed on 3 of 3 names (100.0%; " in result.stderr
+    assert report_path.exists()
+    report = json.loads(report_path.read_text())  # written before the error: nothing lost
+    assert report["metrics"]["opsin_error"] == 3 and report["metrics"]["rated"] == 0
+    assert [e["id"] for e in report["metrics"]["opsin_error_rows"]] == ["2", "3", "4"]
+    assert sum(report["metrics"]["opsin_error_by_status"].values()) == 3
+    assert report["metrics"]["lenses"]["strict"]["unparseable"]["count"] == 0
+
+
+def test_a_few_opsin_errors_warn_and_strict_makes_any_an_error(tmp_path: Path) -> None:
+    # A name longer than OPSIN's limit is refused (never sent): an OPSIN error, 1 in 101.
+    names = "".join(f"{'C' * (i + 1)}\t{name}\n" for i, name in enumerate(ALKANES * 10))
+    body = names + f"CCO\t{'x' * 100_001}\n"
+    result, rows, _ = _run(tmp_path, body)
+    assert result.exit_code == 0, result.output
+    assert [r["id"] for r in rows if r["strict"] == "opsin_error"] == ["102"]
+    assert "warning: OPSIN failed on 1 of 101 names (1.0%; refused: 1)" in result.stderr
+    strict, _, _ = _run(tmp_path, body, "--strict")
+    assert isinstance(strict.exception, BackendError)
+    assert "--strict" in str(strict.exception)
+    lower, _, _ = _run(tmp_path, body, "--max-opsin-errors", "0.005")
+    assert isinstance(lower.exception, BackendError)
+
+
+def test_the_summary_shows_every_class_per_lens_and_rejected_lines(tmp_path: Path) -> None:
+    body = "CCO\tethanol\nC[C@H](N)C(=O)O\tD-alanine\nc1ccccc1\t\nCC(=O)O\tfoo bar baz\n"
+    body += "C1CC\tbroken\n"
+    result, _, _ = _run(tmp_path, body)
+    assert result.exit_code == 0, result.output
+    table = result.stderr
+    for column in ("rt_valid", "confidently_wrong", "unparseable", "abstained", "unscorable"):
+        assert column in table
+    assert "opsin_error" in table and "total" in table
+    exact = next(line for line in table.splitlines() if line.lstrip("│| ").startswith("exact"))
+    assert [cell.strip() for cell in re.split(r"[│|]", exact) if cell.strip()][:8] == [
+        "exact", "1", "1", "1", "1", "0", "0", "4",
+    ]  # fmt: skip
+    assert "1 input line rejected (unparseable_smiles: 1)" in table
+    # Hexafluorophosphate cannot be standardized: unscorable under parity, with the reason.
+    result, rows, _ = _run(tmp_path, "F[P-](F)(F)(F)(F)F\tphosphorus pentafluoride\n")
+    assert [(r["parity"], r["strict"]) for r in rows] == [("unscorable", "confidently_wrong")]
+    assert "unscorable under parity (never credited): not_standardizable: 1" in result.stderr
+
+
+def test_an_unbalanced_quote_in_the_namer_command_is_a_one_line_error(tmp_path: Path) -> None:
+    smiles = tmp_path / "in.smi"
+    smiles.write_text("CCO\n")
+    args = ["names", "coverage", "--namer-cmd", "my-namer 'unbalanced", "--smiles", str(smiles)]
+    result = CliRunner().invoke(app, [*args, "--output-rows", str(tmp_path / "rows.jsonl")])
+    assert isinstance(result.exception, ConfigError)
+    assert "--namer-cmd" in str(result.exception) and "quotation" in str(result.exception)

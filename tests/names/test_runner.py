@@ -101,3 +101,37 @@ def test_wrong_listing_is_bounded_while_every_wrong_row_counts(
     assert summary.wrong == confidently_wrong_rows(rows, ("parity", "strict", "exact"))[:1]
     assert summary.wrong_total == 2
     assert summary.tally.result()["lenses"]["strict"]["counts"]["confidently_wrong"] == 2
+
+
+def test_a_pair_whose_matching_crashes_is_unscorable_and_its_group_still_scores(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = runner.classify_parsed
+
+    def crashing(smiles: str, parsed: str, *args: Any) -> Any:
+        if smiles == "CCCC":
+            raise RuntimeError("RDKit blew up")
+        return real(smiles, parsed, *args)
+
+    monkeypatch.setattr(runner, "classify_parsed", crashing)
+    rows = score_pairs(PAIRS, resolve, CoverageConfig())
+    crashed = next(r for r in rows if r["id"] == "e")
+    assert [crashed[lens] for lens in ("parity", "strict", "exact")] == ["unscorable"] * 3
+    assert crashed["unscorable_reasons"] == dict.fromkeys(
+        ("parity", "strict", "exact"), "classification_failed"
+    )
+    assert [r["strict"] for r in rows if r["id"] != "e"] == [
+        "rt_valid", "confidently_wrong", "rt_valid", "abstained", "unparseable",
+    ]  # fmt: skip
+
+
+def test_balanced_groups_spread_large_pairs_and_keep_every_pair_once() -> None:
+    peptide = ("C" * 900, "C" * 900)
+    small = [(f"C{'C' * (i % 7)}", "CCO") for i in range(200)]
+    pairs = [peptide, *small, peptide[::-1]]
+    groups = runner.balanced_groups(pairs, 1000)
+    assert sorted(p for g in groups for p in g) == sorted(pairs)
+    loads = [sum(len(a) + len(b) for a, b in g) for g in groups]
+    assert max(loads) <= 1800 + 20  # a peptide alone, not a peptide plus the small pairs
+    assert sum(1 for g in groups if peptide in g or peptide[::-1] in g) == 2
+    assert runner.balanced_groups(pairs, 1000) == groups, "deterministic"

@@ -1,17 +1,15 @@
-"""Recognizer back-ends: command (argument list, bounded output), http (loopback fake), osra."""
+"""Recognizer back-ends: command (argument list, bounded output), http (a local server), osra."""
 
 from __future__ import annotations
 
 import json
 import shutil
 import sys
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
+from tests.ocsr.conftest import ChatServer, Reply
 
 from chemgauge.engines.ocsr.base import parse_structured_answer, run_bounded
 from chemgauge.engines.ocsr.http import HttpRecognizer, HttpSpec
@@ -83,65 +81,37 @@ def test_structured_answer_parsing() -> None:
     assert parse_structured_answer('{"smiles": ""}').status == "failure"
 
 
-class _FakeChat(BaseHTTPRequestHandler):
-    answers: ClassVar[list[dict[str, Any]]] = []
-    requests: ClassVar[list[dict[str, Any]]] = []
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).requests.append(
-            {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
-        )
-        payload = json.dumps(type(self).answers.pop(0)).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def fake_server() -> Iterator[str]:
-    server = HTTPServer(("127.0.0.1", 0), _FakeChat)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-def _completion(content: str, finish: str = "stop") -> dict[str, Any]:
-    return {
+def _completion(content: str, finish: str = "stop") -> Reply:
+    return 200, {
         "model": "fake-vision-1",
         "choices": [{"message": {"content": content}, "finish_reason": finish}],
         "usage": {"prompt_tokens": 10, "completion_tokens": 5},
     }
 
 
-def test_http_backend_against_loopback_fake(
-    fake_server: str, image: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_http_backend_against_a_local_server(image: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FAKE_KEY", "secret")
-    _FakeChat.requests = []
-    _FakeChat.answers = [
-        _completion('{"smiles": "CCO", "clarification": null}'),
-        _completion('{"smiles": null, "clarification": "send a larger image"}'),
-        _completion('{"smiles": "CC', finish="length"),
-    ]
-    backend = HttpRecognizer(HttpSpec(fake_server, "fake-vision-1", api_key_env="FAKE_KEY"))
-    first = backend.recognize(image, 10)
-    assert (first.output.status, first.output.text) == ("completed", "CCO")
-    assert first.output.usage == {"prompt_tokens": 10, "completion_tokens": 5}
-    second = backend.recognize(image, 10).output
-    assert (second.status, second.message) == ("clarification", "send a larger image")
-    assert backend.recognize(image, 10).output.status == "failure"  # cut at max_tokens
-    request = _FakeChat.requests[0]
-    assert request["path"] == "/v1/chat/completions" and request["auth"] == "Bearer secret"
+    replies = iter(
+        [
+            _completion('{"smiles": "CCO", "clarification": null}'),
+            _completion('{"smiles": null, "clarification": "send a larger image"}'),
+            _completion('{"smiles": "CC', finish="length"),
+        ]
+    )
+
+    def respond(body: dict[str, Any]) -> Reply:
+        return next(replies)
+
+    with ChatServer(respond) as server:
+        backend = HttpRecognizer(HttpSpec(server.url, "fake-vision-1", api_key_env="FAKE_KEY"))
+        first = backend.recognize(image, 10)
+        assert (first.output.status, first.output.text) == ("completed", "CCO")
+        assert first.output.usage == {"prompt_tokens": 10, "completion_tokens": 5}
+        second = backend.recognize(image, 10).output
+        assert (second.status, second.message) == ("clarification", "send a larger image")
+        assert backend.recognize(image, 10).output.status == "failure"  # cut at max_tokens
+    request = server.requests[0]
+    assert request["path"] == "/v1/chat/completions" and server.authorization[0] == "Bearer secret"
     content = request["body"]["messages"][0]["content"]
     assert content[1]["image_url"]["url"].startswith("data:image/png;base64,")
     assert "input.png" not in json.dumps(request["body"])  # no file name leaks
@@ -173,3 +143,32 @@ def test_osra_reads_an_rdkit_drawing(tmp_path: Path) -> None:
     keys, reading = text_keys(result.output.text, "molfile")
     assert reading.accepted
     assert compare_keys(graph_keys(aspirin), keys)["exact"] == "match"
+
+
+def test_command_provenance_hashes_the_program_and_its_script(tmp_path: Path) -> None:
+    import hashlib
+
+    args = _script(tmp_path, "print('CCO')")
+    log = tmp_path / "calls.log"
+    log.write_text("")
+    described = CommandRecognizer(CommandSpec((*args, str(log)))).describe()
+    script = Path(args[1])
+    assert described["programs"] == {
+        PY: hashlib.sha256(Path(PY).read_bytes()).hexdigest(),
+        str(script): hashlib.sha256(script.read_bytes()).hexdigest(),
+    }  # the log it may append to is data, not the recognizer
+    assert CommandRecognizer(CommandSpec(("no-such-program-xyz", "{image}"))).programs() == {
+        "no-such-program-xyz": "missing"
+    }
+
+
+@pytest.mark.external
+def test_osra_provenance_is_its_executable_hash() -> None:
+    import hashlib
+
+    if shutil.which("osra") is None:
+        pytest.skip("osra not installed (apt-get install -y osra)")
+    described = OsraRecognizer().describe()
+    executable = Path(str(shutil.which("osra"))).read_bytes()
+    assert described["programs"] == {"osra": hashlib.sha256(executable).hexdigest()}
+    assert described["version"].startswith("osra 2.")

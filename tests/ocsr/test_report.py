@@ -116,3 +116,71 @@ def test_aggregate_is_the_tally_over_a_list() -> None:
     assert report["reproducibility_sha256"] == reproducibility_sha256(ROWS, TIMING_FIELDS)
     assert report["all_attempts"]["statuses"]["not_run"] == 1
     assert report["provenance"] == {"x": 1}
+
+
+def test_median_of_an_even_number_of_attempts_is_the_mean_of_the_middle_two() -> None:
+    tally = ReportTally()
+    for seconds, case in ((0.2184, "ethanol"), (0.2121, "propanol")):
+        tally.add(_row(case, 1, "completed", ETHANOL, exact="match", seconds=seconds, errors={}))
+    manifest = Manifest.model_construct(name="hand", cases=[None] * 2)
+    timing = tally.result(manifest, ("exact",), {}, "digest")["timing"]
+    # sorted 0.2121, 0.2184: the median is their mean, not the upper one
+    assert timing["median_seconds"] == 0.21525
+    assert (timing["min_seconds"], timing["max_seconds"]) == (0.2121, 0.2184)
+
+
+def _abbreviated(case: str, repeat: int, status: str, candidate: list[str]) -> dict[str, Any]:
+    row = _row(case, repeat, status, "CC", exact="mismatch", errors={})
+    recalled = len(set(candidate) & {"Boc", "Ph"})
+    row["abbreviations"] = {"reference": ["Boc", "Ph"], "candidate": candidate}
+    row["abbreviations"]["recalled"] = recalled
+    return row
+
+
+def test_abbreviation_label_recall_per_reference_group() -> None:
+    rows = [
+        _abbreviated("boc", 1, "completed", ["Boc", "Ph"]),  # both labels kept
+        _abbreviated("boc", 2, "completed", ["Boc"]),  # Ph expanded: label lost
+        _abbreviated("boc", 3, "provisional", ["Boc", "Ph"]),  # a draft: counted apart
+        {**_abbreviated("boc", 4, "not_run", []), "recognition": None},
+        _row("ethanol", 1, "completed", ETHANOL, exact="match", errors={}),  # no groups
+    ]
+    tally = ReportTally()
+    for row in rows:
+        tally.add(row)
+    manifest = Manifest.model_construct(name="hand", cases=[None] * 2)
+    abbreviations = tally.result(manifest, ("exact",), {}, "digest")["abbreviations"]
+    # 4 planned attempts x 2 groups; 3 attempted; completed attempts recalled 2 + 1 labels.
+    assert abbreviations["planned_groups"] == 8 and abbreviations["attempted_groups"] == 6
+    assert abbreviations["recalled"] == 3 and abbreviations["provisional_recalled"] == 2
+    assert abbreviations["label_recall_over_planned"]["rate"] == 0.375
+    assert abbreviations["label_recall_over_attempted"]["rate"] == 0.5
+    assert abbreviations["by_label"] == {
+        "Boc": {"planned": 4, "recalled": 2},
+        "Ph": {"planned": 4, "recalled": 1},
+    }
+
+
+def test_repeat_reliability_exact_in_all_and_in_any() -> None:
+    rows = [
+        _row("ethanol", 1, "completed", ETHANOL, exact="match", errors={}),
+        _row("ethanol", 2, "completed", ETHANOL, exact="match", errors={}),
+        _row("ethanol", 3, "completed", ETHANOL, exact="match", errors={}),
+        _row("propanol", 1, "completed", "CCCO", exact="match", errors={}),
+        _row("propanol", 2, "provisional", "CCCO", exact="match", errors={}),  # not completed
+        _row("propanol", 3, "completed", "CCC", exact="mismatch", errors={}),
+        _row("butanol", 1, "completed", "CC", exact="mismatch", errors={}),
+        _row("butanol", 2, "failure", None, exact="no_candidate", errors={}),
+        _row("butanol", 3, "not_run", None, exact="no_candidate", seconds=None),
+        _row("ethanol_11x5", 1, "completed", "CCO", seconds=0.5),  # no reference: not counted
+    ]
+    tally = ReportTally()
+    for row in rows:
+        tally.add(row)
+    manifest = Manifest.model_construct(name="hand", cases=[None] * 4)
+    repeats = tally.result(manifest, ("exact", "inchi"), {}, "digest")["repeats"]
+    assert (repeats["repeats"], repeats["cases"]) == (3, 3)
+    exact = repeats["policies"]["exact"]
+    # ethanol exact in all three; propanol in one; butanol in none.
+    assert (exact["exact_in_all"]["successes"], exact["exact_in_any"]["successes"]) == (1, 2)
+    assert exact["exact_in_all"]["n"] == exact["exact_in_any"]["n"] == 3

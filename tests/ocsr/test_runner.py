@@ -57,6 +57,13 @@ def test_plan_is_repeat_major_and_dry_run_describes_budgets(small_cohort: Manife
     assert "planned attempts: 16" in text and "at most 10 attempt(s) can start" in text
 
 
+def test_dry_run_at_zero_requests_says_zero(small_cohort: Manifest) -> None:
+    text = describe_plan(small_cohort, RunConfig(max_requests=0), {"backend": "x"})
+    assert "max requests 0," in text and "unbounded" not in text.split("s per workflow")[0]
+    assert "at most 0 attempt(s) can start" in text
+    assert "max requests unbounded" in describe_plan(small_cohort, RunConfig(), {})
+
+
 def test_statuses_denominators_and_localized_errors(
     small_cohort: Manifest, answers: Callable[[dict[str, Any]], str], tmp_path: Path
 ) -> None:
@@ -144,8 +151,11 @@ def test_resume_skips_finished_attempts(
     again = PythonRecognizer(name)
     rows = run_attempts(small_cohort, again, RunConfig(), tmp_path)
     assert again.calls == 0 and len(rows) == 8
+    # A budget is not part of what an attempt returns: a smaller one resumes and runs nothing.
+    assert len(run_attempts(small_cohort, again, RunConfig(max_requests=3), tmp_path)) == 8
+    assert again.calls == 0
     with pytest.raises(ConfigError, match="another configuration"):
-        run_attempts(small_cohort, again, RunConfig(max_requests=3), tmp_path)
+        run_attempts(small_cohort, again, RunConfig(per_workflow_seconds=5), tmp_path)
 
 
 def test_overall_budget_exhausted_records_not_run(
@@ -171,3 +181,54 @@ def test_overall_budget_exhausted_records_not_run(
     ran = [r for r in rows if r["status"] != "not_run"]
     assert all(r["timeout_seconds"] <= 0.5 for r in ran)
     assert json.dumps(rows)  # rows are plain JSON
+
+
+def test_abbreviation_labels_and_repeat_reliability_from_real_graphs(
+    small_cohort: Manifest, answers: Callable[[dict[str, Any]], str], tmp_path: Path
+) -> None:
+    """The Boc reference's label is recalled from a molfile that keeps its superatom group,
+    never from SMILES (which cannot carry it), while both are exact graphs."""
+    from chemgauge.chem import parse_smiles
+    from chemgauge.chem.molfile import add_abbreviation, mol_to_molfile
+
+    with_label = mol_to_molfile(add_abbreviation(parse_smiles(BOC), "Boc", range(7)))
+    seen: dict[str, int] = {}
+
+    def answer(case: str, first: str, later: str) -> Callable[[Path], str]:
+        def recognize(image: Path) -> str:
+            seen[case] = seen.get(case, 0) + 1
+            return first if seen[case] == 1 else later
+
+        return recognize
+
+    name = answers({"ethanol": "CCO"})
+    table = RECOGNIZERS.get(name)
+    per_case = {
+        "boc_l_ala_sodium": answer("boc", with_label, BOC),  # label kept, then SMILES
+        "gly_l_ala": answer("gly", GLY_ALA, "NCC(=O)NCC(=O)O"),  # exact once of two
+    }
+    hashes = {small_cohort.by_id[case].sha256: fn for case, fn in per_case.items()}
+
+    def recognize(image: Path) -> Any:
+        import hashlib
+
+        digest = hashlib.sha256(image.read_bytes()).hexdigest()
+        return hashes[digest](image) if digest in hashes else table(image)
+
+    RECOGNIZERS.register("test_labels", recognize, replace=True)
+    scored, report = _run(small_cohort, "test_labels", tmp_path, RunConfig(repeats=2))
+    by_id = {row["attempt_id"]: row for row in scored}
+    first, second = by_id["boc_l_ala_sodium#r1"], by_id["boc_l_ala_sodium#r2"]
+    assert first["identity"]["exact"] == second["identity"]["exact"] == "match"
+    assert first["abbreviations"] == {"reference": ["Boc"], "candidate": ["Boc"], "recalled": 1}
+    assert second["abbreviations"] == {"reference": ["Boc"], "candidate": [], "recalled": 0}
+    assert by_id["ethanol#r1"]["abbreviations"] is None
+    labels = report["metrics"]["abbreviations"]
+    # boc_l_ala_sodium and its lowres variant carry the Boc group: 2 cases x 2 repeats.
+    assert (labels["planned_groups"], labels["recalled"]) == (4, 1)
+    assert labels["by_label"] == {"Boc": {"planned": 4, "recalled": 1}}
+    repeats = report["metrics"]["repeats"]
+    exact = repeats["policies"]["exact"]
+    # six finite-reference images: ethanol and boc exact in both repeats, gly_l_ala in one.
+    assert (repeats["repeats"], repeats["cases"]) == (2, 6)
+    assert (exact["exact_in_all"]["successes"], exact["exact_in_any"]["successes"]) == (2, 3)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chemgauge.benchmarks.ocsr.scoring import compare_keys, graph_keys, text_keys
+from chemgauge.benchmarks.ocsr.scoring import POLICY_CLAIMS, compare_keys, graph_keys, text_keys
 from chemgauge.chem import parse_smiles
 from chemgauge.chem.molfile import mol_to_molfile
 
@@ -74,3 +74,39 @@ def test_legacy_reads_only_the_first_record() -> None:
         "stereo_ignored": "mismatch",
         "legacy": "match",
     }
+
+
+@pytest.mark.parametrize(
+    ("hypervalent", "separated"),
+    [
+        ("O=N(=O)c1ccccc1", "O=[N+]([O-])c1ccccc1"),  # nitro
+        ("O=n1ccccc1", "[O-][n+]1ccccc1"),  # pyridine N-oxide
+        ("CN=N#N", "CN=[N+]=[N-]"),  # azide
+        ("O=Cl(=O)(=O)[O-]", "[O-][Cl+3]([O-])([O-])[O-]"),  # perchlorate
+    ],
+)
+def test_hypervalent_spellings_are_the_charge_separated_group(
+    hypervalent: str, separated: str
+) -> None:
+    """The claim says these are one group drawn two ways, and every policy agrees."""
+    assert set(verdicts(separated, hypervalent).values()) == {"match"}
+    assert "nitro" in POLICY_CLAIMS["exact"] and "charge-separated" in POLICY_CLAIMS["exact"]
+
+
+def test_hypervalent_nitro_in_a_molfile_matches_the_charge_separated_reference() -> None:
+    from rdkit import Chem
+
+    raw = Chem.MolFromSmiles("O=N(=O)c1ccccc1", sanitize=False)
+    block = Chem.MolToMolBlock(raw, kekulize=False)
+    assert "CHG" not in block  # the candidate really draws a neutral pentavalent nitrogen
+    keys, reading = text_keys(block, "molfile")
+    assert reading.accepted
+    result = compare_keys(graph_keys(parse_smiles("O=[N+]([O-])c1ccccc1")), keys)
+    assert result["exact"] == "match"
+
+
+def test_other_charges_stay_strict() -> None:
+    """Only the listed hypervalent spellings merge: a real charge difference does not."""
+    assert verdicts("C[N+](C)(C)C", "CN(C)C")["exact"] == "mismatch"
+    assert verdicts("[O-][N+](=O)c1ccccc1", "O=Nc1ccccc1")["exact"] == "mismatch"  # nitroso
+    assert verdicts("CC(=O)[O-].[Na+]", "CC(=O)O[Na]")["exact"] == "mismatch"

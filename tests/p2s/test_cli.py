@@ -44,11 +44,11 @@ def test_build_tasks_run_score_claim(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert "2 rejected" in result.output
-    assert re.search(r"dipole\s*│\s*12\s*│\s*12\s*│\s*24\s*│", result.output), result.output
+    assert re.search(r"dipole\s*│\s*10\s*│\s*10\s*│\s*20\s*│", result.output), result.output
 
     result = runner.invoke(app, ["p2s", "tasks", str(data)])
     assert result.exit_code == 0, result.output
-    assert "dipole: correct 12, shuffled 12, counterfactual 24" in result.output
+    assert "dipole: correct 10, shuffled 10, counterfactual 20" in result.output
 
     for model in ("structure_only", "random", "property_oracle"):
         result = runner.invoke(
@@ -157,3 +157,30 @@ def test_bad_predictions_exit_2_naming_file_and_line(
     assert proc.returncode == 2, proc.stderr
     assert f"{predictions}, line 2: duplicate record_id" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_structure_only_runs_are_recorded_as_such(tmp_path: Path, built: dict[str, Path]) -> None:
+    """Rows of an --omit-properties run hold no evidence; the report config says so."""
+    from chemgauge.report.loading import load_run
+    from chemgauge.report.verify import verify_run
+
+    runs = tmp_path / "runs"
+    base = ["p2s", "run", str(built["data"]), "-m", "random", "-o", str(runs), "-q"]
+    for extra in ([], ["--omit-properties"]):
+        result = runner.invoke(app, [*base, *extra])
+        assert result.exit_code == 0, result.output
+    for folder, omitted in (("random", False), ("random@no_property", True)):
+        rows = [json.loads(line) for line in (runs / folder / "rows.jsonl").read_text().split()]
+        assert rows and all(r["properties_omitted"] is omitted for r in rows)
+        assert all(bool(r["properties"]) is not omitted for r in rows)
+        report = json.loads((runs / folder / "report.json").read_text())
+        assert report["config"]["omit_properties"] is omitted
+        assert verify_run(load_run(runs / folder)).ok
+    # scoring the folder again (from its prediction files) keeps what the manifest says
+    again = runner.invoke(
+        app,
+        ["p2s", "score", "--data", str(built["data"]), "--run", str(runs / "random@no_property")],
+    )
+    assert again.exit_code == 0, again.output
+    rows = (runs / "random@no_property" / "rows.jsonl").read_text().split("\n")[0]
+    assert json.loads(rows)["properties"] == {}

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -230,3 +232,88 @@ def test_every_task_counts_once_whatever_the_predictions(
     expected_hits = sum(1 for a, lab in zip(answers, labels, strict=True) if a == lab)
     assert counts["hits"] == expected_hits and counts["accuracy"] == expected_hits / 4
     assert counts["missing"] == answers.count(None)
+
+
+@pytest.mark.parametrize("flag", [None, False, 0, 0.0])
+def test_an_unset_invalid_flag_scores_like_no_flag(tmp_path: Path, flag: Any) -> None:
+    data = hand_dataset(tmp_path, [0, 1, 2])
+    predictions = write_jsonl(
+        tmp_path / "pred.jsonl",
+        [{"record_id": f"r{i}", "selected_candidate_index": i, "invalid": flag} for i in range(3)],
+    )
+    result = score_files(data, "dipole", "correct", predictions)
+    assert (result.hits, result.count("invalid")) == (3, 0)
+
+
+@pytest.mark.parametrize("flag", [True, 1, "true", "no", [], {}])
+def test_a_set_or_non_boolean_invalid_flag_counts_invalid(tmp_path: Path, flag: Any) -> None:
+    """The seed's flag is a boolean; a value that is neither unset nor true cannot vouch for
+    the index, so the line is invalid, and a non-boolean one is named in the diagnostics."""
+    data = hand_dataset(tmp_path, [0, 1, 2])
+    predictions = write_jsonl(
+        tmp_path / "pred.jsonl",
+        [{"record_id": "r0", "selected_candidate_index": 0, "invalid": flag}],
+    )
+    result = score_files(data, "dipole", "correct", predictions)
+    assert (result.hits, result.count("invalid")) == (0, 1)
+    diagnostics = read_predictions(predictions).diagnostics
+    assert bool(diagnostics) == (flag is not True)
+    if flag is not True:
+        assert "not a boolean" in diagnostics[0]
+
+
+def test_a_bom_is_stripped_and_the_summary_shows_every_count(tmp_path: Path) -> None:
+    data = hand_dataset(tmp_path, [0, 1, 2])
+    predictions = write_jsonl(
+        tmp_path / "pred.jsonl",
+        [
+            {"record_id": "r0", "selected_candidate_index": 0},
+            {"record_id": "zz", "selected_candidate_index": 0},
+            "not json",
+        ],
+    )
+    predictions.write_bytes(b"\xef\xbb\xbf" + predictions.read_bytes())
+    result = score_files(data, "dipole", "correct", predictions)
+    assert result.hits == 1  # the first line, behind the BOM, still counts
+    assert result.summary().endswith("unknown records 1, unattributable lines 1")
+
+
+def _stdlib_modules() -> list[Path]:
+    """The files of every chemgauge module the scorer and the loader import (bare Python)."""
+    code = f"""
+import sys
+sys.path.insert(0, {str(SRC)!r})
+import chemgauge.benchmarks.p2s.scoring, chemgauge.benchmarks.p2s.taskfile
+for name, module in sorted(sys.modules.items()):
+    if name.split(".")[0] == "chemgauge":
+        print(module.__file__)
+"""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run(
+        [sys.executable, "-S", "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    return [Path(line) for line in proc.stdout.split()]
+
+
+def test_scorer_and_loader_need_nothing_newer_than_python_3_9() -> None:
+    """vermin on every module they import, and the Makefile's list is that list."""
+    files = _stdlib_modules()
+    makefile = (SRC.parent / "Makefile").read_text()
+    listed = re.search(r"STDLIB_39 :=(.*?)\n\n", makefile, re.S)
+    assert listed is not None
+    names = set(listed.group(1).replace("\\", " ").split())
+    assert {str(f.relative_to(SRC.parent)) for f in files} == names
+    pytest.importorskip("vermin")
+    vermin = Path(sys.executable).with_name("vermin")
+    proc = subprocess.run(
+        [str(vermin), "-t=3.9-", "--violations", "--no-tips", *map(str, files)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # vermin does not see a union of types built at run time, which 3.9 cannot evaluate
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "isinstance":
+                assert not isinstance(node.args[1], ast.BinOp), f"{path}:{node.lineno}"

@@ -84,7 +84,8 @@ def test_task_rules(
         ("shuffled", lambda rows: rows[0].update(label=2), "answer index differs"),
         ("counterfactual", lambda rows: rows[0].update(label=0), "other than the source"),
         ("counterfactual", lambda rows: rows[0].update(base_record_id="zz"), "base_record_id"),
-        ("counterfactual", lambda rows: rows[0].pop("source_label"), "needs base_record_id"),
+        ("counterfactual", lambda rows: rows[0].update(source_label="1"), "must be an integer"),
+        ("counterfactual", lambda rows: rows[0].update(base_record_id=""), "non-empty string"),
     ],
 )
 def test_label_rules(
@@ -143,3 +144,54 @@ def test_property_formats() -> None:
     ir = {"unit": "cm-1", "peaks": [{"position": 1700, "intensity": -1}]}
     assert "intensity" in (validate_property_value("infrared", ir) or "")
     assert "finite" in (validate_property_value("gap", {"value": True, "unit": "eV"}) or "")
+
+
+def seed_format(data: Path) -> None:
+    """Strip counterfactual label lines to the seed's two fields, record_id and label."""
+    rewrite(
+        data / "dipole" / "counterfactual.labels.jsonl",
+        lambda rows: [row.pop(k) for row in rows for k in ("base_record_id", "source_label")],
+    )
+
+
+def test_seed_format_counterfactual_labels_load_with_their_base_found(tmp_path: Path) -> None:
+    from chemgauge.benchmarks.p2s.viewindex import index_directory
+
+    data = hand_dataset(tmp_path, [0, 1, 2])
+    full = load_directory(data, "dipole")["counterfactual"].labels
+    # the hand dataset shares one candidate list, so give each record its own masked graph
+    for cond in ("correct", "shuffled", "counterfactual"):
+        rewrite(
+            data / "dipole" / f"{cond}.jsonl",
+            lambda rows: [
+                row.update(masked_smiles=f"{'C' * (i + 1)}Oc1ccc([*:1])cc1")
+                for i, row in enumerate(rows)
+            ],
+        )
+    seed_format(data)
+    loaded = load_directory(data, "dipole")["counterfactual"].labels
+    assert loaded == full
+    indexed = index_directory(data, "dipole")["counterfactual"]
+    assert indexed.labels == full
+    assert [label for _, label in indexed.iter_pairs()] == [
+        full[r] for r in ("r0-cf", "r1-cf", "r2-cf")
+    ]
+
+
+def test_seed_format_counterfactual_without_a_unique_base_is_an_error(tmp_path: Path) -> None:
+    from chemgauge.benchmarks.p2s.viewindex import index_directory
+
+    data = hand_dataset(tmp_path, [0, 1, 2])  # all three records share masked graph and list
+    seed_format(data)
+    for load in (load_directory, index_directory):
+        with pytest.raises(InputFileError, match="matches several records") as err:
+            load(data, "dipole")
+        assert "counterfactual.jsonl, line 1" in str(err.value)
+
+
+def test_a_bom_does_not_cost_the_first_line(tmp_path: Path) -> None:
+    data = hand_dataset(tmp_path, [0, 1, 2])
+    for path in (data / "dipole").iterdir():
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    views = load_directory(data, "dipole")
+    assert len(views["correct"].tasks) == 3 and len(views["correct"].labels) == 3

@@ -3,7 +3,8 @@
 The bomb is real: a valid 1-bit PNG of 100,000 x 100,000 pixels whose complete pixel stream
 fits in 1.2 MB (decoding it would take 1.25 GB packed, 10 GB as Pillow holds it). It is
 refused by :func:`read_image_header`, recorded ``not_run`` by an OCSR run, never handed to
-the recognizer, not embedded in the HTML report, and refused by the image-set import.
+the recognizer, not embedded in the HTML report, and recorded by the image-set import (the
+run then records it ``not_run``).
 """
 
 from __future__ import annotations
@@ -181,12 +182,43 @@ def test_an_ocsr_run_records_the_bomb_and_never_hands_it_on(tmp_path: Path, bomb
     assert page.count("data:image/png;base64,") == 1
 
 
-def test_import_refuses_a_bomb_naming_it(tmp_path: Path, bomb: bytes) -> None:
+def test_import_records_a_bomb_like_the_run_does(tmp_path: Path, bomb: bytes) -> None:
+    # Before: one over-limit image aborted the whole import (issue 23 item 10).
     images, references = tmp_path / "images", tmp_path / "refs"
     images.mkdir()
     references.mkdir()
     (images / "bomb.png").write_bytes(bomb)
-    with pytest.raises(InputFileError, match=r"bomb.png: image declares 100000 x 100000"):
+    (images / "ok.png").write_bytes(png_bytes(24, 16))
+    (references / "bomb.mol").write_text(ETHANOL_MOLFILE)
+    manifest = import_image_set(
+        images, references, tmp_path / "m.json", name="x", attribution="a", licence="l"
+    )
+    bomb_case = manifest.by_id["bomb"]
+    assert (bomb_case.width, bomb_case.height) == (100_000, 100_000)  # header only
+    seen: list[str] = []
+
+    def recognize(image: Path) -> str:
+        seen.append(hashlib.sha256(image.read_bytes()).hexdigest())
+        return "CCO"
+
+    RECOGNIZERS.register("test_import_bomb", recognize, replace=True)
+    rows = run_attempts(
+        load_manifest(tmp_path / "m.json"),
+        PythonRecognizer("test_import_bomb"),
+        RunConfig(),
+        tmp_path / "out",
+    )
+    by_case = {row["case_id"]: row for row in rows}
+    assert by_case["bomb"]["status"] == "not_run"
+    assert "image declares 100000 x 100000" in by_case["bomb"]["not_run_reason"]
+    assert seen == [manifest.by_id["ok"].sha256]
+
+
+def test_import_stops_on_an_image_path_that_is_no_file(tmp_path: Path) -> None:
+    images, references = tmp_path / "images", tmp_path / "refs"
+    (images / "dir.png").mkdir(parents=True)
+    references.mkdir()
+    with pytest.raises(InputFileError, match=r"dir.png: expected an image file, found a dir"):
         import_image_set(
             images, references, tmp_path / "m.json", name="x", attribution="a", licence="l"
         )

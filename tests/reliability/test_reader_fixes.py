@@ -68,7 +68,10 @@ def test_ocsr_manifest_with_a_missing_image_names_manifest_and_case(tmp_path: Pa
 
 
 def test_ocsr_import_refuses_unreadable_files_naming_them(tmp_path: Path) -> None:
-    # Before: UnidentifiedImageError, OSError (truncated) or IsADirectoryError.
+    # Before: UnidentifiedImageError, OSError (truncated) or IsADirectoryError. An image the
+    # header check refuses is recorded with the reason (the run records it not_run).
+    from chemgauge.benchmarks.ocsr.external import build_import
+
     images, references = tmp_path / "images", tmp_path / "refs"
     images.mkdir()
     references.mkdir()
@@ -78,12 +81,16 @@ def test_ocsr_import_refuses_unreadable_files_naming_them(tmp_path: Path) -> Non
             images, references, tmp_path / "m.json", name="x", attribution="a", licence="l"
         )
 
+    def refusal() -> str:
+        built = build_import(
+            images, references, tmp_path / "m.json", name="x", attribution="a", licence="l"
+        )
+        return built.summary.refused_images["a"]
+
     (images / "a.png").write_text("not a picture\n")
-    with pytest.raises(InputFileError, match=r"a.png: not an image format"):
-        run()
+    assert refusal().startswith("not an image format")
     (images / "a.png").write_bytes(png_bytes(24, 16)[:30])
-    with pytest.raises(InputFileError, match=r"a.png: not a readable image"):
-        run()
+    assert refusal().startswith("not a readable image")
     (images / "a.png").write_bytes(png_bytes(24, 16))
     (references / "a.mol").mkdir()
     with pytest.raises(InputFileError, match=r"a.mol: expected a reference file"):
@@ -133,10 +140,10 @@ def _attempts(tmp_path: Path, extra: bytes) -> Path:
             b'"status":"completed","recognition":{"elapsed_seconds":"1"}}\n',
             "line 4: recognition.elapsed_seconds must be a number",
         ),
-        (
-            b'{"attempt_id":"blank#r1","case_id":"blank","plan_index":1,"repeat":1,'
+        (  # an attempt that ran is written once (only a not_run row may be superseded)
+            b'{"attempt_id":"ethanol#r1","case_id":"ethanol","plan_index":0,"repeat":1,'
             b'"status":"not_run","recognition":null}\n',
-            "line 4: attempt 'blank#r1' is also on line 3",
+            "line 4: attempt 'ethanol#r1' is also on line 2",
         ),
     ],
 )
@@ -158,6 +165,23 @@ def test_ocsr_attempt_rows_read_in_plan_order(tmp_path: Path) -> None:
     assert [r["attempt_id"] for r in rows] == ["ethanol#r1", "blank#r1"]
 
 
+def _record_run(folder: Path) -> None:
+    """A report.json recording the journal's hash, as `ocsr run` writes it."""
+    from chemgauge.benchmarks.ocsr.plan import RunConfig
+    from chemgauge.benchmarks.ocsr.provenance import scoring_config
+    from chemgauge.benchmarks.ocsr.report import write_report
+    from chemgauge.benchmarks.ocsr.scoring import POLICIES
+
+    extra = {
+        "scoring": scoring_config(),
+        "backend": {"backend": "python"},
+        "run_config": RunConfig(max_requests=1).to_dict(),
+        "attempts_config_sha256": "0" * 64,
+    }
+    manifest = load_manifest(folder / "m.json", verify=False)
+    write_report(folder, manifest, [], POLICIES, extra, html=False, manifest_path=folder / "m.json")
+
+
 def test_ocsr_score_cli_names_a_bad_journal_line(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
@@ -166,9 +190,14 @@ def test_ocsr_score_cli_names_a_bad_journal_line(tmp_path: Path) -> None:
     path = _attempts(tmp_path, b'{"attempt_id": "x"}\n')
     args = ["ocsr", "score", "-m", str(tmp_path / "m.json"), "-o", str(tmp_path), "-q"]
     result = CliRunner().invoke(app, [*args, "--no-html"])
+    assert isinstance(result.exception, InputFileError)  # no report: nothing to check against
+    assert "no report records this run's attempts hash" in str(result.exception)
+    _record_run(tmp_path)
+    result = CliRunner().invoke(app, [*args, "--no-html"])
     assert isinstance(result.exception, InputFileError)  # printed by the CLI without a trace
     assert "attempts.jsonl, line 4: case_id None is not a case" in str(result.exception)
     path.write_bytes(ATTEMPTS)
+    _record_run(tmp_path)
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert (tmp_path / "report.json").exists() and (tmp_path / "report.html").exists()

@@ -38,6 +38,10 @@ ALLOWED = {
         "IPC with chemgauge's own graph-diff worker over a private pipe: the parent pickles "
         "RDKit binaries it made itself; no file or network data is unpickled"
     ),
+    ("pickle.load", "engines/p2s/guard.py"): (
+        "IPC with chemgauge's own calculator child over a private pipe: the child unpickles "
+        "the provider its parent pickled; no file or network data is unpickled"
+    ),
 }
 
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 from tests.conftest import assert_valid_report
-from tests.report.conftest import make_names_run
+from tests.report.conftest import NAMES_A, make_names_run
 from typer.testing import CliRunner
 
 from chemgauge.cli.app import app
@@ -230,3 +231,21 @@ def test_cli_verify_missing_input_exits_3_unless_no_inputs(names_run: Path) -> N
     assert runner.invoke(app, ["verify", str(names_run), "--no-inputs"]).exit_code == 0
     usage = runner.invoke(app, ["verify", str(names_run), "--no-such-flag"])
     assert usage.exit_code == 2
+
+
+def test_a_run_with_opsin_errors_verifies_and_its_listing_is_recomputed(tmp_path: Path) -> None:
+    names = ("ethanol", "slow name", "acetic acid", "slow other", *NAMES_A[4:])
+    run_dir = make_names_run(tmp_path / "errors", names)
+    run = load_run(run_dir)
+    assert run.metrics["opsin_error"] == 2
+    assert [e["id"] for e in run.metrics["opsin_error_rows"]] == ["m01", "m03"]
+    assert verify_run(run).differences == []
+    assert_valid_report(run_dir / "report.json")
+
+    def edit(report: dict[str, Any]) -> None:
+        report["metrics"]["opsin_error_rows"] = report["metrics"]["opsin_error_rows"][:1]
+        report["metrics"]["lenses"]["strict"]["coverage"]["n"] = 10
+
+    _edit_report(run_dir, edit)
+    wheres = {d.where for d in verify_run(load_run(run_dir)).differences}
+    assert wheres == {"metrics.opsin_error_rows (length)", "metrics.lenses.strict.coverage.n"}

@@ -27,6 +27,7 @@ __all__ = [
     "completes_scaffold",
     "find_mask_sites",
     "fragment_heavy_atoms",
+    "scaffold_query",
 ]
 
 MASK_LABEL = 1
@@ -107,7 +108,8 @@ def attach_group(masked_smiles: str, group: str) -> str | None:
     return None if mol is None else mol_to_canonical(mol)
 
 
-def _scaffold_query(masked_smiles: str) -> Chem.Mol:
+def scaffold_query(masked_smiles: str) -> Chem.Mol:
+    """The masked scaffold as a substructure query whose ``[*:1]`` matches any atom."""
     params: Any = Chem.AdjustQueryParameters.NoAdjustments()
     params.makeDummiesQueries = True
     return Chem.AdjustQueryProperties(_parse_fragment(masked_smiles), params)
@@ -118,7 +120,7 @@ def completes_scaffold(masked_smiles: str, smiles: str) -> bool:
     mol = try_parse_smiles(smiles)
     if mol is None:
         return False
-    return bool(mol.HasSubstructMatch(_scaffold_query(masked_smiles), useChirality=False))
+    return bool(mol.HasSubstructMatch(scaffold_query(masked_smiles), useChirality=False))
 
 
 def _heavy(mol: Chem.Mol) -> int:

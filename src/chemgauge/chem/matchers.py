@@ -1,6 +1,8 @@
 """Named identity policies. Each matcher turns a SMILES into a key; two structures match
 under a policy iff both keys exist and are equal, so an empty or unparsable structure never
-matches anything, not even another empty one.
+matches anything, not even another empty one. A policy may widen that relation with a
+pairwise rule (``parity`` also accepts every pair ``strict_key`` accepts); its key alone is
+then the finer relation that key-based uses (canonical keys, reactant multisets) rely on.
 """
 
 from __future__ import annotations
@@ -8,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from rdkit import Chem
-
-from chemgauge.chem.smiles import clear_atom_maps, try_canonical_smiles, try_parse_smiles
-from chemgauge.chem.standardize import DEFAULT_SETTINGS, try_parity_smiles
+from chemgauge.chem.inchi import inchi_key_of, inchi_keys, try_inchi, try_inchikey
+from chemgauge.chem.parity import parity_match
+from chemgauge.chem.smiles import try_canonical_smiles
+from chemgauge.chem.standardize import DEFAULT_SETTINGS, try_parity_key
 from chemgauge.chem.stereo import try_flatten_stereo
 from chemgauge.registry import Registry
 
@@ -26,17 +28,23 @@ __all__ = [
 ]
 
 KeyFunction = Callable[[str], "str | None"]
+PairFunction = Callable[[str, str], bool]
 
 
 @dataclass(frozen=True)
 class Matcher:
-    """An identity policy: a key function plus the one-line claim of what it forgives."""
+    """An identity policy: a key function plus the one-line claim of what it forgives.
+
+    ``pair_function``, when given, decides :meth:`match` instead of key equality; it must
+    accept every pair whose keys are equal (it may accept more).
+    """
 
     name: str
     claim: str
     forgives: tuple[str, ...]
     key_function: KeyFunction = field(repr=False)
     settings: Mapping[str, object] = field(default_factory=dict)
+    pair_function: PairFunction | None = field(default=None, repr=False)
 
     def key(self, smiles: str) -> str | None:
         """The identity key of a structure under this policy; ``None`` if it has none."""
@@ -45,40 +53,11 @@ class Matcher:
         return self.key_function(smiles)
 
     def match(self, a: str, b: str) -> bool:
-        """True iff both structures have a key under this policy and the keys are equal."""
+        """True iff both structures are the same under this policy (never for empty input)."""
+        if self.pair_function is not None:
+            return bool(a.strip() and b.strip()) and self.pair_function(a, b)
         key_a = self.key(a)
         return key_a is not None and key_a == self.key(b)
-
-
-def try_inchi(smiles: str) -> str | None:
-    """Standard InChI of a structure (atom maps cleared); ``None`` if RDKit cannot make one."""
-    mol = try_parse_smiles(smiles)
-    if mol is None:
-        return None
-    clear_atom_maps(mol)
-    try:
-        inchi = Chem.MolToInchi(mol)  # type: ignore[no-untyped-call]
-    except Exception:
-        return None
-    return inchi or None
-
-
-def try_inchikey(smiles: str) -> str | None:
-    """Full standard InChIKey (stereo, isotopes and protonation included), or ``None``."""
-    inchi = try_inchi(smiles)
-    if inchi is None:
-        return None
-    key = Chem.InchiToInchiKey(inchi)  # type: ignore[no-untyped-call]
-    return key or None
-
-
-def inchi_key_of(mol: Chem.Mol) -> str | None:
-    """Full standard InChIKey of a molecule object, or ``None``."""
-    try:
-        key = Chem.MolToInchiKey(mol)  # type: ignore[no-untyped-call]
-    except Exception:
-        return None
-    return key or None
 
 
 def _exact_key(smiles: str) -> str | None:
@@ -86,19 +65,11 @@ def _exact_key(smiles: str) -> str | None:
 
 
 def _strict_key(smiles: str) -> str | None:
-    mol = try_parse_smiles(smiles)
-    if mol is None:
-        return None
-    clear_atom_maps(mol)
-    key = inchi_key_of(mol)
-    if key is None:
-        return None
-    charge = Chem.GetFormalCharge(mol)
-    return f"{key.split('-')[0]}|{charge:+d}"
+    return inchi_keys(smiles)[1]
 
 
 def _parity_key(smiles: str) -> str | None:
-    return try_parity_smiles(smiles, DEFAULT_SETTINGS)
+    return try_parity_key(smiles, DEFAULT_SETTINGS)
 
 
 MATCHERS: Registry[Matcher] = Registry("matcher")
@@ -147,16 +118,19 @@ for _matcher in (
     ),
     Matcher(
         "parity",
-        "Fragment parent, normalize, reionize, uncharge, canonical tautomer: forgives salts, "
-        "charge state, tautomers broadly (keto/enol included) and stereo at atoms the "
-        "tautomer search touches; isotopes and other stereo still count.",
+        "Stereo cleared, then fragment parent, normalize, reionize, uncharge, canonical "
+        "tautomer, compared by InChI skeleton: forgives salts, charge state, tautomers "
+        "broadly (keto/enol included), resonance forms, stereo and isotopes; accepts every "
+        "pair strict_key accepts. A capped tautomer search never proves a difference.",
         (
             "spelling",
             "atom maps",
             "counter-ions",
             "charge state",
             "tautomers",
-            "stereo at tautomeric atoms",
+            "resonance forms",
+            "stereo",
+            "isotopes",
         ),
         _parity_key,
         {
@@ -164,6 +138,7 @@ for _matcher in (
             "max_transforms": DEFAULT_SETTINGS.max_transforms,
             "tautomer_work_budget": DEFAULT_SETTINGS.tautomer_work_budget,
         },
+        parity_match,
     ),
 ):
     MATCHERS.register(_matcher.name, _matcher)

@@ -11,12 +11,16 @@ from chemgauge.chem import MATCHERS, get_matcher
 # Known pairs that pin each policy's claim; the same pairs are asserted in the tests.
 KNOWN_PAIRS: tuple[tuple[str, str, str], ...] = (
     ("(R)- vs (S)-alanine", "C[C@@H](N)C(=O)O", "C[C@H](N)C(=O)O"),
+    ("(R)- vs (S)-2-chlorobutane", "CC[C@@H](C)Cl", "CC[C@H](C)Cl"),
+    ("(R)-2-chlorobutane vs no stereo", "CC[C@@H](C)Cl", "CCC(C)Cl"),
     ("E- vs Z-2-butene", "C/C=C/C", "C/C=C\\C"),
     ("2-hydroxypyridine vs 2-pyridone", "Oc1ccccn1", "O=c1cccc[nH]1"),
     ("acetone vs propen-2-ol", "CC(C)=O", "CC(O)=C"),
     ("glycine zwitterion vs neutral", "[NH3+]CC(=O)[O-]", "NCC(=O)O"),
     ("sodium acetate vs acetic acid", "CC(=O)[O-].[Na+]", "CC(=O)O"),
     ("13C-ethanol vs ethanol", "[13CH3]CO", "CCO"),
+    ("acylium CC#[O+] vs C[C+]=O", "CC#[O+]", "C[C+]=O"),
+    ("CH3Hg+ bonded vs disconnected", "C[Hg+]", "[CH3].[Hg+]"),
     ("aromatic vs Kekule benzene", "c1ccccc1", "C1=CC=CC=C1"),
     ("[CH3][OH] vs CO", "[CH3][OH]", "CO"),
     ("empty vs empty", "", ""),

@@ -33,7 +33,7 @@ from chemgauge.benchmarks.names.runner import (
 from chemgauge.cli.options import QUIET
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import print_summary, rate_cell, summary_table
-from chemgauge.errors import ConfigError
+from chemgauge.errors import BackendError, ConfigError
 from chemgauge.eval.envelope import envelope_bytes, write_envelope
 from chemgauge.eval.executors import ExecutorConfig, make_executor
 from chemgauge.eval.provenance import sha256_file, sha256_json
@@ -47,7 +47,11 @@ from chemgauge.eval.records import (
 # tracks the block and an interrupted run resumes where it stopped.
 _BLOCK = 1000
 # OPSIN options that change speed or robustness but never an answer.
-_TIMING_ONLY = frozenset({"timeout_s", "jvms", "java", "mode"})
+_TIMING_ONLY = frozenset({"timeout_s", "jvms", "java", "mode", "extra_jvms_after"})
+# JVMs beyond the first start once this many names were answered: a JVM's start-up and cold
+# JIT cost more than it saves on a shorter run (bench/names_opsin.py: on 2 cores one JVM
+# reads a cold list of 1,044 names faster than two).
+_EXTRA_JVMS_AFTER = 2000
 
 app = typer.Typer(help="Name round-trip coverage with the real OPSIN.", no_args_is_help=True)
 
@@ -69,27 +73,82 @@ def _blocks(
         yield block
 
 
-_COLUMNS = ("coverage", "of_emitted_rt", "abs_rt_valid", "confidently_wrong", "unparseable")
+_CLASSES = ("rt_valid", "confidently_wrong", "unparseable", "abstained", "unscorable")
+# Default largest share of emitted names OPSIN may fail on (timeouts, crashes, refusals)
+# before the run exits non-zero: beyond it the rates describe a different set of names.
+DEFAULT_MAX_OPSIN_ERRORS = 0.01
 
 
-def _print_summary(report: dict[str, Any]) -> None:
+def _rejected_note(stats: dict[str, Any]) -> str:
+    rejected = int(stats.get("rejected", 0))
+    reasons = stats.get("rejections_by_reason") or {}
+    detail = ", ".join(f"{reason}: {count}" for reason, count in sorted(reasons.items()))
+    lines = "input line" if rejected == 1 else "input lines"
+    return f"{rejected} {lines} rejected" + (f" ({detail})" if detail else "")
+
+
+def _print_summary(report: dict[str, Any], rows_file: str) -> None:
+    """Every class per lens (each lens adds up to the total), the namer's rates, rejected
+    lines, and where the complete lists of wrong rows and OPSIN errors are."""
     metrics = report["metrics"]
-    rows = []
+    rows, rates = [], []
     for lens, values in metrics["lenses"].items():
-        cells = []
-        for column in _COLUMNS:
-            rate = values[column]
-            low, high = rate["ci95"] if rate["rate"] is not None else (None, None)
-            cells.append(rate_cell(rate["rate"], low, high))
-        rows.append((lens, *cells))
+        counts = values["counts"]
+        cells = [str(counts[c]) for c in (*_CLASSES, "opsin_error")]
+        rows.append((lens, *cells, str(metrics["total"])))
+        rate = values["of_emitted_rt"]
+        low, high = rate["ci95"] if rate["rate"] is not None else (None, None)
+        rates.append(f"{lens} {rate_cell(rate['rate'], low, high)}")
+    notes = [
+        "round-trip valid / names OPSIN answered for (95% Wilson): " + ", ".join(rates),
+        _rejected_note(metrics["input_stats"]),
+    ]
+    for lens, values in metrics["lenses"].items():
+        reasons = values.get("unscorable_reasons") or {}
+        if reasons:
+            detail = ", ".join(f"{reason}: {count}" for reason, count in reasons.items())
+            notes.append(f"unscorable under {lens} (never credited): {detail}")
+    wrong = metrics.get("confidently_wrong_total", 0)
+    if wrong:
+        listed = len(metrics["confidently_wrong_rows"])
+        notes.append(
+            f"{wrong} {'row' if wrong == 1 else 'rows'} confidently wrong under a lens: "
+            f"the report lists {listed}, {rows_file} holds all of them"
+        )
     print_summary(
         summary_table(
             f"name round trip: {metrics['total']} structures",
-            ("lens", *_COLUMNS),
+            ("lens", *_CLASSES, "opsin_error", "total"),
             rows,
-            caption="95% Wilson intervals; every rate but of_emitted_rt is over all structures",
-        )
+            caption=f"{metrics['opsin_error']} OPSIN errors (timeout, crash, refusal): in no rate",
+        ),
+        notes=notes,
     )
+
+
+def _check_opsin_errors(
+    report: dict[str, Any], rows_file: str, max_share: float, strict: bool
+) -> None:
+    """Warn about OPSIN errors; raise when ``--strict`` or their share is over the limit."""
+    metrics = report["metrics"]
+    errors, names = metrics["opsin_error"], metrics["emitted"]
+    if not errors:
+        return
+    share = errors / names
+    kinds = ", ".join(f"{k}: {n}" for k, n in metrics["opsin_error_by_status"].items())
+    typer.echo(
+        f"warning: OPSIN failed on {errors} of {names} names ({share:.1%}; {kinds}); they are "
+        f"opsin_error rows in {rows_file}, in no rate",
+        err=True,
+    )
+    if strict:
+        raise BackendError(f"--strict: {errors} names hit OPSIN errors; the rows are written")
+    if share > max_share:
+        raise BackendError(
+            f"{errors} of {names} names ({share:.1%}) hit OPSIN errors, more than "
+            f"--max-opsin-errors {max_share:g}; the rows and report are written (a timeout: "
+            "rerun with a larger --timeout)"
+        )
 
 
 @app.command("coverage")
@@ -107,7 +166,15 @@ def coverage(
     output_report: Path | None = typer.Option(
         None, "--output-report", help="Report JSON (default: stdout)."
     ),
-    jvms: int = typer.Option(2, "--jobs", "-j", help="OPSIN processes (results keep input order)."),
+    jvms: int = typer.Option(
+        2,
+        "--jobs",
+        "-j",
+        help=(
+            "OPSIN JVMs (the second and later start once 2,000 names were answered) and "
+            "matching workers; results keep input order."
+        ),
+    ),
     radicals: bool = typer.Option(False, "--radicals", help="OPSIN -r: allow radicals."),
     lenient_stereo: bool = typer.Option(
         False, "--lenient-stereo", help="OPSIN -s: ignore uninterpretable stereo."
@@ -120,7 +187,17 @@ def coverage(
     ),
     timeout: float = typer.Option(30.0, "--timeout", help="Seconds OPSIN may take per name."),
     namer_timeout: float = typer.Option(600.0, "--namer-timeout", help="Seconds for the namer."),
-    strict: bool = typer.Option(False, "--strict", help="Any bad input line is a hard error."),
+    strict: bool = typer.Option(
+        False, "--strict", help="Any bad input line, or any OPSIN error, is a hard error."
+    ),
+    max_opsin_errors: float = typer.Option(
+        DEFAULT_MAX_OPSIN_ERRORS,
+        "--max-opsin-errors",
+        help=(
+            "Largest share of names OPSIN may fail on (timeout, crash, refusal) before the "
+            "run exits non-zero; the rows and report are written either way."
+        ),
+    ),
     restart: bool = typer.Option(
         False, "--restart", help="Discard rows kept from an interrupted run instead of resuming."
     ),
@@ -131,6 +208,8 @@ def coverage(
 
     if (input_path is None) == (namer_cmd is None):
         raise ConfigError("give exactly one of --input (pairs) or --namer-cmd (with --smiles)")
+    if not 0.0 <= max_opsin_errors <= 1.0:
+        raise ConfigError(f"--max-opsin-errors must be between 0 and 1, got {max_opsin_errors}")
     stats = RejectionStats(strict=strict)
     started = time.perf_counter()
     pairs: Iterable[NamePair]
@@ -159,6 +238,7 @@ def coverage(
         allow_uninterpretable_stereo=lenient_stereo,
         timeout_s=timeout,
         jvms=jvms,
+        extra_jvms_after=_EXTRA_JVMS_AFTER,
     )
     loaded = time.perf_counter()
     opsin_options = {k: v for k, v in asdict(opsin_config).items() if k not in _TIMING_ONLY}
@@ -216,4 +296,5 @@ def coverage(
     else:
         write_envelope(output_report, report)
     if not quiet:
-        _print_summary(report)
+        _print_summary(report, output_rows.name)
+    _check_opsin_errors(report, output_rows.name, max_opsin_errors, strict)

@@ -21,6 +21,14 @@ from chemgauge.eval.images import DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_IMAGE_PIX
 if TYPE_CHECKING:
     from chemgauge.benchmarks.ocsr.manifest import Manifest
 
+MAX_IMAGE_PIXELS = typer.Option(
+    DEFAULT_MAX_IMAGE_PIXELS,
+    help="Refuse (the run records status not_run) an image whose header declares more pixels.",
+)
+MAX_IMAGE_MB = typer.Option(
+    DEFAULT_MAX_IMAGE_BYTES / 2**20, help="Refuse an image file larger than this (MiB)."
+)
+
 app = typer.Typer(
     help="Image-to-structure (OCSR) benchmark: does a recognizer return the exact graph?",
     no_args_is_help=True,
@@ -54,37 +62,73 @@ def import_set(
     name: str = typer.Option(..., help="Data set name recorded in the manifest."),
     attribution: str = typer.Option(..., help="Who made the images."),
     licence: str = typer.Option(..., help="Licence of the images."),
+    expectations: Path | None = typer.Option(
+        None,
+        help="JSON object: image stem -> authored facts to check (formula, heavy_atoms, "
+        "bonds, fragments, cip).",
+    ),
+    max_image_pixels: int = MAX_IMAGE_PIXELS,
+    max_image_mb: float = MAX_IMAGE_MB,
 ) -> None:
-    """Build a manifest for an existing image set, pairing images and references by stem."""
-    from chemgauge.benchmarks.ocsr.external import import_image_set
+    """Build a manifest for an existing image set, pairing images and references by stem.
 
-    built = import_image_set(
-        images, references, manifest, name=name, attribution=attribution, licence=licence
+    Every reference is read and sanitized; missing, invalid, unsupported references and
+    failed expectations are counted apart, and an image over the limits is recorded (the
+    run records it not_run).
+    """
+    from chemgauge.benchmarks.ocsr.external import build_import
+
+    limits = ImageLimits(max_pixels=max_image_pixels, max_bytes=int(max_image_mb * 2**20))
+    built = build_import(
+        images,
+        references,
+        manifest,
+        name=name,
+        attribution=attribution,
+        licence=licence,
+        image_limits=limits,
+        expectations=expectations,
     )
-    missing = sum(case.reference is None for case in built.cases)
-    typer.echo(f"wrote {manifest}: {len(built.cases)} images, {missing} without a reference")
+    for line in _import_lines(manifest, built.summary):
+        typer.echo(line)
 
 
-def _backend(
-    backend: str,
-    command: list[str],
-    fmt: str,
-    url: str | None,
-    model: str | None,
-    api_key_env: str,
-    target: str | None,
-) -> Any:
-    from chemgauge.engines.ocsr.registry import RecognizerOptions, build_recognizer
+def _examples(found: dict[str, str] | list[str], limit: int = 3) -> str:
+    items = list(found.items()) if isinstance(found, dict) else [(stem, "") for stem in found]
+    shown = "; ".join(f"{stem}: {why}" if why else stem for stem, why in items[:limit])
+    more = f"; +{len(items) - limit} more" if len(items) > limit else ""
+    return f" ({shown}{more})"
 
-    options = RecognizerOptions(
-        command=tuple(command),
-        fmt=fmt,
-        url=url,
-        model=model,
-        api_key_env=api_key_env,
-        target=target,
+
+def _import_lines(manifest: Path, summary: Any) -> list[str]:
+    """What ``ocsr import`` found, one outcome per line (examples in brackets)."""
+    lines = [f"wrote {manifest}: {summary.images} images, {summary.with_reference} with a "
+             "usable reference"]  # fmt: skip
+    outcomes = (
+        (summary.missing_reference, "without a reference file"),
+        (summary.invalid_reference, "with an invalid reference"),
+        (summary.unsupported_reference, "with unsupported features"),
+        (summary.failed_expectations, "failing their authored expectations"),
     )
-    return build_recognizer(backend, options)
+    for found, what in outcomes:
+        if found:
+            lines.append(f"  {len(found)} {what}{_examples(found)}")
+    if summary.expectations_checked or summary.expectations_unchecked:
+        lines.append(
+            f"  expectations checked on {summary.expectations_checked} reference(s); "
+            f"{len(summary.expectations_unchecked)} without a usable reference to check"
+        )
+    if summary.refused_images:
+        lines.append(
+            f"  {len(summary.refused_images)} images refused by the image limits (recorded; "
+            f"the run records them not_run){_examples(summary.refused_images)}"
+        )
+    if summary.references_without_image:
+        lines.append(
+            f"  {len(summary.references_without_image)} reference file(s) without an image"
+            + _examples(summary.references_without_image)
+        )
+    return lines
 
 
 def _score_and_report(
@@ -92,25 +136,36 @@ def _score_and_report(
     output: Path,
     rows_for: Callable[[Manifest], Iterable[dict[str, Any]]],
     count: int,
-    quiet: bool,
-    html: bool,
-    extra: dict[str, Any],
+    settings: tuple[bool, bool],
+    record: tuple[dict[str, Any], dict[str, Any], list[str]],
 ) -> dict[str, Any]:
     """Score ``count`` attempt rows as they stream past and write the report files.
 
-    The manifest is loaded (and verified) again here, and ``rows_for`` reads the attempts
-    against it, so the caller's copy can be dropped first: one manifest in memory at a time.
+    ``settings`` is (quiet, html); ``record`` is the run's config beyond the policies, where
+    its attempts ran, and re-scoring notes. The manifest is loaded (and verified) again here,
+    and ``rows_for`` reads the attempts against it, so the caller's copy can be dropped
+    first: one manifest in memory at a time.
     """
     from chemgauge.benchmarks.ocsr.evaluate import iter_scored
     from chemgauge.benchmarks.ocsr.manifest import load_manifest
     from chemgauge.benchmarks.ocsr.report import write_report
     from chemgauge.benchmarks.ocsr.scoring import POLICIES
 
+    quiet, html = settings
+    extra, execution, notes = record
     manifest = load_manifest(manifest_path)
     with progress_bar("scoring", count, quiet=quiet, min_total=50) as advance:
         scored = iter_scored(manifest, rows_for(manifest), progress=advance)
         return write_report(
-            output, manifest, scored, POLICIES, extra, html=html, manifest_path=manifest_path
+            output,
+            manifest,
+            scored,
+            POLICIES,
+            extra,
+            html=html,
+            manifest_path=manifest_path,
+            execution=execution,
+            notes=notes,
         )
 
 
@@ -152,9 +207,21 @@ def _print_summary(report: dict[str, Any]) -> None:
         ),
         notes=(
             f"statuses: {statuses or 'none'}; commonest localized errors: {errors or 'none'}",
+            *_extra_notes(report),
             f"reproducibility_sha256 {row_hash}",
         ),
     )
+
+
+def _extra_notes(envelope: dict[str, Any]) -> list[str]:
+    """Served model (beside the requested one), label recall, repeat reliability."""
+    from chemgauge.benchmarks.ocsr.tallies import summary_facts
+
+    notes = summary_facts(envelope["metrics"])
+    requested = (envelope["config"].get("backend") or {}).get("model")
+    if requested and notes and notes[0].startswith("served by: "):
+        notes[0] += f"; requested {requested!r}"
+    return notes
 
 
 @app.command("run")
@@ -164,34 +231,52 @@ def run(
     output: Path = typer.Option(Path("ocsr-results"), "--output", "-o", help="Results folder."),
     execute: bool = typer.Option(False, "--run", help="Execute (default: print the plan)."),
     repeats: int = typer.Option(1, help="Attempts per image."),
-    max_requests: int | None = typer.Option(None, help="At most this many attempts start."),
+    max_requests: int | None = typer.Option(
+        None, help="At most this many attempts start (raise it later to extend the run)."
+    ),
     per_workflow_seconds: float = typer.Option(60.0, help="Time limit per attempt."),
-    budget_seconds: float | None = typer.Option(None, help="Overall time budget."),
+    budget_seconds: float | None = typer.Option(
+        None, help="Overall time budget (raise it later to extend the run)."
+    ),
     jobs: int = typer.Option(1, "--jobs", "-j", help="Attempts in flight at once."),
+    executor: str = typer.Option(
+        "local",
+        "--executor",
+        help="Where attempts run: local (threads here) or ray (tasks on a Ray cluster).",
+    ),
+    ray_address: str | None = typer.Option(
+        None, "--ray-address", help="Ray cluster to join: 'auto', 'local' or HOST:PORT."
+    ),
+    ship_images: bool = typer.Option(
+        True,
+        "--ship-images/--shared-images",
+        help="ray: send each image with its task, or read it from a path every node sees.",
+    ),
     command_arg: list[str] = typer.Option([], help="command back-end: one argument ({image})."),
     fmt: str = typer.Option("auto", "--format", help="command output: smiles|molfile|auto|json."),
     url: str | None = typer.Option(None, help="http back-end: OpenAI-compatible base URL."),
     model: str | None = typer.Option(None, help="http back-end: model name."),
+    reasoning_effort: str | None = typer.Option(
+        None, help="http back-end: reasoning effort to request (checked when echoed)."
+    ),
     api_key_env: str = typer.Option("OPENAI_API_KEY", help="http back-end: key variable."),
     target: str | None = typer.Option(None, "--callable", help="python back-end callable."),
     restart: bool = typer.Option(False, help="Discard an existing journal in --output."),
     html: bool = typer.Option(True, "--html/--no-html", help="Write report.html."),
-    max_image_pixels: int = typer.Option(
-        DEFAULT_MAX_IMAGE_PIXELS,
-        help="Refuse (status not_run) an image whose header declares more pixels.",
-    ),
-    max_image_mb: float = typer.Option(
-        DEFAULT_MAX_IMAGE_BYTES / 2**20, help="Refuse an image file larger than this (MiB)."
-    ),
+    max_image_pixels: int = MAX_IMAGE_PIXELS,
+    max_image_mb: float = MAX_IMAGE_MB,
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Plan (default) or run (--run) a recognizer over a manifest, then score and report.
 
     Every image is checked from its header before anything decodes it: a decompression bomb
     or an absurd resolution is recorded as not run, with the reason, and never reaches the
-    recognizer.
+    recognizer. The same command resumes an interrupted run; with a larger --max-requests or
+    --budget-seconds it runs only the attempts that were not run.
     """
     from chemgauge.benchmarks.ocsr.manifest import load_manifest
+    from chemgauge.benchmarks.ocsr.plan import Execution, attempts_config_sha256
+    from chemgauge.benchmarks.ocsr.provenance import check_resumable, scoring_config
     from chemgauge.benchmarks.ocsr.runner import (
         RunConfig,
         describe_plan,
@@ -199,28 +284,58 @@ def run(
         journal_attempts,
         planned_count,
     )
+    from chemgauge.engines.ocsr.registry import RecognizerOptions, build_recognizer
 
     loaded = load_manifest(manifest)
-    recognizer = _backend(backend, command_arg, fmt, url, model, api_key_env, target)
+    options = RecognizerOptions(
+        command=tuple(command_arg),
+        fmt=fmt,
+        url=url,
+        model=model,
+        api_key_env=api_key_env,
+        reasoning_effort=reasoning_effort,
+        target=target,
+    )
+    recognizer = build_recognizer(backend, options)
     limits = ImageLimits(max_pixels=max_image_pixels, max_bytes=int(max_image_mb * 2**20))
     config = RunConfig(
         repeats, max_requests, per_workflow_seconds, budget_seconds, jobs, image_limits=limits
     )
+    execution = Execution(executor, ray_address, ship_images)  # type: ignore[arg-type]
     if not execute:
         typer.echo(describe_plan(loaded, config, recognizer.describe()))
         return
+    if restart:  # the report of a discarded journal must not outlive it
+        (output / "report.json").unlink(missing_ok=True)
+    else:
+        check_resumable(output)
     total = planned_count(loaded, config)
     with progress_bar(f"ocsr ({backend})", total, quiet=quiet, min_total=10) as advance:
         journal = journal_attempts(
-            loaded, recognizer, config, output, restart=restart, progress=advance
+            loaded,
+            recognizer,
+            config,
+            output,
+            restart=restart,
+            progress=advance,
+            execution=execution,
         )
-    extra = {"backend": recognizer.describe(), "run_config": config.to_dict()}
+    described = recognizer.describe()
+    extra = {
+        "scoring": scoring_config(),
+        "backend": described,
+        "run_config": config.to_dict(),
+        "attempts_config_sha256": attempts_config_sha256(loaded, described, config),
+    }
+    placement = {**execution.describe(), "jobs": jobs}
     del loaded  # scoring loads and verifies the manifest again
 
     def rows_for(checked: Manifest) -> Iterable[dict[str, Any]]:
         return iter_attempt_rows(journal, checked, config)
 
-    report = _score_and_report(manifest, output, rows_for, total, quiet, html, extra)
+    report = _score_and_report(
+        manifest, output, rows_for, total, (quiet, html), (extra, placement, [])
+    )
     if not quiet:
         _print_summary(report)
 
@@ -232,18 +347,49 @@ def score(
     html: bool = typer.Option(True, "--html/--no-html"),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
-    """Re-score an existing run's attempts.jsonl and rewrite its report."""
+    """Re-score a finished run's attempts.jsonl and rewrite its report.
+
+    The run's back-end, budgets and configuration are kept from its report.json, so the same
+    scoring gives the same config_sha256; a journal or manifest whose hash changed since the
+    run is refused, and a change in scoring is printed and recorded.
+    """
     from chemgauge.benchmarks.ocsr.manifest import load_manifest
+    from chemgauge.benchmarks.ocsr.plan import RunConfig, iter_plan
+    from chemgauge.benchmarks.ocsr.provenance import (
+        check_inputs,
+        read_recorded_run,
+        scoring_changes,
+        scoring_config,
+    )
     from chemgauge.benchmarks.ocsr.runner import scan_attempts
+    from chemgauge.benchmarks.ocsr.scoring import POLICIES
+    from chemgauge.eval.provenance import source_tree_sha256
 
     journal = output / "attempts.jsonl"
     if not journal.exists():
         raise InputFileError(
             "no attempts journal (run `chemgauge ocsr run --run` first)", path=journal
         )
-    attempts = scan_attempts(journal, load_manifest(manifest, verify=False))
+    recorded = read_recorded_run(output)
+    check_inputs(recorded, output, manifest)
+    config = RunConfig.from_dict(recorded.run["run_config"])
+    loaded = load_manifest(manifest, verify=False)
+    attempts = scan_attempts(journal, loaded, plan=iter_plan(loaded, config))
+    del loaded
+    scoring = scoring_config()
+    changes = scoring_changes(recorded, list(POLICIES), scoring)
+    notes: list[str] = [f"scoring changed since the run: {change}" for change in changes]
+    if recorded.source_tree_sha256 not in (None, source_tree_sha256()):
+        notes.append("chemgauge's source differs from the run's: its scoring code may too")
+    for note in notes:
+        typer.echo(note, err=True)
     report = _score_and_report(
-        manifest, output, lambda _: attempts.rows(), len(attempts), quiet, html, {}
+        manifest,
+        output,
+        lambda _: attempts.rows(),
+        len(attempts),
+        (quiet, html),
+        ({"scoring": scoring, **recorded.run}, recorded.execution, notes),
     )
     if not quiet:
         _print_summary(report)

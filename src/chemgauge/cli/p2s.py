@@ -8,6 +8,7 @@ from typing import Any
 
 import typer
 
+from chemgauge.benchmarks.p2s.audit import audit_dataset, format_audit
 from chemgauge.benchmarks.p2s.build import BuildConfig, build_benchmark
 from chemgauge.benchmarks.p2s.claim import (
     ClaimConfig,
@@ -16,6 +17,7 @@ from chemgauge.benchmarks.p2s.claim import (
     prediction_paths,
 )
 from chemgauge.benchmarks.p2s.compute import ComputeExecution
+from chemgauge.benchmarks.p2s.embedded import default_data
 from chemgauge.benchmarks.p2s.prompts import renderer
 from chemgauge.benchmarks.p2s.report import write_run_report
 from chemgauge.benchmarks.p2s.run import RunConfig, run_model, total_tasks
@@ -40,13 +42,20 @@ app = typer.Typer(
 )
 
 
+DATA_HELP = "Benchmark data folder (holds <property>/ folders; default: the embedded release)."
+
+
+def _data(data: Path | None) -> Path:
+    return default_data() if data is None else data
+
+
 @app.command("tasks")
 def tasks(
-    data: Path = typer.Argument(..., help="Benchmark data folder (holds <property>/ folders)."),
+    data: Path | None = typer.Argument(None, help=DATA_HELP),
     chem: bool = typer.Option(True, "--chem/--no-chem", help="Also check candidates with RDKit."),
 ) -> None:
     """Load and validate every task file, then print the record counts."""
-    dataset = load_dataset(data)
+    dataset = load_dataset(_data(data))
     for directory, views in dataset.items():
         if chem:
             checked: set[tuple[str, tuple[str, ...]]] = set()
@@ -56,6 +65,41 @@ def tasks(
         typer.echo(f"{directory}: {counts}")
     total = sum(len(v.tasks) for views in dataset.values() for v in views.values())
     typer.echo(f"{len(dataset)} property directories, {total} task records, all valid")
+
+
+@app.command("audit")
+def audit(
+    data: Path | None = typer.Argument(None, help=DATA_HELP),
+    alpha: float = typer.Option(0.05, "--alpha", help="Family-wise level of the Holm tests."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write the audit JSON here."),
+    as_json: bool = typer.Option(False, "--json", help="Print the audit JSON."),
+    quiet: bool = QUIET,
+) -> None:
+    """Try to answer every view without its evidence (leaks and single-feature tells).
+
+    Each answer-free strategy picks candidates from the task files alone; only then are the
+    labels read. Exit 1 when a leak or a tell beats chance (Holm-adjusted p < alpha).
+    """
+    report = audit_dataset(_data(data), alpha)
+    if out is not None:
+        atomic_write_json(out, report)
+    if as_json:
+        typer.echo(json.dumps(report, sort_keys=True))
+    if not quiet:
+        print_summary(
+            summary_table(
+                f"p2s audit: {report['tests']} tests, Holm family-wise alpha {alpha}",
+                ("view", "kind", "strategy", "answered", "accuracy", "chance", "p", "Holm p", ""),
+                format_audit(report),
+                labels=3,
+            ),
+            notes=("structure_only is the structural prior: it may beat chance, never a leak",),
+        )
+    if not as_json:
+        verdict = "PASSED" if report["passed"] else "FAILED: " + "; ".join(report["failures"])
+        typer.echo(f"audit {verdict}")
+    if not report["passed"]:
+        raise typer.Exit(1)
 
 
 @app.command("score")
@@ -71,7 +115,7 @@ def score(
         help="Instead: score every <property>/<condition>.jsonl of a run folder into its "
         "rows.jsonl and report.json (for chemgauge report, verify and compare).",
     ),
-    data: Path = typer.Option(Path("data"), "--data", help="Benchmark data folder."),
+    data: Path | None = typer.Option(None, "--data", help=DATA_HELP),
     strict: bool = typer.Option(False, "--strict", help="Unattributable lines are errors."),
     as_json: bool = typer.Option(False, "--json", help="Print the counts (or report) as JSON."),
     quiet: bool = QUIET,
@@ -80,7 +124,7 @@ def score(
     if run is not None:
         if prop or condition or predictions:
             raise ConfigError("give either --run or --property, --condition and --predictions")
-        written = write_run_report(data, run, strict=strict)
+        written = write_run_report(_data(data), run, strict=strict)
         if as_json:
             typer.echo(json.dumps(written.report, sort_keys=True))
         elif not quiet:
@@ -90,7 +134,7 @@ def score(
         return
     if prop is None or condition is None or predictions is None:
         raise ConfigError("give --property, --condition and --predictions (or --run FOLDER)")
-    result = score_files(data, prop, condition, predictions, strict=strict)
+    result = score_files(_data(data), prop, condition, predictions, strict=strict)
     typer.echo(json.dumps(result.to_dict(), sort_keys=True) if as_json else result.summary())
     if not quiet and not as_json:
         print_summary(
@@ -183,7 +227,7 @@ def _difference_cell(block: dict[str, Any]) -> str:
 def claim(
     prop: str = typer.Option(..., "--property", help="Property directory, e.g. dipole."),
     run: Path = typer.Option(..., "--run", help="A model's run folder (<run>/<property>/*.jsonl)."),
-    data: Path = typer.Option(Path("data"), "--data", help="Benchmark data folder."),
+    data: Path | None = typer.Option(None, "--data", help=DATA_HELP),
     model: str | None = typer.Option(None, "--model", help="Model name shown (default: folder)."),
     alpha: float = typer.Option(0.05, "--alpha", help="Significance level of both tests."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
@@ -191,7 +235,7 @@ def claim(
 ) -> None:
     """Shuffle drop and counterfactual flip, with intervals and exact McNemar: the use claim."""
     report = claim_report(
-        data,
+        _data(data),
         prop,
         prediction_paths(run, prop),
         model=model or run.name,
@@ -262,14 +306,20 @@ def build(
         False, "--restart", help="Recompute every property (discard the build's journal)."
     ),
     strict: bool = typer.Option(False, "--strict", help="Stop at the first bad source line."),
+    audit_alpha: float = typer.Option(
+        0.05, "--audit-alpha", help="Refuse the release if a shortcut beats chance at this level."
+    ),
     quiet: bool = QUIET,
 ) -> None:
     """Mask a group per source molecule and write correct, shuffled and counterfactual views.
 
     Each molecule's properties are journaled in the output folder as they are computed, so a
-    build that was interrupted resumes where it stopped when run again (same files).
+    build that was interrupted resumes where it stopped when run again (same files). Before
+    writing, the release is audited (see p2s audit): a leak or a single-feature tell that
+    beats chance stops the build and no view is written.
     """
     config = BuildConfig(
+        audit_alpha=audit_alpha,
         directories=tuple(prop),
         candidates=candidates,
         counterfactuals_per_record=counterfactuals,
@@ -311,13 +361,15 @@ def build(
             notes=(
                 f"skipped: {skipped or 'none'}; {result.provider_molecules} molecules"
                 f"{resumed}, {per * 1000:.1f} ms each; written to {out}",
+                f"audit passed: {result.audit['tests']} leak and tell tests, none beats chance "
+                f"(Holm, alpha {config.audit_alpha})",
             ),
         )
 
 
 @app.command("run")
 def run(
-    data: Path = typer.Argument(..., help="Benchmark data folder."),
+    data: Path | None = typer.Argument(None, help=DATA_HELP),
     model: str = typer.Option(
         ..., "--model", "-m", help="structure_only, random, property_oracle, chat."
     ),
@@ -366,9 +418,10 @@ def run(
         )
         return get_model(model, options)
 
-    total = total_tasks(data, config.directories, config.conditions)
+    folder = _data(data)
+    total = total_tasks(folder, config.directories, config.conditions)
     with progress_bar(f"p2s run ({model})", total, quiet=quiet, min_total=1) as advance:
-        manifest = run_model(data, out, model_for, config, progress=advance)
+        manifest = run_model(folder, out, model_for, config, progress=advance)
     if not quiet:
         typer.echo(f"wrote {manifest['folder']}: predictions, rows.jsonl and report.json")
         _print_run_summary(manifest["report"], model)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from chemgauge.errors import ConfigError, InputFileError
-from chemgauge.eval.stats import Interval, mcnemar_exact
+from chemgauge.eval.stats import Interval, holm_adjust, mcnemar_exact
 from chemgauge.report.families import FamilyAdapter, Rate
 from chemgauge.report.registry import get_adapter
 from chemgauge.report.runs import Run
@@ -33,26 +33,6 @@ __all__ = [
 COMPARISON_SCHEMA_VERSION = 1
 MAX_LISTED = 1000
 Row = Mapping[str, Any]
-
-
-def holm_adjust(p_values: Sequence[float]) -> list[float]:
-    """Holm step-down adjusted p-values, in the input order.
-
-    Sorted ascending, the i-th smallest (1-based) becomes ``max_{j<=i} min(1, (m-j+1) p_(j))``;
-    rejecting where the adjusted value is <= alpha controls the family-wise error rate at alpha
-    under any dependence between the tests.
-    """
-    m = len(p_values)
-    for p in p_values:
-        if not 0.0 <= p <= 1.0:
-            raise ValueError(f"p-values must be in [0, 1], got {p}")
-    order = sorted(range(m), key=lambda i: (p_values[i], i))
-    adjusted = [0.0] * m
-    running = 0.0
-    for rank, index in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p_values[index]))
-        adjusted[index] = running
-    return adjusted
 
 
 def paired_binary_bootstrap(

@@ -36,7 +36,7 @@ while line := sys.stdin.readline():
     if name.startswith("die"):
         sys.stderr.write("dying on purpose\\n")
         sys.exit(3)
-    if name == "hang":
+    if name.startswith("hang"):
         time.sleep(60)
     echo = "something else" if name == "shift" else name
     if name == "double":
@@ -344,3 +344,44 @@ def test_a_process_that_keeps_dying_is_an_error(fake_java: str) -> None:
         pytest.raises(BackendError, match="in a row"),
     ):
         runner.names_to_smiles(["die1", "die2", "die3", "fine"])
+
+
+def test_names_after_many_timeouts_in_a_row_are_skipped_not_each_waited_for(
+    fake_java: str,
+) -> None:
+    # A timeout restarts the JVM (about a second for the real one); when every name times
+    # out (a --timeout far too small) the rest of the batch is skipped, with the reason,
+    # instead of paying a restart per name. An answer in between resets the count.
+    limit = 5
+    hangs = [f"hang{i}" for i in range(2 * limit)]
+    names = ["a", *hangs[: limit - 1], "b", *hangs[limit - 1 :], "c", "d"]
+    with OpsinRunner(OpsinConfig(java=fake_java, mode="server", timeout_s=0.2)) as runner:
+        results = runner.names_to_smiles(names)
+        stats = runner.stats()
+        again = runner.names_to_smiles(["hang-again", "e"])
+    statuses = [r.status for r in results]
+    assert statuses[:5] == [OpsinStatus.SUCCESS, *[OpsinStatus.TIMEOUT] * 4]
+    assert statuses[5] is OpsinStatus.SUCCESS  # "b" answered: the count starts again
+    assert statuses[6:11] == [OpsinStatus.TIMEOUT] * limit
+    assert statuses[11:] == [OpsinStatus.SKIPPED] * 3
+    assert results[11].smiles is None and "5 names in a row" in str(results[11].error)
+    assert stats.timeouts == 9
+    # The next batch tries its first name again; still timing out, the rest is skipped.
+    assert [r.status for r in again] == [OpsinStatus.TIMEOUT, OpsinStatus.SKIPPED]
+
+
+def test_extra_jvms_start_only_once_enough_names_were_answered(fake_java: str) -> None:
+    config = OpsinConfig(java=fake_java, mode="server", jvms=2, extra_jvms_after=30)
+    with OpsinRunner(config) as runner:
+        assert len(runner.pids) == 1
+        first = runner.names_to_smiles([f"a{i}" for i in range(20)])
+        assert len(runner.pids) == 1 and runner.stats().starts == 1
+        second = runner.names_to_smiles([f"b{i}" for i in range(20)])  # 20 answered so far
+        assert len(runner.pids) == 1
+        names = [f"c{i}" for i in range(400)]
+        third = runner.names_to_smiles(names)  # 40 answered: the second JVM joins
+        assert runner.stats().starts == 2 and len(runner.pids) == 2
+    assert [r.name for r in third] == names and all(r.smiles == "C" for r in third)
+    assert len(first) == len(second) == 20
+    with pytest.raises(ConfigError):
+        OpsinConfig(extra_jvms_after=-1)

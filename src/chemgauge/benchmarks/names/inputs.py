@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chemgauge.chem import describe_parse_failure, try_canonical_smiles
+from chemgauge.chem import describe_parse_failure, try_parse_smiles
 from chemgauge.errors import InputFileError
 from chemgauge.eval.records import RejectionStats, iter_lines, read_jsonl
 
@@ -79,10 +79,16 @@ def _table_records(
     return records()
 
 
+# Input SMILES RDKit reads, remembered so a structure repeated in a corpus is parsed once
+# here (the parse only checks it: matching keys it again in a worker). Cleared when full.
+_VALID_LIMIT = 100_000
+
+
 def _accepted(
     raw: Iterable[tuple[int, dict[str, Any]]], stats: RejectionStats
 ) -> Iterator[NamePair]:
     seen: set[str] = set()
+    valid: set[str] = set()
     for number, record in raw:
         smiles = record.get("smiles")
         name = record.get("name")
@@ -93,9 +99,13 @@ def _accepted(
         if name is not None and not isinstance(name, str):
             stats.reject(number, "name_not_a_string", excerpt)
             continue
-        if try_canonical_smiles(smiles.strip()) is None:
-            stats.reject(number, "unparseable_smiles", excerpt, describe_parse_failure(smiles))
-            continue
+        if smiles not in valid:
+            if try_parse_smiles(smiles.strip()) is None:
+                stats.reject(number, "unparseable_smiles", excerpt, describe_parse_failure(smiles))
+                continue
+            if len(valid) >= _VALID_LIMIT:
+                valid.clear()
+            valid.add(smiles)
         item_id = str(record.get("id") or number)
         if item_id in seen:
             stats.reject(number, "duplicate_id", excerpt, f"id {item_id!r} seen before")
@@ -164,7 +174,7 @@ def read_smiles_file(path: str | Path, stats: RejectionStats) -> list[NamePair]:
         tokens = text.split()
         if not tokens:
             continue
-        if try_canonical_smiles(tokens[0]) is None:
+        if try_parse_smiles(tokens[0]) is None:
             stats.reject(number, "unparseable_smiles", text, describe_parse_failure(tokens[0]))
             continue
         item_id = tokens[1] if len(tokens) > 1 else str(number)

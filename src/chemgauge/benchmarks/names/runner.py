@@ -4,16 +4,21 @@ The run streams: pairs are scored a block at a time (:func:`score_pairs`; names,
 (input, read-back) matches, are deduplicated within the block), each block's rows are
 journaled as it finishes, and the report is folded from the rows as they are read back from
 the journal in input order (:class:`RowSummary`: per-lens counts and the first
-``MAX_WRONG_LISTED`` wrong rows). What grows with the corpus is a short key or an int per
-pair, never a row: the ids seen (to reject a repeat) and the ids in input order, and one
-journal offset per row while the rows file is written (:func:`journal_rows`). OPSIN
-answers are not shared across blocks: a name repeated far apart is read back once a block.
+``MAX_WRONG_LISTED`` wrong rows and OPSIN errors). What grows with the corpus is a short key
+or an int per pair, never a row: the ids seen (to reject a repeat) and the ids in input
+order, and one journal offset per row while the rows file is written (:func:`journal_rows`).
+OPSIN answers are not shared across blocks: a name repeated far apart is read back once a
+block. Matching runs in size-balanced groups on the executor; each worker keys a structure
+once for every pair and lens it appears in (:func:`~chemgauge.benchmarks.names.metrics.keyed`).
 """
 
 from __future__ import annotations
 
+import heapq
+import math
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +29,6 @@ from chemgauge.benchmarks.names.metrics import (
     RowClass,
     RowResult,
     classify_parsed,
-    classify_row,
     is_abstention,
 )
 from chemgauge.eval.envelope import (
@@ -39,6 +43,8 @@ from chemgauge.eval.provenance import reproducibility_sha256
 from chemgauge.eval.records import RejectionStats, iter_journal_by_keys
 
 __all__ = [
+    "MAX_WRONG_LISTED",
+    "OPSIN_ERROR_STATUSES",
     "REPORT_SCHEMA_VERSION",
     "CoverageConfig",
     "ReadBack",
@@ -46,13 +52,27 @@ __all__ = [
     "build_report",
     "confidently_wrong_rows",
     "journal_rows",
+    "listings_of",
     "score_pairs",
 ]
 
-REPORT_SCHEMA_VERSION = 1
+REPORT_SCHEMA_VERSION = 2
 #: The row field the envelope's ``counts.by_status`` counts (the seed's house lens).
 STATUS_FIELD = "strict"
 MAX_WRONG_LISTED = 200
+# OPSIN statuses that mean OPSIN (or its driver) failed on the name rather than reading it:
+# the pair is ``opsin_error``. ``failure`` (OPSIN read the name and could not interpret it)
+# is the namer's ``unparseable``.
+OPSIN_ERROR_STATUSES = frozenset({"exception", "refused", "timeout", "crashed", "skipped"})
+# Matching work per group, in SMILES characters (a proxy for atoms): groups are filled
+# heaviest pair first, so one large peptide does not hold a worker while the others idle.
+_GROUP_WEIGHT = 4000
+_CLASSIFY_FAILED = "classification_failed"
+# Where the complete lists are (the envelope's ``rows_file`` names the file).
+COMPLETE_LISTS = (
+    "the rows file holds every row: a confidently wrong one has confidently_wrong under a "
+    "lens, an OPSIN error has opsin_error"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +82,11 @@ class ReadBack:
     smiles: str | None
     status: str
     error: str | None = None
+
+    @property
+    def opsin_failed(self) -> bool:
+        """True when OPSIN failed on the name (no verdict on the name itself)."""
+        return self.status in OPSIN_ERROR_STATUSES
 
 
 ResolveBatch = Callable[[Sequence[str]], Sequence[ReadBack]]
@@ -79,15 +104,59 @@ class CoverageConfig:
         return {**asdict(self), "lenses": dict(LENSES)}
 
 
-@dataclass(frozen=True, slots=True)
-class ClassifyChunk:
-    """Picklable chunk function: lens classes for (input, read-back) pairs, in order."""
+Match = tuple[dict[str, str], dict[str, str]]  # lens -> class, lens -> why unscorable
 
-    def __call__(self, chunk: list[tuple[str, str]]) -> list[dict[str, str]]:
-        return [
-            {lens: classify_parsed(smiles, parsed, lens).value for lens in LENSES}
-            for smiles, parsed in chunk
-        ]
+
+@dataclass(frozen=True, slots=True)
+class ClassifyGroup:
+    """Picklable chunk function: lens classes for groups of (input, read-back) pairs."""
+
+    def __call__(self, groups: list[list[tuple[str, str]]]) -> list[list[Match]]:
+        out = []
+        for group in groups:
+            matches = []
+            for smiles, parsed in group:
+                classes, reasons = classify_parsed(smiles, parsed)
+                matches.append(({k: v.value for k, v in classes.items()}, reasons))
+            out.append(matches)
+        return out
+
+
+def balanced_groups(pairs: Sequence[tuple[str, str]], weight: int) -> list[list[tuple[str, str]]]:
+    """Split pairs into groups of similar total size (heaviest first into the lightest
+    group); deterministic, and each pair lands in exactly one group."""
+    sizes = [len(a) + len(b) for a, b in pairs]
+    count = max(1, min(len(pairs), math.ceil(sum(sizes) / weight)))
+    heap = [(0, index) for index in range(count)]
+    groups: list[list[tuple[str, str]]] = [[] for _ in range(count)]
+    for position in sorted(range(len(pairs)), key=lambda i: (-sizes[i], i)):
+        load, index = heapq.heappop(heap)
+        groups[index].append(pairs[position])
+        heapq.heappush(heap, (load + sizes[position], index))
+    return [group for group in groups if group]
+
+
+def _match_all(pairs: list[tuple[str, str]], runner: Executor) -> dict[tuple[str, str], Match]:
+    """Classes of every distinct (input, read-back) pair; a pair whose matching crashes
+    even on its own is unscorable under every lens (never credited, never charged)."""
+    matched: dict[tuple[str, str], Match] = {}
+    retry: list[tuple[str, str]] = []
+    groups = balanced_groups(pairs, _GROUP_WEIGHT) if pairs else []
+    results = runner.map(ClassifyGroup(), groups, chunk_size=1)
+    for group, result in zip(groups, results, strict=True):
+        if isinstance(result, ItemFailure):
+            retry.extend(group)
+        else:
+            matched.update(zip(group, result, strict=True))
+    singles = [[pair] for pair in retry]
+    retried = runner.map(ClassifyGroup(), singles, chunk_size=1)
+    for single, result in zip(singles, retried, strict=True):
+        if isinstance(result, ItemFailure):
+            unscorable = dict.fromkeys(LENSES, RowClass.UNSCORABLE.value)
+            matched[single[0]] = (unscorable, dict.fromkeys(LENSES, _CLASSIFY_FAILED))
+        else:
+            matched[single[0]] = result[0]
+    return matched
 
 
 def score_pairs(
@@ -98,8 +167,7 @@ def score_pairs(
 ) -> list[dict[str, Any]]:
     """Classify every pair; names are read back in one batch of distinct emitted names.
 
-    Matching read-backs is the expensive part (the parity lens enumerates tautomers), so
-    distinct (input, read-back) pairs are matched once, on ``executor`` when given.
+    Distinct (input, read-back) pairs are matched once, on ``executor`` when given.
     """
     emitted = [
         p.name
@@ -118,61 +186,37 @@ def score_pairs(
             if p.name in lookup and (smiles := lookup[p.name].smiles)
         )
     )
-    runner = executor or SerialExecutor()
-    matched: dict[tuple[str, str], dict[str, str]] = {}
-    results = runner.map(ClassifyChunk(), to_match)
-    for key, classes in zip(to_match, results, strict=True):
-        if isinstance(classes, ItemFailure):
-            # Matching crashed twice: fail closed, as the seed's matchers do.
-            classes = dict.fromkeys(LENSES, RowClass.CONFIDENTLY_WRONG.value)
-        matched[key] = classes
+    matched = _match_all(to_match, executor or SerialExecutor())
     rows: list[dict[str, Any]] = []
     for pair in pairs:
-        result = classify_row(
-            pair.smiles,
-            pair.name,
-            lambda n: lookup[n].smiles,
-            markers=config.abstain_markers,
-            lenses=(),
-        )
-        if result.opsin_smiles:
-            result = replace(
-                result,
-                classes={
-                    k: RowClass(v) for k, v in matched[(pair.smiles, result.opsin_smiles)].items()
-                },
-            )
-        elif result.emitted:
-            result = replace(result, classes=dict.fromkeys(LENSES, RowClass.UNPARSEABLE))
+        answer = lookup.get(pair.name) if pair.name is not None else None
+        reasons: dict[str, str] = {}
+        parsed: bool | None = None
+        if answer is None:
+            classes = dict.fromkeys(LENSES, RowClass.ABSTAINED.value)
+        elif answer.smiles:
+            classes, reasons = matched[(pair.smiles, answer.smiles)]
+            parsed = True
+        elif answer.opsin_failed:
+            classes = dict.fromkeys(LENSES, RowClass.OPSIN_ERROR.value)
         else:
-            result = replace(result, classes=dict.fromkeys(LENSES, RowClass.ABSTAINED))
-        answer = lookup.get(pair.name) if result.emitted and pair.name is not None else None
+            classes, parsed = dict.fromkeys(LENSES, RowClass.UNPARSEABLE.value), False
         rows.append(
             {
                 "id": pair.item_id,
                 "line": pair.line,
                 "smiles": pair.smiles,
                 "name": pair.name,
-                "emitted": result.emitted,
-                "opsin_parsed": result.opsin_parsed,
-                "opsin_smiles": result.opsin_smiles,
+                "emitted": answer is not None,
+                "opsin_parsed": parsed,
+                "opsin_smiles": answer.smiles if answer is not None and answer.smiles else None,
                 "opsin_status": None if answer is None else answer.status,
                 "opsin_error": None if answer is None else answer.error,
-                **{lens: result.classes[lens].value for lens in LENSES},
+                **{lens: classes[lens] for lens in LENSES},
+                "unscorable_reasons": reasons,
             }
         )
     return rows
-
-
-def _row_result(row: dict[str, Any]) -> RowResult:
-    return RowResult(
-        row["smiles"],
-        row["name"],
-        row["emitted"],
-        row["opsin_parsed"],
-        row["opsin_smiles"],
-        {lens: RowClass(row[lens]) for lens in LENSES},
-    )
 
 
 def _wrong_entry(row: dict[str, Any], lenses: Sequence[str]) -> dict[str, Any] | None:
@@ -189,6 +233,18 @@ def _wrong_entry(row: dict[str, Any], lenses: Sequence[str]) -> dict[str, Any] |
     }
 
 
+def _opsin_error_entry(row: dict[str, Any], lenses: Sequence[str]) -> dict[str, Any] | None:
+    """A row's listing as an OPSIN error (the name, OPSIN's status and message), or ``None``."""
+    if not lenses or row[lenses[0]] != RowClass.OPSIN_ERROR:
+        return None
+    return {
+        "id": row["id"],
+        "name": row["name"],
+        "opsin_status": row.get("opsin_status"),
+        "opsin_error": row.get("opsin_error"),
+    }
+
+
 def confidently_wrong_rows(
     rows: Iterable[dict[str, Any]], lenses: Sequence[str]
 ) -> list[dict[str, Any]]:
@@ -196,32 +252,83 @@ def confidently_wrong_rows(
     return [entry for r in rows if (entry := _wrong_entry(r, lenses)) is not None]
 
 
+class _Listing:
+    """The first ``MAX_WRONG_LISTED`` entries of a kind, how many there were, and how many of
+    each value of ``count_by`` (a field of the entry) among all of them."""
+
+    def __init__(self, count_by: str | None = None) -> None:
+        self.entries: list[dict[str, Any]] = []
+        self.total = 0
+        self.count_by = count_by
+        self.counts: Counter[str] = Counter()
+
+    def add(self, entry: dict[str, Any] | None) -> None:
+        if entry is not None:
+            self.total += 1
+            if self.count_by is not None:
+                self.counts[str(entry[self.count_by])] += 1
+            if len(self.entries) < MAX_WRONG_LISTED:
+                self.entries.append(entry)
+
+
 class RowSummary:
     """What the report needs from the rows, folded in one row at a time.
 
     Per-lens counts (:class:`CoverageTally`), the first ``MAX_WRONG_LISTED`` confidently
-    wrong rows and how many there were: bounded whatever the number of rows.
+    wrong rows and OPSIN errors, and how many of each there were: bounded whatever the
+    number of rows.
     """
 
     def __init__(self) -> None:
         self.tally = CoverageTally()
-        self.wrong: list[dict[str, Any]] = []
-        self.wrong_total = 0
+        self._wrong = _Listing()
+        self._errors = _Listing("opsin_status")
+
+    @property
+    def wrong(self) -> list[dict[str, Any]]:
+        """The listed confidently wrong rows (the first ``MAX_WRONG_LISTED``)."""
+        return self._wrong.entries
+
+    @property
+    def wrong_total(self) -> int:
+        """How many rows are confidently wrong under at least one lens."""
+        return self._wrong.total
 
     def add(self, row: dict[str, Any]) -> None:
         """Count one row (a rows-file row, as journaled)."""
-        self.tally.add(_row_result(row))
-        entry = _wrong_entry(row, tuple(LENSES))
-        if entry is not None:
-            self.wrong_total += 1
-            if len(self.wrong) < MAX_WRONG_LISTED:
-                self.wrong.append(entry)
+        self.tally.add(RowResult.from_row(row, tuple(LENSES)))
+        self._wrong.add(_wrong_entry(row, tuple(LENSES)))
+        self._errors.add(_opsin_error_entry(row, tuple(LENSES)))
 
     def fold(self, rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         """Pass rows through unchanged, adding each on the way (one pass for several uses)."""
         for row in rows:
             self.add(row)
             yield row
+
+    def listings(self) -> dict[str, Any]:
+        """The report's bounded row listings and their totals."""
+        return _listing_fields(self._wrong, self._errors)
+
+
+def _listing_fields(wrong: _Listing, errors: _Listing) -> dict[str, Any]:
+    return {
+        "confidently_wrong_rows": wrong.entries,
+        "confidently_wrong_total": wrong.total,
+        "confidently_wrong_listed_truncated": wrong.total > len(wrong.entries),
+        "opsin_error_rows": errors.entries,
+        "opsin_error_by_status": dict(sorted(errors.counts.items())),
+        "opsin_error_listed_truncated": errors.total > len(errors.entries),
+    }
+
+
+def listings_of(rows: Iterable[dict[str, Any]], lenses: Sequence[str]) -> dict[str, Any]:
+    """The report's row listings (bounded) and totals, computed from rows."""
+    wrong, errors = _Listing(), _Listing("opsin_status")
+    for row in rows:
+        wrong.add(_wrong_entry(row, lenses))
+        errors.add(_opsin_error_entry(row, lenses))
+    return _listing_fields(wrong, errors)
 
 
 def journal_rows(path: str | Path, keys: Sequence[str]) -> Iterator[dict[str, Any]]:
@@ -250,6 +357,8 @@ def build_report(
 
     ``engine_config`` holds the OPSIN options that can change a read-back (part of the
     config); ``report_path`` is where the report will be written (default: beside the rows).
+    The listings of confidently wrong rows and OPSIN errors are bounded; ``complete_lists``
+    says that the rows file holds every one.
     """
     summary = RowSummary()
     counts = CountsTally(STATUS_FIELD)
@@ -269,8 +378,8 @@ def build_report(
             metrics={
                 **summary.tally.result(config.pin_pct),
                 "input_stats": input_stats.to_dict(),
-                "confidently_wrong_rows": summary.wrong,
-                "confidently_wrong_listed_truncated": summary.wrong_total > MAX_WRONG_LISTED,
+                **summary.listings(),
+                "complete_lists": COMPLETE_LISTS,
             },
         ),
         report_path if report_path is not None else rows_file.with_name("report.json"),

@@ -21,6 +21,7 @@ from chemgauge.benchmarks.ocsr.scoring import (
     GraphKeys,
     compare_keys,
     graph_keys,
+    label_recall,
     text_keys,
 )
 from chemgauge.chem.graphdiff import DiffSettings
@@ -104,6 +105,9 @@ def iter_scored(
             out["candidate"] = candidate
             out["identity"] = None
             out["graph_diff"] = None
+            out["abbreviations"] = (
+                None if reference is None else label_recall(reference[0], pred_mol)
+            )
             if reference is not None and row["status"] != "not_run":
                 ref_mol, ref_keys = reference
                 out["identity"] = compare_keys(ref_keys, keys)

@@ -17,6 +17,7 @@ from typing import Any
 
 from chemgauge.benchmarks.ocsr.evaluate import candidate_mol
 from chemgauge.benchmarks.ocsr.manifest import Case, Manifest
+from chemgauge.benchmarks.ocsr.tallies import summary_facts
 from chemgauge.chem.render import highlighted_svg
 from chemgauge.errors import InputFileError
 from chemgauge.eval.images import ImageRefusedError, read_image_header
@@ -54,7 +55,8 @@ def _panel(title: str, body: str) -> str:
 def _image_panel(manifest: Manifest, case: Case) -> str:
     """The image as a data URL, or why it is not shown (checked from its header, never decoded
     here: a decompression bomb would otherwise be handed to every browser opening the page)."""
-    title = f"image {case.width}x{case.height}"
+    size = "size unknown" if case.width is None else f"{case.width}x{case.height}"
+    title = f"image {size}"
     try:
         path = manifest.image_path(case)
         header = read_image_header(path)
@@ -114,6 +116,9 @@ def _card(
     )
     recognition = row.get("recognition") or {}
     message = recognition.get("message") or row.get("not_run_reason") or ""
+    served = (recognition.get("served") or {}).get("model")
+    if served:
+        message = f"{message} (served by {served})" if message else f"served by {served}"
     errors = "".join(
         f"<li>{html.escape(e['category'])}: {html.escape(e['detail'])}</li>"
         for e in (diff or {}).get("errors", [])
@@ -148,8 +153,12 @@ def _summary(report: Mapping[str, Any]) -> str:
         f"attempted)</h2><table><tr>{head}</tr><tr>{cells}</tr></table>"
         "<h3>Exact graphs by policy (same denominator)</h3><table><tr><th>policy</th>"
         "<th>completed exact</th><th>provisional exact</th><th>unsupported</th><th>planned</th>"
-        f"</tr>{policy_rows}</table>"
+        f"</tr>{policy_rows}</table>{_facts(report)}"
     )
+
+
+def _facts(report: Mapping[str, Any]) -> str:
+    return "".join(f"<p>{html.escape(item)}</p>" for item in summary_facts(report))
 
 
 def _page(

@@ -69,8 +69,10 @@ class Case(BaseModel):
     id: str = Field(min_length=1)
     image: str
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
-    width: int = Field(gt=0)
-    height: int = Field(gt=0)
+    #: Declared by the image header; ``None`` when the header cannot be read (such an image
+    #: is recorded by ``ocsr import`` and refused, ``not_run``, by the run).
+    width: int | None = Field(gt=0)
+    height: int | None = Field(gt=0)
     parent: str | None = None
     transformation: Transformation
     attribution: str

@@ -21,10 +21,24 @@ from typing import Any
 
 import orjson
 
+from chemgauge.benchmarks.ocsr.attempts import (
+    ATTEMPT_STATUSES,
+    JOURNAL_NAME,
+    NOT_RUN,
+    TIMING_FIELDS,
+)
 from chemgauge.benchmarks.ocsr.manifest import Manifest
-from chemgauge.benchmarks.ocsr.runner import ATTEMPT_STATUSES, NOT_RUN, TIMING_FIELDS
-from chemgauge.benchmarks.ocsr.scoring import HEADLINE_POLICY, MATCH, POLICY_CLAIMS, UNSUPPORTED
-from chemgauge.chem.graphdiff import CATEGORIES
+from chemgauge.benchmarks.ocsr.scoring import HEADLINE_POLICY, MATCH
+from chemgauge.benchmarks.ocsr.tallies import (
+    AbbreviationTally,
+    ErrorsTally,
+    ExactnessTally,
+    ServedTally,
+    ValidationTally,
+    median,
+    rate,
+    status_counts,
+)
 from chemgauge.eval.envelope import (
     CountsTally,
     EnvelopeParts,
@@ -33,154 +47,56 @@ from chemgauge.eval.envelope import (
     record_input,
     write_envelope,
 )
-from chemgauge.eval.provenance import reproducibility_sha256
+from chemgauge.eval.provenance import reproducibility_sha256, sha256_file
 from chemgauge.eval.records import atomic_write_rows
-from chemgauge.eval.stats import wilson_interval
 
 __all__ = [
     "REPORT_VERSION",
+    "SECTIONS_SINCE_2",
     "ReportTally",
     "aggregate",
     "iter_rows_file",
+    "journal_record",
     "report_metrics",
     "write_report",
 ]
 
-REPORT_VERSION = 1
+#: 2: rows carry who served each attempt, a back-end's stop and abbreviation labels; metrics
+#: add ``served``, ``abbreviations`` and ``repeats``; the run's config its scoring claims.
+REPORT_VERSION = 2
+#: Metrics sections a version-1 report does not have.
+SECTIONS_SINCE_2 = ("served", "abbreviations", "repeats")
 _INTERNED = {status: status for status in ATTEMPT_STATUSES}
-
-
-def _rate(successes: int, n: int) -> dict[str, Any]:
-    if n == 0:
-        return {"successes": successes, "n": 0, "rate": None, "wilson95": None}
-    interval = wilson_interval(successes, n)
-    bounds = [None if b is None else round(b, 6) for b in (interval.low, interval.high)]
-    return {"successes": successes, "n": n, "rate": round(successes / n, 6), "wilson95": bounds}
-
-
-def _status_counts(counts: Counter[str]) -> dict[str, int]:
-    return {status: counts.get(status, 0) for status in ATTEMPT_STATUSES}
-
-
-@dataclass
-class _Exactness:
-    """Counts over one group of rows (the finite-reference attempts)."""
-
-    planned: int = 0
-    statuses: Counter[str] = field(default_factory=Counter)
-    completed_exact: Counter[str] = field(default_factory=Counter)
-    provisional_exact: Counter[str] = field(default_factory=Counter)
-    unsupported: Counter[str] = field(default_factory=Counter)
-
-    def add(self, row: Mapping[str, Any]) -> None:
-        status = row["status"]
-        self.planned += 1
-        self.statuses[str(status)] += 1
-        for policy, verdict in (row.get("identity") or {}).items():
-            if verdict == MATCH and status == "completed":
-                self.completed_exact[policy] += 1
-            elif verdict == MATCH and status == "provisional":
-                self.provisional_exact[policy] += 1
-            if verdict == UNSUPPORTED and status != NOT_RUN:
-                self.unsupported[policy] += 1
-
-    def result(self, policies: Sequence[str]) -> dict[str, Any]:
-        attempted = self.planned - self.statuses[NOT_RUN]
-        per_policy: dict[str, Any] = {}
-        for policy in policies:
-            completed_exact = self.completed_exact[policy]
-            per_policy[policy] = {
-                "claim": POLICY_CLAIMS.get(policy, ""),
-                "completed_exact": completed_exact,
-                "provisional_exact": self.provisional_exact[policy],
-                "unsupported": self.unsupported[policy],
-                "completed_exact_over_planned": _rate(completed_exact, self.planned),
-                "completed_exact_over_attempted": _rate(completed_exact, attempted),
-            }
-        return {
-            "planned": self.planned,
-            "attempted": attempted,
-            "completed": self.statuses["completed"],
-            "provisional": self.statuses["provisional"],
-            "not_run": self.planned - attempted,
-            "statuses": _status_counts(self.statuses),
-            "policies": per_policy,
-        }
-
-
-@dataclass
-class _Validation:
-    """Graph validation of completed and provisional finite-reference attempts."""
-
-    attempts: Counter[str] = field(default_factory=Counter)
-    with_graph: Counter[str] = field(default_factory=Counter)
-    accepted: Counter[str] = field(default_factory=Counter)
-    reasons: dict[str, Counter[str]] = field(
-        default_factory=lambda: {"completed": Counter(), "provisional": Counter()}
-    )
-
-    def add(self, row: Mapping[str, Any]) -> None:
-        status = row["status"]
-        if status not in self.reasons:
-            return
-        self.attempts[status] += 1
-        candidate = row["candidate"]
-        if not candidate["present"]:
-            return
-        self.with_graph[status] += 1
-        self.accepted[status] += bool(candidate.get("accepted"))
-        if not candidate["accepted"]:
-            self.reasons[status][str(candidate.get("reason"))] += 1
-
-    def result(self) -> dict[str, Any]:
-        return {
-            status: {
-                "attempts": self.attempts[status],
-                "with_graph": self.with_graph[status],
-                "accepted": self.accepted[status],
-                "rejected_reasons": dict(sorted(reasons.items())),
-            }
-            for status, reasons in self.reasons.items()
-        }
-
-
-@dataclass
-class _Errors:
-    """Localized graph errors of completed and provisional finite-reference attempts."""
-
-    diff_status: Counter[str] = field(default_factory=Counter)
-    attempts_with: Counter[str] = field(default_factory=Counter)
-    totals: Counter[str] = field(default_factory=Counter)
-
-    def add(self, row: Mapping[str, Any]) -> None:
-        diff = row.get("graph_diff")
-        if diff is None or row["status"] not in ("completed", "provisional"):
-            return
-        self.diff_status[str(diff["status"])] += 1
-        counts: Mapping[str, int] = diff["category_counts"]
-        for category, n in counts.items():
-            self.attempts_with[category] += 1
-            self.totals[category] += n
-
-    def result(self) -> dict[str, Any]:
-        commonest = sorted(self.attempts_with.items(), key=lambda kv: (-kv[1], kv[0]))
-        return {
-            "diff_status": dict(sorted(self.diff_status.items())),
-            "attempts_with_category": {c: self.attempts_with.get(c, 0) for c in CATEGORIES},
-            "errors_by_category": {c: self.totals.get(c, 0) for c in CATEGORIES},
-            "commonest": [{"category": c, "attempts": n} for c, n in commonest[:10]],
-        }
 
 
 @dataclass(slots=True)
 class _CaseRepeats:
-    """One image's attempts: (repeat, status) pairs and what the attempts that ran returned."""
+    """One image's attempts: (repeat, status) pairs, what the attempts that ran returned, and
+    how many repeats were completed exact under each policy."""
 
     statuses: list[tuple[int, str]] = field(default_factory=list)
     ran: int = 0
     ran_statuses: set[str] = field(default_factory=set)
     graphs: set[str] = field(default_factory=set)
     all_present: bool = True
+    has_reference: bool = False
+    exact: Counter[str] = field(default_factory=Counter)
+
+
+def _repeats(cases: Mapping[str, _CaseRepeats], policies: Sequence[str]) -> dict[str, Any]:
+    """Per policy, the share of finite-reference images exact in all their planned repeats
+    and in at least one (completed attempts only; a repeat not run is not exact)."""
+    finite = [case for case in cases.values() if case.has_reference]
+    most = max((len(case.statuses) for case in finite), default=0)
+    result: dict[str, Any] = {}
+    for policy in policies:
+        in_all = sum(case.exact[policy] == len(case.statuses) for case in finite)
+        in_any = sum(case.exact[policy] > 0 for case in finite)
+        result[policy] = {
+            "exact_in_all": rate(in_all, len(finite)),
+            "exact_in_any": rate(in_any, len(finite)),
+        }
+    return {"repeats": most, "cases": len(finite), "policies": result}
 
 
 def _consistency_entry(case_id: str, case: _CaseRepeats) -> dict[str, Any]:
@@ -214,25 +130,32 @@ class ReportTally:
         self.statuses: Counter[str] = Counter()
         self.no_reference_statuses: Counter[str] = Counter()
         self.qualitative: list[dict[str, Any]] = []
-        self.finite = _Exactness()
-        self.validation = _Validation()
-        self.errors = _Errors()
+        self.finite = ExactnessTally()
+        self.validation = ValidationTally()
+        self.errors = ErrorsTally()
         self.cases: dict[str, _CaseRepeats] = {}
         self.elapsed = array("d")
+        self.served = ServedTally()
+        self.abbreviations = AbbreviationTally()
 
     def add(self, row: Mapping[str, Any]) -> None:
         """Fold one scored row in."""
         status = str(row["status"])
         self.planned += 1
         self.statuses[status] += 1
+        case = self.cases.setdefault(str(row["case_id"]), _CaseRepeats())
         if row["has_reference"]:
             self.finite.add(row)
             self.validation.add(row)
             self.errors.add(row)
+            self.abbreviations.add(row)
+            case.has_reference = True
+            if status == "completed":
+                for policy, verdict in (row.get("identity") or {}).items():
+                    case.exact[policy] += verdict == MATCH
         else:
             self.no_reference_statuses[status] += 1
             self.qualitative.append(_qualitative(row))
-        case = self.cases.setdefault(str(row["case_id"]), _CaseRepeats())
         case.statuses.append((row["repeat"], _INTERNED.get(row["status"], row["status"])))
         if row["status"] != NOT_RUN:
             case.ran += 1
@@ -243,6 +166,7 @@ class ReportTally:
                 case.all_present = False
         if row.get("recognition"):
             self.elapsed.append(float(row["recognition"]["elapsed_seconds"]))
+            self.served.add(row["recognition"])
 
     def feed(self, rows: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
         """Yield ``rows`` unchanged, folding each in on the way past."""
@@ -264,13 +188,15 @@ class ReportTally:
             "manifest": {"name": manifest.name, "images": len(manifest.cases)},
             "headline_policy": HEADLINE_POLICY,
             "policies": list(policies),
-            "all_attempts": {"planned": self.planned, "statuses": _status_counts(self.statuses)},
+            "all_attempts": {"planned": self.planned, "statuses": status_counts(self.statuses)},
             "finite_reference": self.finite.result(policies),
             "no_reference": {
                 "planned": self.planned - self.finite.planned,
-                "statuses": _status_counts(self.no_reference_statuses),
+                "statuses": status_counts(self.no_reference_statuses),
                 "attempts": self.qualitative,
             },
+            "abbreviations": self.abbreviations.result(),
+            "repeats": _repeats(self.cases, policies),
             "validation": self.validation.result(),
             "localized_errors": self.errors.result(),
             "consistency": [
@@ -280,11 +206,12 @@ class ReportTally:
             ],
             "timing": {
                 "attempts_timed": len(elapsed),
-                "median_seconds": elapsed[len(elapsed) // 2] if elapsed else None,
+                "median_seconds": median(elapsed),
                 "min_seconds": elapsed[0] if elapsed else None,
                 "max_seconds": elapsed[-1] if elapsed else None,
                 "total_seconds": round(sum(elapsed), 3),
             },
+            "served": self.served.result(),
             "token_usage": "reported per attempt when the back-end exposes it, never estimated",
             "provenance": dict(provenance),
             "reproducibility_sha256": reproducibility,
@@ -319,6 +246,16 @@ def report_metrics(body: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in body.items() if k not in _ENVELOPE_FIELDS}
 
 
+def journal_record(out: Path) -> dict[str, Any] | None:
+    """The attempts journal beside the report, hashed now: ``ocsr score`` and ``verify``
+    check it. Its bytes follow completion order and hold timings, so the record belongs to
+    the envelope's ``timing`` (two identical runs have different journals)."""
+    journal = out / JOURNAL_NAME
+    if not journal.is_file():
+        return None
+    return {"path": JOURNAL_NAME, "sha256": sha256_file(journal), "size": journal.stat().st_size}
+
+
 def write_report(
     out_dir: str | Path,
     manifest: Manifest,
@@ -328,15 +265,19 @@ def write_report(
     *,
     html: bool = True,
     manifest_path: str | Path | None = None,
+    execution: Mapping[str, Any] | None = None,
+    notes: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Write ``scored.jsonl``, ``report.json`` (a run envelope) and (optionally)
     ``report.html`` atomically, and return the report.
 
-    ``extra`` is the run's configuration beyond the policies (the back-end's description and
-    the run config; the back-end also goes to provenance); ``manifest_path`` is recorded as
-    the run's input. ``rows`` is consumed once (it may be a generator scoring attempts as they
-    come): it is streamed into ``scored.jsonl`` and the tally, then the written file is read
-    back for the row hash and the HTML page, so no row is held.
+    ``extra`` is the run's configuration beyond the policies (the back-end's description, the
+    run config, the journal's attempt hash, the scoring claims; the back-end also goes to
+    provenance); ``manifest_path`` is recorded as the run's input; the attempts journal's
+    hash (:func:`journal_record`) and ``execution`` (where attempts ran) go to ``timing``,
+    re-scoring ``notes`` to provenance. ``rows`` is consumed once (it may be a generator
+    scoring attempts as they come): it is streamed into ``scored.jsonl`` and the tally, then
+    the written file is read back for the row hash and the HTML page, so no row is held.
     """
     out = Path(out_dir)
     scored = out / "scored.jsonl"
@@ -346,17 +287,27 @@ def write_report(
     digest = reproducibility_sha256(counts.feed(iter_rows_file(scored)), TIMING_FIELDS)
     body = tally.result(manifest, policies, {}, digest)
     backend = extra.get("backend")
+    inputs = [] if manifest_path is None else [record_input("manifest", manifest_path)]
+    timing: dict[str, Any] = {"attempts": body["timing"]}
+    if execution:
+        timing["execution"] = dict(execution)
+    journal = journal_record(out)
+    if journal is not None:
+        timing["attempts_journal"] = journal
     envelope = build_envelope(
         EnvelopeParts(
             family="ocsr",
             family_schema_version=REPORT_VERSION,
             config={"policies": list(policies), **extra},
-            inputs=[] if manifest_path is None else [record_input("manifest", manifest_path)],
-            provenance=base_provenance({} if backend is None else {"recognizer": backend}),
+            inputs=inputs,
+            provenance=base_provenance(
+                {} if backend is None else {"recognizer": backend},
+                **({"rescored": list(notes)} if notes else {}),
+            ),
             rows_path=scored,
             reproducibility_sha256=digest,
             reproducibility_excludes=TIMING_FIELDS,
-            timing={"attempts": body["timing"]},
+            timing=timing,
             counts=counts.result(),
             metrics=report_metrics(body),
         ),

@@ -2,29 +2,44 @@
 
 The headline policy is ``exact`` (canonical isomeric SMILES: aromatic/Kekule spelling and
 explicit/implicit hydrogens normalize; tautomers, protonation, isotopes, charges, radicals and
-specified stereo stay strict). ``inchi`` and ``stereo_ignored`` are the usual lenient lenses,
-and ``legacy`` is standard InChI computed straight from the graph as read, which is how the
-2020 OCSR review scored. A missing, empty or unreadable graph never matches anything, and a
-reference with a feature no policy is certified for (R-groups, haptic bonds, ...) is
-``unsupported``, never a match of two identical placeholders.
+specified stereo stay strict). One charge normalization is deliberate and claimed: every graph
+is sanitized by RDKit, which rewrites the hypervalent spellings of a few groups to their
+charge-separated form (nitro ``N(=O)=O``, N-oxides, azide and diazo ``N#N``, perhalates), so
+a recognizer that draws a nitro group the pentavalent way reads the same group as the
+reference (:data:`HYPERVALENT_NORMALIZATION`); no other formal charge is touched.
+``inchi`` and ``stereo_ignored`` are the usual lenient lenses, and ``legacy`` is standard
+InChI computed straight from the graph as read, which is how the 2020 OCSR review scored.
+A missing, empty or unreadable graph never matches anything, and a reference with a feature
+no policy is certified for (R-groups, haptic bonds, ...) is ``unsupported``, never a match
+of two identical placeholders.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from rdkit import Chem
 
 from chemgauge.chem import get_matcher, mol_to_canonical
-from chemgauge.chem.molfile import GraphReading, mol_inchi, read_graph, unsupported_features
+from chemgauge.chem.molfile import (
+    GraphReading,
+    abbreviation_groups,
+    mol_inchi,
+    read_graph,
+    unsupported_features,
+)
 
 __all__ = [
     "HEADLINE_POLICY",
+    "HYPERVALENT_NORMALIZATION",
     "POLICIES",
     "GraphKeys",
     "compare_keys",
     "graph_keys",
+    "label_recall",
     "text_keys",
 ]
 
@@ -33,8 +48,14 @@ __all__ = [
 POLICIES: tuple[str, ...] = ("exact", "inchi", "stereo_ignored", "legacy")
 HEADLINE_POLICY = "exact"
 
+#: What RDKit's sanitization rewrites before any key is computed (part of every claim).
+HYPERVALENT_NORMALIZATION = (
+    "hypervalent nitro N(=O)=O, N-oxide, azide/diazo N#N and perhalate spellings are read as "
+    "their charge-separated forms; every other formal charge stays strict"
+)
+
 POLICY_CLAIMS: Mapping[str, str] = {
-    "exact": "canonical isomeric SMILES (the seed's rules)",
+    "exact": f"canonical isomeric SMILES (the seed's rules; {HYPERVALENT_NORMALIZATION})",
     "inchi": "standard InChI of the canonical SMILES (merges mobile-H tautomers)",
     "stereo_ignored": "canonical SMILES after structural stereo flattening",
     "legacy": "standard InChI of the graph as read (the 2020 OCSR review's rule)",
@@ -117,3 +138,15 @@ def compare_keys(reference: GraphKeys, candidate: GraphKeys | None) -> dict[str,
             same = ref_key is not None and pred_key is not None and ref_key == pred_key
             verdicts[policy] = MATCH if same else MISMATCH
     return verdicts
+
+
+def label_recall(reference: Chem.Mol, candidate: Chem.Mol | None) -> dict[str, Any] | None:
+    """Abbreviation labels of the reference's superatom groups, the candidate's, and how many
+    reference groups find their label in the candidate (one to one); ``None`` when the
+    reference has no group."""
+    labels = sorted(group.label for group in abbreviation_groups(reference))
+    if not labels:
+        return None
+    found = [] if candidate is None else [g.label for g in abbreviation_groups(candidate)]
+    recalled = sum((Counter(labels) & Counter(found)).values())
+    return {"reference": labels, "candidate": sorted(found), "recalled": recalled}

@@ -1,13 +1,12 @@
 """Build p2s task directories from source molecules and a property provider.
 
-For each source molecule one terminal functional group from the library is masked; the other
-groups of the same size class that attach validly give the alternative completions. The
-three views of every requested property directory are then written:
-
-* ``correct``: the source molecule's property, label = the source's index;
-* ``shuffled``: the same property taken from another record's source, label unchanged;
-* ``counterfactual``: the property of another completion on the same scaffold, label = that
-  completion's index (``base_record_id`` and ``source_label`` ride along in the label file).
+For each source molecule one terminal functional group from the library is masked and the
+candidates are drawn from the group's pool (:mod:`.selection`: same size, same attachment
+class, ids and order that carry no answer); the three views of every requested directory are
+then built (:mod:`.views`). Before anything is written, two checks: every requested directory
+must hold tasks (an empty one is an error naming what the provider cannot compute), and the
+release must pass the shortcut audit (:mod:`.audit`): no leak and no single-feature tell may
+beat chance. The manifest records the audit, every skip by reason and every re-drawn value.
 
 Everything seeded is drawn from SHA-256 of the seed and stable identities (never an RNG
 stream), so a record's site, candidates and order do not move when other sources are added.
@@ -17,29 +16,26 @@ so one scaffold never straddles two releases.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from chemgauge.benchmarks.p2s import audit, selection
+from chemgauge.benchmarks.p2s.audit import attack_views, score_attack
 from chemgauge.benchmarks.p2s.compute import PROPERTY_JOURNAL, ComputeExecution, compute_properties
-from chemgauge.benchmarks.p2s.library import LIBRARY_VERSION, canonical_library, size_classes
-from chemgauge.benchmarks.p2s.spec import (
-    CONDITIONS,
-    PROPERTY_DIRECTORIES,
-    components_of,
-    validate_property_value,
-)
-from chemgauge.benchmarks.p2s.taskfile import labels_path, tasks_path
+from chemgauge.benchmarks.p2s.library import LIBRARY_VERSION
+from chemgauge.benchmarks.p2s.selection import ID_SCHEME_VERSION, Record, SelectionConfig
+from chemgauge.benchmarks.p2s.spec import PROPERTY_DIRECTORIES, components_of
+from chemgauge.benchmarks.p2s.taskfile import Task, labels_path, tasks_path
+from chemgauge.benchmarks.p2s.views import ViewCounts, Views, directory_views
 from chemgauge.chem import describe_parse_failure, try_canonical_smiles
-from chemgauge.chem.fragments import MASK_TOKEN, attach_group, attachment_element, find_mask_sites
-from chemgauge.engines.p2s.properties import PropertyProvider, PropertyResult
-from chemgauge.errors import ConfigError, InputFileError
+from chemgauge.engines.p2s.properties import PropertyProvider
+from chemgauge.errors import AuditError, ConfigError
 from chemgauge.eval.provenance import run_provenance
 from chemgauge.eval.records import (
     RejectionStats,
@@ -47,19 +43,20 @@ from chemgauge.eval.records import (
     atomic_write_json,
     iter_lines,
 )
-from chemgauge.eval.splits import SPLIT_PROTOCOL_VERSION, assign_split, split_bucket
+from chemgauge.eval.splits import SPLIT_PROTOCOL_VERSION
 
 __all__ = [
     "BuildConfig",
     "BuildResult",
     "Record",
     "build_benchmark",
+    "check_provider",
     "read_sources",
     "select_records",
 ]
 
-BUILD_SCHEME_VERSION = 1
-MANIFEST = "build_manifest.json"
+BUILD_SCHEME_VERSION = 2
+MANIFEST = audit.MANIFEST
 RECORDS = "build_records.jsonl"
 
 
@@ -74,6 +71,13 @@ class BuildConfig:
     split: str | None = None
     max_records: int | None = None
     min_scaffold_heavy_atoms: int = 4
+    audit_alpha: float = 0.05
+
+    def selection(self) -> SelectionConfig:
+        """The part of the config that fixes the records."""
+        return SelectionConfig(
+            self.candidates, self.seed, self.split, self.max_records, self.min_scaffold_heavy_atoms
+        )
 
     def __post_init__(self) -> None:
         unknown = [d for d in self.directories if d not in PROPERTY_DIRECTORIES]
@@ -88,35 +92,8 @@ class BuildConfig:
             raise ConfigError("need at least 1 counterfactual per record")
         if self.split not in (None, "train", "val", "test"):
             raise ConfigError(f"split must be train, val or test, got {self.split!r}")
-
-
-@dataclass(frozen=True, slots=True)
-class Record:
-    """One masked scaffold with its candidates (answer-bearing: never written to a task file)."""
-
-    record_id: str
-    source: str
-    name: str
-    line: int
-    masked_smiles: str
-    group: str
-    masked_atoms: tuple[int, ...]
-    masked_heavy_atoms: int
-    scaffold_attachment_element: str
-    candidates: tuple[str, ...]
-    answer: int
-    split: str
-    bucket: int
-
-    def mask(self) -> dict[str, Any]:
-        """The mask metadata a task shows (true of every candidate, so it reveals no answer)."""
-        return {
-            "token": MASK_TOKEN,
-            "masked_heavy_atoms": self.masked_heavy_atoms,
-            "attachment_points": [
-                {"label": 1, "bond": "single", "scaffold_element": self.scaffold_attachment_element}
-            ],
-        }
+        if not 0 < self.audit_alpha < 1:
+            raise ConfigError(f"audit alpha must be in (0, 1), got {self.audit_alpha}")
 
 
 @dataclass
@@ -126,17 +103,15 @@ class BuildResult:
     records: int = 0
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
     skipped: Counter[str] = field(default_factory=Counter)
+    redrawn: Counter[str] = field(default_factory=Counter)
     ties: Counter[str] = field(default_factory=Counter)
+    audit: dict[str, Any] = field(default_factory=dict)
     sources: dict[str, Any] = field(default_factory=dict)
     split_counts: Counter[str] = field(default_factory=Counter)
     provider_seconds: float = 0.0
     provider_molecules: int = 0
     resumed_molecules: int = 0
     seconds: float = 0.0
-
-
-def _hash(*parts: object) -> str:
-    return hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8")).hexdigest()
 
 
 def read_sources(path: str | Path, stats: RejectionStats) -> list[tuple[int, str, str]]:
@@ -164,197 +139,76 @@ def read_sources(path: str | Path, stats: RejectionStats) -> list[tuple[int, str
     return out
 
 
-def _alternatives(site_masked: str, site_group: str, scaffold_element: str, size: int) -> list[str]:
-    """Completions from the group's size class other than the source's own group."""
-    out: list[str] = []
-    for group in size_classes().get(size, ()):
-        if group == site_group:
-            continue
-        # A heteroatom on a heteroatom (N-I, O-O, ...) is valid but not a plausible completion.
-        if scaffold_element != "C" and attachment_element(group) != "C":
-            continue
-        completed = attach_group(site_masked, group)
-        if completed is not None and completed not in out:
-            out.append(completed)
-    return out
-
-
-def _make_record(
-    line: int, source: str, name: str, config: BuildConfig, skipped: Counter[str]
-) -> Record | None:
-    groups = {key for key, _ in canonical_library()}
-    sites = find_mask_sites(
-        source, groups, min_scaffold_heavy_atoms=config.min_scaffold_heavy_atoms
-    )
-    if not sites:
-        skipped["no_maskable_group"] += 1
-        return None
-    sites.sort(key=lambda s: _hash(config.seed, "site", source, s.masked_smiles, s.group))
-    for site in sites:
-        alternatives = [
-            c
-            for c in _alternatives(
-                site.masked_smiles,
-                site.group,
-                site.scaffold_attachment_element,
-                site.group_heavy_atoms,
-            )
-            if c != source
-        ]
-        if len(alternatives) < config.candidates - 1:
-            continue
-        record_id = "p2s-" + _hash("record", source, site.masked_smiles)[:16]
-        chosen = sorted(alternatives, key=lambda c: _hash(config.seed, "alt", record_id, c))
-        pool = [source, *chosen[: config.candidates - 1]]
-        ordered = tuple(sorted(pool, key=lambda c: _hash(config.seed, "order", record_id, c)))
-        return Record(
-            record_id=record_id,
-            source=source,
-            name=name,
-            line=line,
-            masked_smiles=site.masked_smiles,
-            group=site.group,
-            masked_atoms=site.masked_atoms,
-            masked_heavy_atoms=site.group_heavy_atoms,
-            scaffold_attachment_element=site.scaffold_attachment_element,
-            candidates=ordered,
-            answer=ordered.index(source),
-            split=assign_split(site.masked_smiles),
-            bucket=split_bucket(site.masked_smiles),
-        )
-    skipped["too_few_alternatives"] += 1
-    return None
-
-
 def select_records(
     sources: Sequence[tuple[int, str, str]], config: BuildConfig, skipped: Counter[str]
 ) -> list[Record]:
-    """Mask one site per source and keep the requested release (source order is kept)."""
-    records: list[Record] = []
-    for line, source, name in sources:
-        if config.max_records is not None and len(records) >= config.max_records:
-            break
-        record = _make_record(line, source, name, config, skipped)
-        if record is None:
-            continue
-        if config.split is not None and record.split != config.split:
-            skipped["other_split"] += 1
-            continue
-        records.append(record)
-    return records
-
-
-def _values(
-    result: PropertyResult, components: tuple[str, ...], origin: str
-) -> dict[str, Any] | None:
-    """The components of one provider result, validated; ``None`` if any is absent."""
-    if result.error is not None or any(c not in result.values for c in components):
-        return None
-    out = {}
-    for name in components:
-        problem = validate_property_value(name, result.values[name])
-        if problem:
-            raise InputFileError(f"bad property value: {problem}", path=result.origin or origin)
-        out[name] = result.values[name]
-    return out
+    """Mask one site per source and keep the requested release (see :mod:`.selection`)."""
+    return selection.select_records(sources, config.selection(), skipped)
 
 
 def _line(obj: dict[str, Any]) -> bytes:
     return orjson.dumps(obj) + b"\n"
 
 
-def _task(record: Record, properties: dict[str, Any], record_id: str) -> dict[str, Any]:
-    return {
-        "record_id": record_id,
-        "masked_smiles": record.masked_smiles,
-        "mask": record.mask(),
-        "properties": properties,
-        "candidate_completed_smiles": list(record.candidates),
-    }
-
-
-def _directory_views(
-    directory: str,
-    records: list[Record],
-    values: Mapping[str, PropertyResult],
-    config: BuildConfig,
-    skipped: Counter[str],
-    ties: Counter[str],
-) -> dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
-    components = components_of(directory)
-    own = {}
-    for record in records:
-        found = _values(values[record.source], components, record.source)
-        if found is None:
-            skipped[f"{directory}:source_without_property"] += 1
-        else:
-            own[record.record_id] = found
-    kept = [r for r in records if r.record_id in own]
-    views: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
-        c: ([], []) for c in CONDITIONS
-    }
-    if len(kept) < 2:
-        skipped[f"{directory}:too_few_records_to_shuffle"] += 1
-        return views
-    ring = sorted(kept, key=lambda r: _hash(config.seed, "shuffle", directory, r.record_id))
-    position = {r.record_id: i for i, r in enumerate(ring)}
-    for record in kept:
-        rid = record.record_id
-        views["correct"][0].append(_task(record, own[rid], rid))
-        views["correct"][1].append({"record_id": rid, "label": record.answer})
-        start = position[rid]
-        donors = [ring[(start + k) % len(ring)] for k in range(1, len(ring))]
-        donor = next((d for d in donors if own[d.record_id] != own[rid]), donors[0])
-        views["shuffled"][0].append(_task(record, own[donor.record_id], rid))
-        views["shuffled"][1].append({"record_id": rid, "label": record.answer})
-        options = []
-        tied = False
-        for index, smiles in enumerate(record.candidates):
-            if index == record.answer:
-                continue
-            found = _values(values[smiles], components, smiles)
-            tied = tied or found == own[rid]
-            if found is not None and found != own[rid]:
-                options.append((_hash(config.seed, "counterfactual", rid, smiles), index, found))
-        if tied:
-            # Kept, not hidden: the evidence cannot separate the answer from another candidate
-            # (e.g. equal rounded dipoles), so even a perfect property reader may miss it.
-            ties[directory] += 1
-        if not options:
-            skipped[f"{directory}:no_counterfactual_donor"] += 1
-        for _, index, found in sorted(options)[: config.counterfactuals_per_record]:
-            cf_id = "p2s-" + _hash("counterfactual", rid, record.candidates[index])[:16]
-            views["counterfactual"][0].append(_task(record, found, cf_id))
-            views["counterfactual"][1].append(
-                {
-                    "record_id": cf_id,
-                    "label": index,
-                    "base_record_id": rid,
-                    "source_label": record.answer,
-                }
+def check_provider(provider: PropertyProvider, directories: Sequence[str]) -> None:
+    """Every requested directory's properties must be ones the provider can compute."""
+    for directory in directories:
+        missing = [c for c in components_of(directory) if c not in provider.properties]
+        if missing:
+            raise ConfigError(
+                f"property directory {directory!r} needs {', '.join(missing)}, which the "
+                f"{provider.name!r} provider cannot compute (it gives "
+                f"{', '.join(provider.properties) or 'nothing'})"
             )
-    return views
 
 
-def _write_views(
-    out: Path,
-    records: list[Record],
-    values: Mapping[str, PropertyResult],
-    config: BuildConfig,
-    result: BuildResult,
+def _check_not_empty(
+    built: dict[str, Views], skipped: Counter[str], failures: Counter[str]
 ) -> None:
-    """Write the three views of every requested directory (each file atomically)."""
-    for directory in config.directories:
-        views = _directory_views(directory, records, values, config, result.skipped, result.ties)
-        result.counts[directory] = {}
-        for condition, (tasks, labels) in views.items():
-            atomic_write_bytes(
-                tasks_path(out, directory, condition), b"".join(_line(t) for t in tasks)
-            )
-            atomic_write_bytes(
-                labels_path(out, directory, condition), b"".join(_line(lab) for lab in labels)
-            )
-            result.counts[directory][condition] = len(tasks)
+    """A requested directory that ends up without a task is an error that says why."""
+    for directory, views in built.items():
+        if views["correct"][0]:
+            continue
+        own = f"{directory}:"
+        reasons = {k[len(own) :]: v for k, v in skipped.items() if k.startswith(own) and v}
+        raise ConfigError(
+            f"property directory {directory!r} would be empty (needs "
+            f"{', '.join(components_of(directory))}); records skipped: "
+            f"{reasons or dict(skipped) or 'none selected'}; provider failures: "
+            f"{dict(failures) or 'none'}"
+        )
+
+
+def _audit(built: dict[str, Views], alpha: float, selection: SelectionConfig) -> dict[str, Any]:
+    """The shortcut audit of the views about to be written; refuses a release that fails."""
+    attacks = []
+    labels: dict[str, dict[str, int]] = {}
+    for directory, views in built.items():
+        tasks = {
+            condition: [
+                Task(
+                    t["record_id"],
+                    t["masked_smiles"],
+                    t["mask"],
+                    t["properties"],
+                    tuple(t["candidate_completed_smiles"]),
+                    line,
+                )
+                for line, t in enumerate(rows, start=1)
+            ]
+            for condition, (rows, _) in views.items()
+        }
+        attacks.extend(attack_views(directory, tasks, selection))
+        for condition, (_, rows) in views.items():
+            labels[f"{directory}/{condition}"] = {r["record_id"]: r["label"] for r in rows}
+    report = score_attack(attacks, labels, alpha)
+    if not report["passed"]:
+        raise AuditError(
+            "refusing to write a release that can be answered without its evidence: "
+            + "; ".join(report["failures"][:5])
+            + (f" (and {len(report['failures']) - 5} more)" if len(report["failures"]) > 5 else "")
+        )
+    return report
 
 
 def build_benchmark(
@@ -370,8 +224,12 @@ def build_benchmark(
     """Build the requested property directories under ``out_dir`` (files written atomically).
 
     Property values are computed by :func:`compute_properties` (journaled in ``out_dir``,
-    resumed when the build is run again, run where ``execution`` says).
+    resumed when the build is run again, run where ``execution`` says). Raises
+    :class:`ConfigError` when a directory needs a property the provider cannot compute or
+    ends up empty, and :class:`AuditError` when the release fails the audit; in both cases
+    no task file is written.
     """
+    check_provider(provider, config.directories)
     start = time.perf_counter()
     out = Path(out_dir)
     result = BuildResult()
@@ -382,12 +240,35 @@ def build_benchmark(
     execution = execution or ComputeExecution()
     out.mkdir(parents=True, exist_ok=True)
     values, computed = compute_properties(molecules, provider, out, execution, progress=progress)
-    with values:
-        _write_views(out, records, values, config, result)
     result.provider_molecules = len(molecules)
     result.provider_seconds = computed.provider_seconds
     result.resumed_molecules = computed.resumed
     failures = computed.failures
+    counts = ViewCounts(result.skipped, result.redrawn, result.ties)
+    with values:
+        built = {
+            directory: directory_views(
+                directory,
+                records,
+                values,
+                seed=config.seed,
+                counterfactuals=config.counterfactuals_per_record,
+                counts=counts,
+            )
+            for directory in config.directories
+        }
+    _check_not_empty(built, result.skipped, failures)
+    result.audit = _audit(built, config.audit_alpha, config.selection())
+    for directory, views in built.items():
+        result.counts[directory] = {}
+        for condition, (tasks, labels) in views.items():
+            atomic_write_bytes(
+                tasks_path(out, directory, condition), b"".join(_line(t) for t in tasks)
+            )
+            atomic_write_bytes(
+                labels_path(out, directory, condition), b"".join(_line(lab) for lab in labels)
+            )
+            result.counts[directory][condition] = len(tasks)
     result.records = len(records)
     result.split_counts = Counter(r.split for r in records)
     result.sources = stats.to_dict()
@@ -419,6 +300,7 @@ def build_benchmark(
         "limits": execution.limits.describe(),
         "library_version": LIBRARY_VERSION,
         "build_scheme_version": BUILD_SCHEME_VERSION,
+        "id_scheme_version": ID_SCHEME_VERSION,
         "split_protocol_version": SPLIT_PROTOCOL_VERSION,
     }
     manifest = {
@@ -429,6 +311,7 @@ def build_benchmark(
         "records_by_split": dict(sorted(result.split_counts.items())),
         "tasks": result.counts,
         "skipped": dict(sorted(result.skipped.items())),
+        "shuffled_redrawn": dict(sorted(result.redrawn.items())),
         "records_with_tied_candidate_values": dict(sorted(result.ties.items())),
         "property_failures": dict(sorted(failures.items())),
         "molecules_computed": result.provider_molecules,
@@ -443,6 +326,7 @@ def build_benchmark(
             "molecules_from_journal": result.resumed_molecules,
             "execution": execution.executor.describe(),
         },
+        "audit": result.audit,
         "note": (
             f"{RECORDS} holds the answers; never hand it to a system under test. "
             f"{PROPERTY_JOURNAL} is the build's resumable property cache (every candidate's "

@@ -83,15 +83,23 @@ def item_key(row: Row) -> str:
 
 
 def _row(
-    directory: str, condition: str, task: Task, label: Label, selected: Any, status: str
+    directory: str,
+    condition: str,
+    task: Task,
+    label: Label,
+    outcome: tuple[Any, str],
+    omitted: bool = False,
 ) -> dict[str, Any]:
+    """One row; a structure-only run's row shows no evidence, since the model saw none."""
+    selected, status = outcome
     return {
         "property": directory,
         "condition": condition,
         "record_id": task.record_id,
         "masked_smiles": task.masked_smiles,
         "candidates": list(task.candidates),
-        "properties": task.properties,
+        "properties": {} if omitted else task.properties,
+        "properties_omitted": omitted,
         "label": label.label,
         "selected": selected,
         "status": status,
@@ -100,7 +108,7 @@ def _row(
     }
 
 
-def view_rows(view: ViewData, score: ScoreResult) -> list[dict[str, Any]]:
+def view_rows(view: ViewData, score: ScoreResult, *, omitted: bool = False) -> list[dict[str, Any]]:
     """One row per task of a loaded view, in task-file order, from its scored outcomes."""
     outcomes = {o.record_id: o for o in score.outcomes}
     rows = []
@@ -108,13 +116,20 @@ def view_rows(view: ViewData, score: ScoreResult) -> list[dict[str, Any]]:
         outcome = outcomes[task.record_id]
         label = view.labels[task.record_id]
         rows.append(
-            _row(view.directory, view.condition, task, label, outcome.selected, outcome.status)
+            _row(
+                view.directory,
+                view.condition,
+                task,
+                label,
+                (outcome.selected, outcome.status),
+                omitted,
+            )
         )
     return rows
 
 
 def _iter_view_rows(
-    view: ViewIndex, predictions: PredictionFile, answered: list[int]
+    view: ViewIndex, predictions: PredictionFile, answered: list[int], omitted: bool
 ) -> Iterator[dict[str, Any]]:
     """One row per task of a view, in task-file order, tasks read one at a time;
     ``answered[0]`` counts the tasks that have a prediction."""
@@ -122,7 +137,8 @@ def _iter_view_rows(
         prediction = predictions.by_record.get(task.record_id)
         answered[0] += prediction is not None
         outcome = outcome_of(task, label.label, prediction)
-        yield _row(view.directory, view.condition, task, label, outcome.selected, outcome.status)
+        pair = (outcome.selected, outcome.status)
+        yield _row(view.directory, view.condition, task, label, pair, omitted)
 
 
 def iter_rows_file(path: str | Path) -> Iterator[dict[str, Any]]:
@@ -151,15 +167,18 @@ def write_run_report(
     claim: ClaimConfig | None = None,
     strict: bool = False,
     checked: Mapping[str, Mapping[str, ViewIndex]] | None = None,
+    omit_properties: bool | None = None,
 ) -> RunReport:
     """Score every prediction file in ``run_dir`` and write ``rows.jsonl`` and ``report.json``.
 
     ``model`` describes the system (default: the run manifest's, else the folder's name);
     ``strict`` makes an unattributable prediction line an error, as in the scorer.
     ``checked`` is the data folder already checked by the caller (the run), else it is
-    checked here.
+    checked here. ``omit_properties`` says the model saw no property (default: what the
+    run manifest says): rows then carry no evidence and the report config says so.
     """
     folder = Path(run_dir)
+    omitted = _omitted(folder) if omit_properties is None else omit_properties
     config = claim or ClaimConfig()
     dataset = checked if checked is not None else index_dataset(data_dir)
     views = _prediction_files(folder, dataset)
@@ -182,7 +201,7 @@ def write_run_report(
             path = folder / view.directory / f"{view.condition}.jsonl"
             read = read_predictions(path, strict=strict)
             answered = [0]
-            yield from counts.feed(tally.feed(_iter_view_rows(view, read, answered)))
+            yield from counts.feed(tally.feed(_iter_view_rows(view, read, answered, omitted)))
             tasks = record_input(f"tasks:{name}", view.task_path)
             labels = record_input(f"labels:{name}", view.label_path)
             prediction = record_input(f"predictions:{name}", path)
@@ -198,7 +217,7 @@ def write_run_report(
 
     rows_path = atomic_write_rows(folder / "rows.jsonl", rows())
     described = dict(model) if model is not None else _model_of(folder)
-    run_config = {"claim": asdict(config), "model": described}
+    run_config = {"claim": asdict(config), "model": described, "omit_properties": omitted}
     unattributable = sum(int(p["unattributable_lines"]) for p in predictions.values())
     envelope = build_envelope(
         EnvelopeParts(
@@ -228,14 +247,25 @@ def write_run_report(
     return RunReport(rows_path, report_path, report)
 
 
-def _model_of(folder: Path) -> dict[str, Any]:
-    """The model a run manifest describes, else one named after the folder."""
+def _manifest_config(folder: Path) -> dict[str, Any]:
+    """The config block of a run folder's manifest ({} when there is none or it is unreadable)."""
     manifest = folder / "run_manifest.json"
     if manifest.is_file():
         try:
-            described = orjson.loads(manifest.read_bytes()).get("config", {}).get("model")
+            config = orjson.loads(manifest.read_bytes()).get("config", {})
         except (orjson.JSONDecodeError, AttributeError):
-            described = None
-        if isinstance(described, dict):
-            return described
-    return {"name": folder.name}
+            config = None
+        if isinstance(config, dict):
+            return config
+    return {}
+
+
+def _model_of(folder: Path) -> dict[str, Any]:
+    """The model a run manifest describes, else one named after the folder."""
+    described = _manifest_config(folder).get("model")
+    return described if isinstance(described, dict) else {"name": folder.name}
+
+
+def _omitted(folder: Path) -> bool:
+    """Whether the run manifest says the model was given no property."""
+    return _manifest_config(folder).get("omit_properties") is True

@@ -209,7 +209,9 @@ def run_model(
         "results": results,
     }
     atomic_write_json(folder / "run_manifest.json", manifest)
-    written = write_run_report(data_dir, folder, model=described, checked=dataset)
+    written = write_run_report(
+        data_dir, folder, model=described, checked=dataset, omit_properties=config.omit_properties
+    )
     return {**manifest, "folder": str(folder), "report": written.report}
 
 

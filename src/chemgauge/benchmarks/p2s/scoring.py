@@ -6,6 +6,11 @@ are counted by kind; a duplicate ``record_id`` rejects the file. Prediction line
 be attributed to a record (not JSON, no ``record_id``) are counted and leave their record
 missing; ids that are not in the task file are counted as unknown.
 
+The ``invalid`` flag, as the seed defines it, is ``true`` when the submission did not parse.
+``false``, ``null`` and ``0`` say nothing and score like a line without the flag. Any other
+value (``1``, ``"true"``, ``"no"``, a list) is no boolean: it cannot vouch for the answer, so
+the line counts as invalid, with a diagnostic naming the value.
+
 Run without chemgauge's dependencies::
 
     python -m chemgauge.benchmarks.p2s.scoring --data DATA --property dipole \\
@@ -41,7 +46,7 @@ __all__ = [
 MAX_DIAGNOSTICS = 20
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Prediction:
     """One attributable prediction line; ``selected`` is ``None`` when the line is invalid."""
 
@@ -50,7 +55,7 @@ class Prediction:
     line: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class PredictionFile:
     """Predictions keyed by record id, plus the lines that could not be attributed."""
 
@@ -60,7 +65,7 @@ class PredictionFile:
     diagnostics: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Outcome:
     """How one task was answered: ``hit``, ``miss``, ``missing``, ``invalid``, ``out_of_range``."""
 
@@ -74,7 +79,7 @@ class Outcome:
         return self.status == "hit"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ScoreResult:
     """Counts for one prediction file over one view; ``outcomes`` follow task-file order."""
 
@@ -124,15 +129,20 @@ class ScoreResult:
         return (
             f"{self.directory}/{self.condition}: {self.hits} hits / {self.tasks} tasks, "
             f"accuracy {acc}; missing {self.count('missing')}, invalid {self.count('invalid')}, "
-            f"out of range {self.count('out_of_range')}"
+            f"out of range {self.count('out_of_range')}; unknown records {self.unknown_records}, "
+            f"unattributable lines {self.unattributable_lines}"
         )
+
+
+def _unflagged(flag: Any) -> bool:
+    """An ``invalid`` value that does not mark the line: absent, false, null or 0."""
+    return flag is None or flag is False or (type(flag) in (int, float) and flag == 0)
 
 
 def _index(obj: dict[str, Any]) -> int | None:
     """The selected index, or ``None`` when the line is marked or malformed as invalid."""
-    flag = obj.get("invalid", False)
-    if flag is not False:
-        return None  # marked invalid (or a non-boolean flag, which is no valid answer either)
+    if not _unflagged(obj.get("invalid")):
+        return None  # true, or a non-boolean flag, which cannot vouch for an answer either
     value = obj.get("selected_candidate_index")
     if not isinstance(value, int) or isinstance(value, bool):
         return None
@@ -163,7 +173,8 @@ def read_predictions(path: str | Path, *, strict: bool = False) -> PredictionFil
     unattributable = 0
     diagnostics: list[str] = []
     try:
-        with open(source, encoding="utf-8") as handle:
+        # utf-8-sig: a byte-order mark some editors write must not cost the first line.
+        with open(source, encoding="utf-8-sig") as handle:
             for number, raw in enumerate(handle, start=1):
                 text = raw.rstrip("\r\n")
                 if not text.strip():
@@ -184,6 +195,12 @@ def read_predictions(path: str | Path, *, strict: bool = False) -> PredictionFil
                         path=source,
                         line=number,
                         value=rid,
+                    )
+                flag = obj.get("invalid")
+                if not (_unflagged(flag) or flag is True) and len(diagnostics) < MAX_DIAGNOSTICS:
+                    diagnostics.append(
+                        f"{source}:{number}: invalid flag {flag!r} is not a boolean; "
+                        "counted as invalid"
                     )
                 by_record[rid] = Prediction(rid, _index(obj), number)
     except UnicodeDecodeError as exc:

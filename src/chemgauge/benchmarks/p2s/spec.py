@@ -101,7 +101,7 @@ def components_of(directory: str) -> tuple[str, ...]:
 
 def _number(value: Any) -> bool:
     return (
-        isinstance(value, int | float)
+        isinstance(value, (int, float))
         and not isinstance(value, bool)
         and math.isfinite(float(value))
     )

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any
 
 from chemgauge.benchmarks.p2s.spec import (
     CONDITIONS,
@@ -32,6 +32,7 @@ __all__ = [
     "Task",
     "ViewData",
     "check_view_name",
+    "find_base",
     "iter_objects",
     "label_problem",
     "labels_path",
@@ -48,7 +49,7 @@ __all__ = [
 MASK_KEYS = frozenset({"token", "masked_heavy_atoms", "attachment_points"})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Task:
     """One task line: everything a system sees, nothing of the answer."""
 
@@ -70,7 +71,7 @@ class Task:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Label:
     """One label line; counterfactual labels also name their base record and its answer."""
 
@@ -139,7 +140,8 @@ def iter_objects(path: Path) -> Iterator[tuple[int, str, dict[str, Any]]]:
     if not path.is_file():
         raise InputFileError("file not found", path=path)
     try:
-        with open(path, encoding="utf-8") as handle:
+        # utf-8-sig: a byte-order mark some editors write must not cost the first line.
+        with open(path, encoding="utf-8-sig") as handle:
             for number, raw in enumerate(handle, start=1):
                 text = raw.rstrip("\r\n")
                 if not text.strip():
@@ -225,7 +227,7 @@ def parse_task(directory: str, obj: dict[str, Any], line: int) -> tuple[Task | N
     return task, ""
 
 
-def _label_int(value: Any) -> TypeGuard[int]:
+def _label_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -243,7 +245,12 @@ def label_problem(
     count of the task the line names (``None`` when no task has that record id).
     """
     rid, label = obj.get("record_id"), obj.get("label")
-    if not isinstance(rid, str) or not rid.strip() or not _label_int(label):
+    if (
+        not isinstance(rid, str)
+        or not rid.strip()
+        or not isinstance(label, int)
+        or (isinstance(label, bool))
+    ):
         return "a label line needs a string record_id and an integer label", text, None
     if rid in seen:
         return "duplicate record_id", rid, None
@@ -251,15 +258,19 @@ def label_problem(
         return "label for a record not in the task file", rid, None
     if not 0 <= label < candidates:
         return f"label outside 0..{candidates - 1}", str(label), None
+    # The seed's label line is record_id and label; a builder may add the base record and
+    # its answer (otherwise the loader finds the base by masked graph and candidates).
     base, source = obj.get("base_record_id"), obj.get("source_label")
-    if condition == "counterfactual" and (not _nonempty_str(base) or not _label_int(source)):
-        return "a counterfactual label needs base_record_id and source_label", text, None
+    if condition == "counterfactual" and base is not None and not _nonempty_str(base):
+        return "base_record_id must be a non-empty string", text, None
+    if condition == "counterfactual" and source is not None and not _label_int(source):
+        return "source_label must be an integer", text, None
     found = Label(
         rid,
         label,
         number,
         base if isinstance(base, str) else None,
-        source if _label_int(source) else None,
+        source if isinstance(source, int) and not isinstance(source, bool) else None,
     )
     return "", None, found
 
@@ -344,7 +355,41 @@ def _check_pair(correct: ViewData, other: ViewData) -> None:
             )
 
 
+def find_base(candidates: Sequence[str], where: tuple[Path, int], value: str) -> str:
+    """The one correct-view record a counterfactual task shares its masked graph and
+    candidates with (``candidates``: the matching record ids); an error otherwise."""
+    if len(candidates) == 1:
+        return candidates[0]
+    problem = "matches no record" if not candidates else "matches several records"
+    raise InputFileError(
+        f"counterfactual task {problem} of the correct view by masked graph and candidates "
+        "(give base_record_id in its label line)",
+        path=where[0],
+        line=where[1],
+        value=value,
+    )
+
+
+def _infer_bases(correct: ViewData, cf: ViewData) -> None:
+    """Fill in base_record_id and source_label where a seed-format label line left them out."""
+    by_graph: dict[str, list[str]] = {}
+    for task in correct.tasks:
+        key = json.dumps([task.masked_smiles, task.mask, list(task.candidates)], sort_keys=True)
+        by_graph.setdefault(key, []).append(task.record_id)
+    for task in cf.tasks:
+        label = cf.labels[task.record_id]
+        base = label.base_record_id
+        if base is None:
+            key = json.dumps([task.masked_smiles, task.mask, list(task.candidates)], sort_keys=True)
+            base = find_base(by_graph.get(key, []), (cf.task_path, task.line), task.record_id)
+        source = label.source_label
+        if source is None and base in correct.labels:
+            source = correct.labels[base].label
+        cf.labels[task.record_id] = Label(label.record_id, label.label, label.line, base, source)
+
+
 def _check_counterfactual(correct: ViewData, cf: ViewData) -> None:
+    _infer_bases(correct, cf)
     base = correct.task_by_id()
     for task in cf.tasks:
         label = cf.labels[task.record_id]

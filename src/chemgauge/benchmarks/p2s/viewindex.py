@@ -28,6 +28,7 @@ from chemgauge.benchmarks.p2s.taskfile import (
     Label,
     Task,
     check_view_name,
+    find_base,
     iter_objects,
     label_problem,
     labels_path,
@@ -256,7 +257,31 @@ def _check_pair(correct: _Checking, other: _Checking, names: tuple[ViewIndex, Vi
             )
 
 
+def _infer_bases(correct: _Checking, cf: _Checking, view: ViewIndex) -> None:
+    """Fill in the base record and its answer where a seed-format label line left them out
+    (the base is the one correct-view record with the same masked graph and candidates)."""
+    by_digest: dict[bytes, list[str]] | None = None
+    for record_id in cf.facts:
+        label, source = cf.label(record_id)
+        base = cf.bases.get(record_id)
+        if base is not None and source is not None:
+            continue
+        if base is None:
+            if by_digest is None:
+                by_digest = {}
+                for rid in correct.facts:
+                    by_digest.setdefault(correct.digest(rid), []).append(rid)
+            where = (view.task_path, cf.line(record_id))
+            base = find_base(by_digest.get(cf.digest(record_id), []), where, record_id)
+            cf.bases[record_id] = base
+        if source is None and base in correct.facts:
+            source = correct.label(base)[0]
+        cf.set_label(record_id, cf.label_line(record_id), label, source)
+        cf.aligned = False  # the label file alone no longer says all: keep the labels
+
+
 def _check_counterfactual(correct: _Checking, cf: _Checking, view: ViewIndex) -> None:
+    _infer_bases(correct, cf, view)
     for record_id in cf.facts:
         label, source = cf.label(record_id)
         base = cf.bases.get(record_id)

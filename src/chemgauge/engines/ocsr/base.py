@@ -8,9 +8,11 @@ back-end costs one attempt, never the run. External programs run from an argumen
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import select
+import shutil
 import subprocess
 import time
 from abc import ABC, abstractmethod
@@ -37,6 +39,7 @@ __all__ = [
     "RecognizerOutput",
     "guess_format",
     "parse_structured_answer",
+    "program_hashes",
     "run_bounded",
     "sha256_text",
 ]
@@ -81,6 +84,13 @@ class RecognizerOutput:
     exit_code: int | None = None
     truncated: bool = False
     usage: Mapping[str, Any] | None = None
+    #: What the back-end says served the answer (model, reasoning effort, service tier), as it
+    #: echoed them; ``None`` for back-ends that echo nothing.
+    served: Mapping[str, Any] | None = None
+    #: Non-empty when this answer shows the run cannot go on as configured (another model
+    #: answered, the key was refused, the endpoint or quota is gone): the runner records every
+    #: remaining attempt ``not_run`` with this reason instead of switching or retrying.
+    stop_reason: str = ""
 
     def __post_init__(self) -> None:
         if self.status not in BACKEND_STATUSES:
@@ -111,6 +121,8 @@ class Recognition:
             "exit_code": out.exit_code,
             "output_truncated": out.truncated,
             "usage": dict(out.usage) if out.usage is not None else "unavailable",
+            "served": dict(out.served) if out.served is not None else None,
+            "stop_reason": out.stop_reason or None,
             "backend": self.backend,
             "backend_version": self.backend_version,
             "elapsed_seconds": self.elapsed_seconds,
@@ -131,6 +143,7 @@ class Recognizer(ABC):
         self.max_output_bytes = max_output_bytes
         self.calls = 0
         self._version: str | None = None
+        self._programs: dict[str, str] | None = None
 
     def version(self) -> str:
         """Back-end version string (cached; ``unknown`` when it cannot be told)."""
@@ -145,8 +158,25 @@ class Recognizer(ABC):
         return "unknown"
 
     def describe(self) -> dict[str, Any]:
-        """Configuration recorded in the run provenance (no secrets)."""
-        return {"backend": self.name, "version": self.version()}
+        """Configuration recorded in the run provenance (no secrets), with the SHA-256 of each
+        program the back-end runs (:meth:`programs`), so a changed recognizer is seen."""
+        out: dict[str, Any] = {"backend": self.name, "version": self.version()}
+        programs = self.programs()
+        if programs:
+            out["programs"] = programs
+        return out
+
+    def program_files(self) -> tuple[str, ...]:
+        """Programs and files this back-end runs, as given (a bare name is looked up on
+        ``PATH``); hashed by :meth:`programs`."""
+        return ()
+
+    def programs(self, *, fresh: bool = False) -> dict[str, str]:
+        """SHA-256 of each of :meth:`program_files` (``missing`` when it cannot be read);
+        cached unless ``fresh`` (a worker node checks its own copy against the driver's)."""
+        if self._programs is None or fresh:
+            self._programs = program_hashes(self.program_files())
+        return dict(self._programs)
 
     def check(self) -> None:  # noqa: B027 - optional hook, most back-ends need no check
         """Raise :class:`BackendError` if the back-end cannot run at all (before a run)."""
@@ -279,6 +309,21 @@ def parse_structured_answer(text: str) -> RecognizerOutput:
 
 
 def sha256_text(text: str) -> str:
-    import hashlib
-
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def program_hashes(files: Sequence[str]) -> dict[str, str]:
+    """SHA-256 of each program or file, keyed as given; a bare name is found on ``PATH``."""
+    out: dict[str, str] = {}
+    for given in files:
+        found = given if os.sep in given else shutil.which(given)
+        digest = hashlib.sha256()
+        try:
+            with open(found or given, "rb") as handle:
+                while block := handle.read(1 << 20):
+                    digest.update(block)
+        except OSError:
+            out[given] = "missing"
+            continue
+        out[given] = digest.hexdigest()
+    return out

@@ -5,6 +5,7 @@ an argument list containing ``{image}``) and ``python`` (a registered callable).
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import re
 import shutil
@@ -77,6 +78,9 @@ class OsraRecognizer(Recognizer):
                 f"OSRA not found ({self.executable!r}); install it with `apt-get install -y osra`"
             )
 
+    def program_files(self) -> tuple[str, ...]:
+        return (self.executable,)
+
     def _detect_version(self) -> str:
         result = run_bounded([self.executable, "--version"], 30.0, 10_000)
         match = re.search(r"version:?\s*([0-9][\w.\-]*)", result.stdout + result.stderr)
@@ -104,8 +108,13 @@ class CommandSpec:
     env: Mapping[str, str] = field(default_factory=dict)
 
 
+#: Arguments with these suffixes are scripts run by the program (an interpreter): hashed.
+SCRIPT_SUFFIXES = frozenset({".py", ".sh", ".pl", ".rb", ".js", ".jar", ".r", ".lua"})
+
+
 class CommandRecognizer(Recognizer):
-    """Any program that prints a structure for an image path."""
+    """Any program that prints a structure for an image path; the program and any script
+    argument (:data:`SCRIPT_SUFFIXES`) are hashed into its provenance."""
 
     name = "command"
 
@@ -118,6 +127,16 @@ class CommandRecognizer(Recognizer):
         if spec.fmt not in ("smiles", "molfile", "auto", "json"):
             raise ConfigError(f"unknown command output format {spec.fmt!r}")
         self.spec = spec
+        # A script the program runs is part of the recognizer: hashed with it. Other file
+        # arguments (data, logs) are not, so a log the program appends to changes nothing.
+        self._file_args = tuple(
+            arg
+            for arg in spec.args[1:]
+            if Path(arg).suffix.lower() in SCRIPT_SUFFIXES and Path(arg).is_file()
+        )
+
+    def program_files(self) -> tuple[str, ...]:
+        return (self.spec.args[0], *self._file_args)
 
     def check(self) -> None:
         program = self.spec.args[0]
@@ -171,6 +190,13 @@ class PythonRecognizer(Recognizer):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "callable": self.target}
+
+    def program_files(self) -> tuple[str, ...]:
+        try:
+            source = inspect.getsourcefile(self.function)
+        except TypeError:  # a builtin or C function has no source file
+            return ()
+        return (source,) if source else ()
 
     def _recognize(self, image: Path, timeout: float) -> RecognizerOutput:
         start = time.perf_counter()

@@ -28,6 +28,7 @@ class RecognizerOptions:
     url: str | None = None
     model: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
+    reasoning_effort: str | None = None
     target: str | None = None
 
 
@@ -43,7 +44,13 @@ def build_recognizer(backend: str, options: RecognizerOptions | None = None) -> 
     if backend == "http":
         if not options.url or not options.model:
             raise ConfigError("--backend http needs --url and --model")
-        return HttpRecognizer(HttpSpec(options.url, options.model, api_key_env=options.api_key_env))
+        spec = HttpSpec(
+            options.url,
+            options.model,
+            api_key_env=options.api_key_env,
+            reasoning_effort=options.reasoning_effort,
+        )
+        return HttpRecognizer(spec)
     if backend == "python":
         if not options.target:
             raise ConfigError("--backend python needs --callable (registered name or module:func)")

@@ -70,7 +70,12 @@ class CommandNamer:
     @classmethod
     def from_string(cls, command: str, timeout_s: float = 600.0) -> CommandNamer:
         """Split a command line into an argument list (no shell is ever involved)."""
-        argv = tuple(shlex.split(command))
+        try:
+            argv = tuple(shlex.split(command))
+        except ValueError as error:  # an unbalanced quote or a trailing escape
+            raise ConfigError(
+                f"--namer-cmd cannot be split into arguments ({error}): {command!r}"
+            ) from None
         if not argv:
             raise ConfigError("--namer-cmd is empty")
         return cls(argv, timeout_s)

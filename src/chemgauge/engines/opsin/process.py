@@ -5,7 +5,10 @@ costs about twice the throughput. Alignment is never assumed: every answer
 carries the echoed name (and, from the line server, a sequence number) and is
 checked against what was sent. A name that stalls the JVM past the timeout is
 recorded as a timeout and the JVM is restarted; a JVM that dies is restarted
-and the name in flight is retried once.
+and the name in flight is retried once. After ``_MAX_CONSECUTIVE_TIMEOUTS`` timeouts with no
+answer in between (a timeout far too small for this machine), the rest of a batch is
+recorded as skipped instead of paying a JVM restart per name; each later batch tries its
+first name again.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ _MAX_LINE_BYTES = 4 << 20
 _STDERR_TAIL_BYTES = 16 << 10
 _CRASH_RETRIES = 1
 _MAX_CONSECUTIVE_CRASHED = 3
+_MAX_CONSECUTIVE_TIMEOUTS = 5
 
 
 class OpsinStatus(enum.StrEnum):
@@ -44,6 +48,7 @@ class OpsinStatus(enum.StrEnum):
     REFUSED = "refused"
     TIMEOUT = "timeout"
     CRASHED = "crashed"
+    SKIPPED = "skipped"  # not sent: the names before it timed out, one after another
 
 
 @dataclass(frozen=True)
@@ -121,6 +126,7 @@ class OpsinProcess:
         self._rbuf = bytearray()
         self._stderr_tail = bytearray()
         self._seq = 0
+        self._timeouts_in_a_row = 0  # across batches; any answer resets it
         self.runtime_version: str | None = None
         self.stats = ProcessStats()
 
@@ -220,14 +226,21 @@ class OpsinProcess:
                 self.start()
             try:
                 self._stream(names, start, results)
+                self._timeouts_in_a_row = 0
                 break
             except _Interrupted as stop:
                 self.kill()
                 index, name = stop.index, names[stop.index]
+                if index > start:  # some names were answered before this one stopped
+                    self._timeouts_in_a_row = 0
                 if stop.kind == "timeout":
                     self.stats.timeouts += 1
+                    self._timeouts_in_a_row += 1
                     results[index] = OpsinResult(name, None, stop.detail, OpsinStatus.TIMEOUT)
                     start = index + 1
+                    if self._timeouts_in_a_row >= _MAX_CONSECUTIVE_TIMEOUTS:
+                        self._skip(names, start, results)
+                        break
                     continue
                 self.stats.crashes += 1
                 logger.warning("%s: %s at name %r; restarting", self._label, stop.detail, name)
@@ -251,6 +264,17 @@ class OpsinProcess:
         if len(done) != len(names):
             raise BackendError(f"OPSIN answered {len(done)} of {len(names)} names")
         return done
+
+    def _skip(self, names: Sequence[str], start: int, results: list[OpsinResult | None]) -> None:
+        """Record names[start:] as skipped after too many timeouts in a row."""
+        detail = (
+            f"not sent: OPSIN timed out on {self._timeouts_in_a_row} names in a row before "
+            f"it (timeout {self._timeout_s:g} s)"
+        )
+        if start < len(names):
+            logger.warning("%s: %s; skipping %d names", self._label, detail, len(names) - start)
+        for index in range(start, len(names)):
+            results[index] = OpsinResult(names[index], None, detail, OpsinStatus.SKIPPED)
 
     def _stream(self, names: Sequence[str], start: int, results: list[OpsinResult | None]) -> None:
         """Pipeline names[start:] through the live JVM, filling `results` in order."""

@@ -71,6 +71,9 @@ class OpsinConfig:
         timeout_s: longest wait for one name's answer before the JVM is killed,
             restarted and the name recorded as a timeout.
         jvms: number of JVMs sharing a batch (results stay in input order).
+        extra_jvms_after: start the JVMs beyond the first only once this many names
+            were answered (0: all at start). Each JVM costs about a second of start-up
+            and a cold JIT, which pays back only on long runs.
         java: the `java` executable, by name on PATH or by path.
         mode: "server" (line server, needs javac once), "cli" (OPSIN's own
             CLI) or "auto" (server when it can be built, else cli).
@@ -83,6 +86,7 @@ class OpsinConfig:
     jvms: int = 1
     java: str = "java"
     mode: OpsinMode = "auto"
+    extra_jvms_after: int = 0
 
     def __post_init__(self) -> None:
         """Reject values that cannot work, naming them."""
@@ -92,6 +96,8 @@ class OpsinConfig:
             raise ConfigError(f"OpsinConfig.jvms must be between 1 and {_MAX_JVMS}: {self.jvms}")
         if self.mode not in _MODES:
             raise ConfigError(f"OpsinConfig.mode must be one of {_MODES}: {self.mode!r}")
+        if self.extra_jvms_after < 0:
+            raise ConfigError(f"OpsinConfig.extra_jvms_after must be >= 0: {self.extra_jvms_after}")
 
 
 @dataclass(frozen=True)
@@ -333,17 +339,18 @@ class OpsinRunner:
             self._setup = _Setup(jar, tools, mode, server_dir)
         return self._setup
 
+    def _new_process(self, index: int) -> OpsinProcess:
+        setup = self._resolve()
+        protocol = _ServerProtocol() if setup.mode == "server" else _CliProtocol()
+        label = f"opsin-{setup.mode}-{index}"
+        return OpsinProcess(self._command(setup), protocol, self.config.timeout_s, label)
+
     def _start_locked(self) -> None:
-        """Launch the configured number of JVMs in parallel (caller holds the lock)."""
+        """Launch the JVMs due at start in parallel (caller holds the lock)."""
         if self._processes:
             return
-        setup = self._resolve()
-        command, mode = self._command(setup), setup.mode
-        protocol = _ServerProtocol() if mode == "server" else _CliProtocol()
-        processes = [
-            OpsinProcess(command, protocol, self.config.timeout_s, f"opsin-{mode}-{i}")
-            for i in range(self.config.jvms)
-        ]
+        due = 1 if self.config.extra_jvms_after else self.config.jvms
+        processes = [self._new_process(i) for i in range(due)]
         executor = ThreadPoolExecutor(self.config.jvms, thread_name_prefix="opsin")
         try:
             for future in [executor.submit(p.start) for p in processes]:
@@ -374,6 +381,11 @@ class OpsinRunner:
 
     def _dispatch(self, names: list[str]) -> list[OpsinResult]:
         """Spread names over the JVMs in chunks; answers come back in input order."""
+        answered = sum(p.stats.answered for p in self._processes)
+        if len(self._processes) < self.config.jvms and answered >= self.config.extra_jvms_after:
+            # The new JVMs start in their own drain threads while the first keeps answering.
+            count = len(self._processes)
+            self._processes += [self._new_process(i) for i in range(count, self.config.jvms)]
         processes = self._processes
         if len(processes) == 1 or len(names) < 2 * len(processes):
             return processes[0].run(names)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from chemgauge.benchmarks.names.metrics import LENSES, RowClass, RowResult, aggregate
-from chemgauge.benchmarks.names.runner import MAX_WRONG_LISTED, confidently_wrong_rows
+from chemgauge.benchmarks.names.runner import listings_of
 from chemgauge.chem import try_parse_smiles
 from chemgauge.eval.provenance import sha256_json
 from chemgauge.report.families import (
@@ -76,15 +76,17 @@ def _structure_buckets(smiles: str) -> tuple[tuple[str, str], ...]:
     )
 
 
-def _row_result(row: Row, lenses: Sequence[str]) -> RowResult:
-    return RowResult(
-        row["smiles"],
-        row["name"],
-        row["emitted"],
-        row["opsin_parsed"],
-        row["opsin_smiles"],
-        {lens: RowClass(row[lens]) for lens in lenses},
-    )
+def _as_schema_1(metrics: dict[str, Any]) -> dict[str, Any]:
+    """Recomputed metrics without the fields a family schema 1 report does not have."""
+    out = {k: v for k, v in metrics.items() if k not in ("opsin_error", "rated")}
+    out["lenses"] = {
+        lens: {
+            **{k: v for k, v in block.items() if k != "unscorable_reasons"},
+            "counts": {c: n for c, n in block["counts"].items() if c != "opsin_error"},
+        }
+        for lens, block in metrics["lenses"].items()
+    }
+    return out
 
 
 def _rate(block: Mapping[str, Any], label: str) -> Rate:
@@ -105,8 +107,12 @@ class NamesAdapter(FamilyAdapter):
         return ("emitted", *(f"rt_valid[{lens}]" for lens in _lenses(run.rows)))
 
     def hits(self, row: Row, run: Run) -> Mapping[str, bool | None]:
+        lenses = _lenses(run.rows)
+        if lenses and row[lenses[0]] == RowClass.OPSIN_ERROR:
+            # OPSIN failed on the name: no verdict on the namer (left out of paired tests).
+            return {"emitted": None, **{f"rt_valid[{lens}]": None for lens in lenses}}
         out: dict[str, bool | None] = {"emitted": bool(row["emitted"])}
-        for lens in _lenses(run.rows):
+        for lens in lenses:
             out[f"rt_valid[{lens}]"] = row[lens] == RowClass.RT_VALID
         return out
 
@@ -122,17 +128,20 @@ class NamesAdapter(FamilyAdapter):
     def _metrics(self, run: Run) -> dict[str, Any]:
         lenses = _lenses(run.rows)
         pin = run.metrics.get("pin_pct")  # config, carried verbatim
-        return aggregate((_row_result(r, lenses) for r in run.rows), pin_pct=pin, lenses=lenses)
+        rows = (RowResult.from_row(r, lenses) for r in run.rows)
+        return aggregate(rows, pin_pct=pin, lenses=lenses)
 
     def recompute(self, run: Run) -> Recomputed:
-        lenses = _lenses(run.rows)
-        wrong = confidently_wrong_rows(run.rows, lenses)
+        metrics = self._metrics(run)
+        listed = listings_of(run.rows, _lenses(run.rows))
+        if run.envelope.family_schema_version < 2:
+            # Written before OPSIN errors and unscorable reasons were kept apart: the same
+            # numbers in that report's shape (its rows can hold neither).
+            metrics = _as_schema_1(metrics)
+            listed = {k: v for k, v in listed.items() if k.startswith("confidently_wrong_")}
+            listed.pop("confidently_wrong_total", None)
         return Recomputed(
-            {
-                **self._metrics(run),
-                "confidently_wrong_rows": wrong[:MAX_WRONG_LISTED],
-                "confidently_wrong_listed_truncated": len(wrong) > MAX_WRONG_LISTED,
-            },
+            {**metrics, **listed},
             notes=("metrics.pin_pct is configuration and is carried from the report",),
         )
 
@@ -200,9 +209,11 @@ class NamesAdapter(FamilyAdapter):
             title="Round trip under each identity lens",
             intro=(
                 f"{metrics['total']} structures; {metrics['emitted']} named, "
-                f"{metrics['opsin_parsed']} read back by OPSIN. A name counts only if OPSIN "
-                "parses it back to the input under the lens; unparseable names are never "
-                "counted as wrong, and a structure the lens cannot key is 'unscorable'."
+                f"{metrics['opsin_parsed']} read back by OPSIN, "
+                f"{metrics.get('opsin_error', 0)} OPSIN errors (timeouts, crashes, refusals: "
+                "left out of every rate). A name counts only if OPSIN parses it back to the "
+                "input under the lens; unparseable names are never counted as wrong, and a "
+                "pair the lens cannot judge is 'unscorable' (never credited)."
             ),
             tables=(
                 Table("Rates", header, rate_rows),
@@ -224,7 +235,8 @@ class NamesAdapter(FamilyAdapter):
             body = []
             series: dict[str, list[tuple[str, Rate]]] = {lens: [] for lens in lenses}
             for bucket in sorted(buckets):
-                members = buckets[bucket]
+                # Rows OPSIN failed on are in no rate, as in the headline numbers.
+                members = [r for r in buckets[bucket] if r[lenses[0]] != RowClass.OPSIN_ERROR]
                 cells = []
                 for lens in lenses:
                     rate = Rate.wilson(

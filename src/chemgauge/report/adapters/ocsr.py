@@ -12,12 +12,13 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from chemgauge.benchmarks.ocsr.attempts import JOURNAL_NAME, TIMING_FIELDS
 from chemgauge.benchmarks.ocsr.manifest import Manifest, load_manifest
-from chemgauge.benchmarks.ocsr.report import aggregate, report_metrics
-from chemgauge.benchmarks.ocsr.runner import TIMING_FIELDS
+from chemgauge.benchmarks.ocsr.report import SECTIONS_SINCE_2, aggregate, report_metrics
 from chemgauge.benchmarks.ocsr.scoring import MATCH
 from chemgauge.errors import ChemgaugeError
 from chemgauge.eval.envelope import InputRecord
+from chemgauge.eval.provenance import sha256_file
 from chemgauge.report.families import (
     Distribution,
     FailureCase,
@@ -46,6 +47,20 @@ def _policies(run: Run) -> tuple[str, ...]:
 
 def _manifest_input(run: Run) -> InputRecord | None:
     return next((i for i in run.envelope.inputs if i.role == "manifest"), None)
+
+
+def _journal_check(run: Run) -> list[Mismatch]:
+    """The attempts journal beside the report must hash as the report recorded (an edited
+    journal is caught); a run folder without the journal has nothing to compare."""
+    recorded = run.envelope.timing.get("attempts_journal")
+    if not isinstance(recorded, Mapping):
+        return []
+    path = run.report_path.parent / str(recorded.get("path") or JOURNAL_NAME)
+    if not path.is_file():
+        return []
+    return agree(
+        f"timing.attempts_journal.sha256 ({path})", recorded.get("sha256"), sha256_file(path)
+    )
 
 
 def _exact(row: Row, policy: str) -> bool:
@@ -104,13 +119,29 @@ class OcsrAdapter(FamilyAdapter):
         manifest = Manifest.model_construct(
             name=block.get("name", ""), cases=[None] * int(block.get("images", 0))
         )
-        return Recomputed(
-            report_metrics(aggregate(manifest, run.rows, _policies(run), {})),
-            notes=("manifest name and image count are carried from the report",),
-        )
+        sections = report_metrics(aggregate(manifest, run.rows, _policies(run), {}))
+        notes = [
+            "manifest name and image count are carried from the report",
+            "each policy's claim is carried from the report (it describes the code, not rows)",
+        ]
+        recorded = (run.metrics.get("finite_reference") or {}).get("policies") or {}
+        for policy, block in sections["finite_reference"]["policies"].items():
+            if isinstance(recorded.get(policy), Mapping) and "claim" in recorded[policy]:
+                block["claim"] = recorded[policy]["claim"]
+        if run.envelope.family_schema_version < 2:
+            for name in SECTIONS_SINCE_2:
+                sections.pop(name, None)
+            notes.append(f"a version-1 report has no {', '.join(SECTIONS_SINCE_2)}")
+        return Recomputed(sections, notes=tuple(notes))
 
     def cross_checks(self, run: Run) -> list[Mismatch]:
         found = agree("metrics.policies", run.metrics.get("policies"), run.config.get("policies"))
+        found += _journal_check(run)
+        claims = (run.config.get("scoring") or {}).get("claims")
+        if isinstance(claims, Mapping):  # the claims the config (and its hash) recorded
+            recorded = (run.metrics.get("finite_reference") or {}).get("policies") or {}
+            shown = {p: (b or {}).get("claim") for p, b in recorded.items()}
+            found += agree("metrics.finite_reference.policies[*].claim", shown, dict(claims))
         backend = run.config.get("backend")
         if backend is not None:
             recognizer = run.envelope.provenance.backends.get("recognizer")
