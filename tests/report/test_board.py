@@ -379,6 +379,18 @@ def test_forward_board_as_in_the_demo(tmp_path: Path) -> None:
     assert all(b["items"] > 0 for b in board["breakdowns"])
 
 
+def test_make_demo_ends_with_this_board() -> None:
+    """The Makefile's demo recipe ends with the board the test above builds."""
+    makefile = (Path(__file__).parents[2] / "Makefile").read_text().replace("\\\n", " ")
+    recipe = makefile.split("\ndemo:", 1)[1].split("\n\n", 1)[0]
+    commands = [line.split() for line in recipe.splitlines() if "chemgauge " in line]
+    assert 'grep \'"reaction_class": "amide_coupling"\' $(DEMO_RULES)' in recipe
+    assert commands[-2][1:3] == ["forward", "benchmark"]
+    assert "$(DEMO_OUT)/amide-rules.jsonl" in commands[-2]
+    assert commands[-1][1:4] == ["board", "$(DEMO_OUT)", "$(DEMO_OUT)/amide-only"]
+    assert {"--html", "--md", "--json"} <= set(commands[-1])
+
+
 def test_every_family_boards_its_frozen_old_run_folder() -> None:
     """The five families' old run folders: one board each, every adapter's board hooks."""
     result = _board([Path(__file__).parent / "legacy"])
