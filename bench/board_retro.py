@@ -34,6 +34,7 @@ import argparse
 import itertools
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -219,10 +220,16 @@ def _board_command(paths: list[Path], out: Path) -> list[str]:
     return command
 
 
-def _wall(command: list[str]) -> float:
+def _wall(command: list[str], cpu: list[float]) -> float:
+    """Wall seconds of ``command``; its CPU seconds (user + system) go on ``cpu``, a figure a
+    loaded machine changes less."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return wall
 
 
 def _compare_all(paths: list[Path], out: Path) -> float:
@@ -263,12 +270,14 @@ def timing(runs: dict[str, Path], work: Path, repeats: int) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     load_before = os.getloadavg()[0]
     (out / "compare").mkdir(exist_ok=True)
-    board = [_wall(_board_command(paths, out))]
+    cpu: list[float] = []
+    board = [_wall(_board_command(paths, out), cpu)]
     compares = _compare_all(paths, out / "compare")
-    board += [_wall(_board_command(paths, out)) for _ in range(repeats - 1)]
+    board += [_wall(_board_command(paths, out), cpu) for _ in range(repeats - 1)]
     phases = _phases(paths, out)
     return {
         "board_s": board,
+        "board_cpu_s": cpu,
         "compare_all_s": compares,
         "phases": phases,
         "load": f"{load_before:.1f} -> {os.getloadavg()[0]:.1f}",
@@ -289,7 +298,8 @@ def record_timing(path: Path, timed: dict[str, Any]) -> None:
             detail=(
                 f"median of {len(timed['board_s'])} CLI runs "
                 f"({', '.join(f'{t:.1f}' for t in timed['board_s'])} s) with HTML, Markdown and "
-                f"JSON; in one process: read and verify {phases['read_and_verify_s']:.1f} s, "
+                f"JSON, CPU {statistics.median(timed['board_cpu_s']):.1f} s; in one process: "
+                f"read and verify {phases['read_and_verify_s']:.1f} s, "
                 f"statistics {phases['statistics_s']:.1f} s, pages {phases['render_s']:.2f} s"
             ),
         ),
@@ -381,7 +391,8 @@ def main() -> None:
     board = statistics.median(timed["board_s"])
     print(
         f"board of {len(BOARD_OF_TEN)} runs x {args.limit} targets: {board:.1f} s (median of "
-        f"{', '.join(f'{t:.1f}' for t in timed['board_s'])}); 45 compares: "
+        f"{', '.join(f'{t:.1f}' for t in timed['board_s'])}; CPU "
+        f"{statistics.median(timed['board_cpu_s']):.1f} s); 45 compares: "
         f"{timed['compare_all_s']:.1f} s ({timed['compare_all_s'] / board:.1f}x); phases "
         f"{ {k: round(v, 2) for k, v in timed['phases'].items()} }; load {timed['load']}",
         flush=True,
