@@ -287,6 +287,8 @@ def test_report_compare_verify_outputs_over_the_run_are_refused(tmp_path: Path) 
     _refused(_cli("report", run, "--html", run / "report.json"), "same file as RUN_DIR")
     _refused(_cli("verify", run, "--json", run / "rows.jsonl"), "same file as RUN_DIR")
     _refused(_cli("compare", run, run, "--json", run / "report.json"), "same file as RUN_A")
+    _refused(_cli("board", run, "--md", run / "rows.jsonl"), "same file as RUN_OR_FOLDER")
+    _refused(_cli("board", run, "--md", tmp_path / "b.md", "--json", tmp_path / "b.md"), "--json")
     assert (run / "report.json").read_text() == "{}"
 
 

@@ -33,7 +33,8 @@ FAMILY = typer.Option(
 _RUN_FILES = ("report.json", "rows.jsonl", "scored.jsonl")
 
 
-def _run_inputs(label: str, run: Path | None) -> list[tuple[str, Path | None]]:
+def run_inputs(label: str, run: Path | None) -> list[tuple[str, Path | None]]:
+    """A run folder (or report file) as guarded inputs: itself and the run files in it."""
     if run is None:
         return []
     return [(label, run), *((f"{label} ({name})", run / name) for name in _RUN_FILES)]
@@ -41,14 +42,14 @@ def _run_inputs(label: str, run: Path | None) -> list[tuple[str, Path | None]]:
 
 def _report_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
     outputs = [Output(option, args[key]) for option, key in _WRITTEN if args.get(key)]
-    inputs = _run_inputs("RUN_DIR", args["run_dir"])
+    inputs = run_inputs("RUN_DIR", args["run_dir"])
     inputs += [("--report", args["report_path"]), ("--rows", args["rows_path"])]
     return outputs, inputs
 
 
 def _compare_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
     outputs = [Output(option, args[key]) for option, key in _WRITTEN if args.get(key)]
-    return outputs, _run_inputs("RUN_A", args["run_a"]) + _run_inputs("RUN_B", args["run_b"])
+    return outputs, run_inputs("RUN_A", args["run_a"]) + run_inputs("RUN_B", args["run_b"])
 
 
 _WRITTEN = (("--html", "html"), ("--json", "json_out"))
