@@ -36,6 +36,7 @@ def test_short_help_plain_text_and_no_type_tags() -> None:
         assert "Usage:" in text and "-h, --help" in text
         for tag in ("<bool>", "<str>", "<path>", "<int>", "list[", "╭", "│"):
             assert tag not in text, (command, tag, text)
+        assert command == [] or "docs/files.md" in text  # where the formats are described
     # Paragraphs are rewrapped, not cut at the docstring's own line breaks.
     canon_help = _chemgauge("canon", "-h").stdout
     assert "the key, followed by a tab" in " ".join(canon_help.split())

@@ -16,7 +16,7 @@ import typer.main
 
 from chemgauge.cli.summary import set_json
 
-__all__ = ["JSON_COMMANDS", "build_command", "leaf_commands"]
+__all__ = ["FORMATS_EPILOG", "JSON_COMMANDS", "build_command", "leaf_commands"]
 
 #: Commands that print a closing summary, and so take ``--json`` (``compare`` and ``verify``
 #: already have ``--json FILE``; ``canon`` writes its keys to standard output).
@@ -38,6 +38,11 @@ JSON_COMMANDS = frozenset(
         "p2s run",
         "p2s score",
     }
+)
+
+FORMATS_EPILOG = (
+    "File formats, each with an example: docs/files.md; `chemgauge examples DIR` copies "
+    "working inputs."
 )
 
 _METAVARS = {"str": "TEXT", "path": "PATH", "int": "N", "float": "NUMBER", "Path": "PATH"}
@@ -104,6 +109,8 @@ def build_command(app: typer.Typer) -> Any:
                 param.metavar = _metavar(param, ctx)
                 if param.param_type_name == "argument":  # the name says it: no type tag
                     param.display_type_rich = _no_type
+        if not leaf.epilog:
+            leaf.epilog = FORMATS_EPILOG
         has_json = any("--json" in getattr(p, "opts", ()) for p in leaf.params)
         if name in JSON_COMMANDS and not has_json:
             leaf.params.append(json_option)
