@@ -37,6 +37,10 @@ def test_short_help_plain_text_and_no_type_tags() -> None:
         for tag in ("<bool>", "<str>", "<path>", "<int>", "list[", "╭", "│"):
             assert tag not in text, (command, tag, text)
         assert command == [] or "docs/files.md" in text  # where the formats are described
+    # Command lists give each command's whole first paragraph, never cut with '...'.
+    for group in ([], ["forward"], ["p2s"]):
+        listing = _chemgauge(*group, "-h").stdout
+        assert "..." not in listing.split("Commands:")[1], listing
     # Paragraphs are rewrapped, not cut at the docstring's own line breaks.
     canon_help = _chemgauge("canon", "-h").stdout
     assert "the key, followed by a tab" in " ".join(canon_help.split())

@@ -58,6 +58,15 @@ def leaf_commands(command: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
         yield from leaf_commands(sub, f"{prefix} {name}".strip())
 
 
+def _full_short_help(command: Any) -> None:
+    """List every subcommand with its whole first help paragraph (Click would cut it at ~45
+    characters with '...')."""
+    for sub in getattr(command, "commands", {}).values():
+        if not sub.short_help and sub.help:
+            sub.short_help = " ".join(sub.help.strip().split("\n\n")[0].split())
+        _full_short_help(sub)
+
+
 def _metavar(param: Any, ctx: Any) -> str | None:
     if getattr(param, "is_flag", False) or getattr(param, "count", False):
         return None
@@ -102,6 +111,7 @@ def build_command(app: typer.Typer) -> Any:
     """The click command of ``app`` with plain metavars and ``--json`` where it applies."""
     command = typer.main.get_command(app)
     json_option = _json_option()
+    _full_short_help(command)
     for name, leaf in leaf_commands(command):
         ctx = typer.Context(leaf)
         for param in leaf.params:
