@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.chemgauge-installed
 
-.PHONY: setup demo test lint typecheck pytest docs bench results clean system-deps
+.PHONY: setup demo test check lint typecheck pytest docs bench results clean system-deps
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "error: Python 3.11+ not found (set PYTHON=...)"; exit 1; }
@@ -65,6 +65,10 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 test: lint typecheck pytest docs
+
+# The quick loop while editing: lint, types and the tests not marked slow or external.
+check: lint typecheck
+	$(BIN)/python -m pytest -q -m "not slow and not external"
 
 # The bench scripts that fit in about ten minutes together; each writes its JSON result in
 # bench/results/, then RESULTS.md is rendered from every result file and the run fails if a

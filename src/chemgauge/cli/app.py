@@ -9,13 +9,17 @@ import sys
 import typer
 
 import chemgauge
-from chemgauge.cli import board, canon, matchers, report
+from chemgauge.cli import board, canon, examples, listing, matchers, report
+from chemgauge.cli.scripting import build_command
 from chemgauge.errors import ChemgaugeError
 
 app = typer.Typer(
     name="chemgauge",
     help="Honest, reproducible benchmarks for chemical structure-prediction systems.",
     no_args_is_help=True,
+    # Plain help (no boxes, no type tags) and -h everywhere: see chemgauge.cli.scripting.
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
     add_completion=False,
 )
@@ -40,6 +44,8 @@ def root(
 
 app.command("canon")(canon.canon)
 app.command("matchers")(matchers.matchers)
+app.command("list")(listing.list_command)
+app.command("examples")(examples.examples)
 # Top-level `report RUN_DIR`, `compare RUN_A RUN_B` and `verify RUN_DIR` (not a sub-app).
 report.register(app)
 app.command("board", short_help="Rank many runs: intervals, pairwise tests, letter groups.")(
@@ -52,13 +58,14 @@ FAMILY_MODULES = ("forward", "retro", "names", "ocsr", "p2s")
 for _family in FAMILY_MODULES:
     if importlib.util.find_spec(f"chemgauge.cli.{_family}") is not None:
         _module = importlib.import_module(f"chemgauge.cli.{_family}")
+        _module.app.rich_markup_mode = None
         app.add_typer(_module.app, name=_family)
 
 
 def main() -> None:
     """Console entry point: user-fixable errors print one line, without a traceback, exit 2."""
     try:
-        app()
+        build_command(app)()
     except ChemgaugeError as exc:
         typer.secho(f"error: {exc}", err=True, fg=typer.colors.RED)
         sys.exit(2)

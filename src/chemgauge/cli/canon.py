@@ -106,8 +106,8 @@ def canon(
                     reason = describe_parse_failure(tokens[0])
                     if strict:
                         raise DataQualityError(reason, path=source, line=number, value=tokens[0])
-                    if not quiet:
-                        typer.echo(f"{source}:{number}: {reason}: {tokens[0]!r}", err=True)
+                    # reported even with --quiet: it hides progress and summary, not data issues
+                    typer.echo(f"{source}:{number}: {reason}: {tokens[0]!r}", err=True)
                 if not tokens:
                     blank += 1
                 rest = f"\t{tokens[1]}" if len(tokens) > 1 else ""
