@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from chemgauge.eval.ranking import (
@@ -54,3 +55,27 @@ def test_nearest_rank_percentiles() -> None:
     summary = distribution([3, 1, 2])
     assert (summary.min, summary.p50, summary.max, summary.mean) == (1, 2, 3, 2)
     assert distribution([]).to_dict()["p50"] is None
+
+
+def test_nearest_rank_percentile_rounds_the_rank_up_where_rounding_would_not() -> None:
+    # Rank = ceil(q/100 * n): n = 7 gives p50 rank ceil(3.5) = 4, p90 ceil(6.3) = 7 (round: 6),
+    # p95 ceil(6.65) = 7; n = 13 gives p50 ceil(6.5) = 7 (round: 6, banker's rounding);
+    # n = 19 gives p95 ceil(18.05) = 19 (round: 18). floor would give 3, 6, 6, 6, 18.
+    seven = [10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0]
+    assert nearest_rank_percentile(seven, 50) == 40.0
+    assert nearest_rank_percentile(seven, 90) == 70.0
+    assert nearest_rank_percentile(seven, 95) == 70.0
+    assert nearest_rank_percentile([float(v) for v in range(1, 14)], 50) == 7.0
+    assert nearest_rank_percentile([float(v) for v in range(1, 20)], 95) == 19.0
+    summary = distribution(reversed(seven))
+    assert (summary.n, summary.p50, summary.p90, summary.p95) == (7, 40.0, 70.0, 70.0)
+
+
+def test_nearest_rank_percentile_agrees_with_numpy_inverted_cdf() -> None:
+    # Hyndman-Fan type 1 (numpy's "inverted_cdf") is the nearest-rank definition: an outside
+    # reference over every n up to 40 and the percentiles the reports publish.
+    for n in range(1, 41):
+        values = [float(3 * v + 1) for v in range(n)]
+        for q in (1, 5, 25, 50, 75, 90, 95, 99, 100):
+            expected = float(np.percentile(values, q, method="inverted_cdf"))
+            assert nearest_rank_percentile(values, q) == expected, (n, q)
