@@ -165,6 +165,7 @@ def retro_case(work: Path, n: int) -> Case:
         return [
             *("retro", "eval", "--data-dir", str(DATA / "uspto50k")),
             *("--model-class", "predictions", "--model-dir", str(predictions)),
+            *("--num-top-results", "50"),
             *("--limit", str(n), "--results-dir", str(out), "--restart", "-q"),
             *("--jobs", str(jobs)),
         ]

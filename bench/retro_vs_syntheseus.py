@@ -15,8 +15,10 @@ random spellings, ~10% invalid, ~10% duplicate spellings). The same outputs are 
 Each run is a fresh subprocess; wall time, CPU time (user + system, the child and its
 workers) and the peak resident memory of its whole process tree (sampled from /proc every
 50 ms) are reported with the load average around it. On a shared machine wall time depends on
-the load; CPU time measures the work itself. The
-syntheseus-convention top-k curves of both tools are compared for identity.
+the load; CPU time measures the work itself. The syntheseus-shaped results file chemgauge
+writes (``syntheseus_results.json``) is compared field by field with syntheseus's
+``EvalResults`` (top-k curves, MRR, prediction-count statistics, stereo view): every number
+must be identical. Target: chemgauge 4x or more faster than syntheseus's evaluator.
 
 Targets: at least 4x faster than syntheseus (wall), peak memory at most 1 GB, the
 stereo-ignored view adding at most 30%, and identical syntheseus-convention curves. A full
@@ -106,6 +108,19 @@ def _measure(args: list[str]) -> dict[str, Any]:
 
 # -- children -------------------------------------------------------------------------------
 
+# EvalResults fields compared between chemgauge's syntheseus-shaped file and syntheseus.
+_FILE_FIELDS = (
+    "num_samples",
+    "top_k",
+    "mrr",
+    "min_num_predictions",
+    "max_num_predictions",
+    "mean_num_predictions",
+    "median_num_predictions",
+    "match_modulo_stereo_top_k",
+    "match_modulo_stereo_mrr",
+)
+
 
 def _child_chemgauge(preds: str, out: str, matchers: str, jobs: int, limit: int) -> None:
     from chemgauge.benchmarks.retro import RetroEvalConfig, run_retro_eval
@@ -114,6 +129,7 @@ def _child_chemgauge(preds: str, out: str, matchers: str, jobs: int, limit: int)
         data_dir=str(DATA),
         model_class="predictions",
         model_dir=preds,
+        num_top_results=50,
         matchers=tuple(matchers.split(",")),
         results_dir=out,
         restart=True,
@@ -123,12 +139,15 @@ def _child_chemgauge(preds: str, out: str, matchers: str, jobs: int, limit: int)
     )
     run = run_retro_eval(config)
     accuracy = run.report["metrics"]["accuracy"]
+    name = run.report["metrics"]["syntheseus_results"]["file"]
+    written = json.loads((Path(out) / name).read_text())
     print(
         json.dumps(
             {
                 "curve": accuracy["syntheseus"]["exact"]["curve"],
                 "stereo_curve": accuracy["syntheseus"].get("stereo_ignored", {}).get("curve"),
                 "mrr": accuracy["syntheseus"]["exact"]["mrr"],
+                "file": {k: written[k] for k in _FILE_FIELDS},
                 "timing": run.report["timing"]["seconds"],
             }
         )
@@ -186,6 +205,14 @@ def _child_syntheseus(preds: str, stereo: bool, keep: bool, limit: int) -> None:
                 if results.match_modulo_stereo_top_k is None
                 else [float(x) for x in results.match_modulo_stereo_top_k],
                 "mrr": results.mrr,
+                "file": {
+                    k: (
+                        [float(x) for x in getattr(results, k)]
+                        if k.endswith("top_k") and getattr(results, k) is not None
+                        else getattr(results, k)
+                    )
+                    for k in _FILE_FIELDS
+                },
                 "timing": {"total_s": time.perf_counter() - start},
             }
         )
@@ -232,7 +259,12 @@ def _row(name: str, r: dict[str, Any]) -> str:
 
 
 def _record(
-    path: Path, results: dict[str, dict[str, Any]], jobs: int, same: bool, limit: int
+    path: Path,
+    results: dict[str, dict[str, Any]],
+    jobs: int,
+    same: bool,
+    limit: int,
+    differing: list[str],
 ) -> None:
     """bench/results/retro_vs_syntheseus.json from one full run."""
     cg, sy = results["chemgauge exact"], results["syntheseus exact"]
@@ -274,6 +306,14 @@ def _record(
             "identical" if same else "different",
             target="== identical",
             detail=f"top-1..50 curves; MRR {cg['mrr']:.6f}",
+        ),
+        figure(
+            "retro",
+            "syntheseus_results.json equals syntheseus's EvalResults",
+            "identical" if not differing else "different",
+            target="== identical",
+            detail=", ".join(_FILE_FIELDS)
+            + ("" if not differing else f"; differing: {', '.join(differing)}"),
         ),
     ]
     if sys_ is not None:
@@ -407,9 +447,24 @@ def main() -> None:
         f"parity (syntheseus convention top-1..50, exact{'' if sys_ is None else ' and stereo'}): "
         f"{'identical' if same else 'DIFFERENT'}; MRR {cg['mrr']:.6f} vs {sy['mrr']:.6f}"
     )
+    pairs = [(cg, sy)] if sys_ is None else [(cg, sy), (cgs, sys_)]
+    differing = sorted(
+        {
+            k
+            for ours, theirs in pairs
+            for k in _FILE_FIELDS
+            if theirs["file"][k] is not None and ours["file"][k] != theirs["file"][k]
+        }
+    )
+    print(
+        "syntheseus_results.json vs syntheseus's EvalResults ("
+        + ", ".join(_FILE_FIELDS)
+        + "): "
+        + ("identical" if not differing else f"DIFFERENT in {', '.join(differing)}")
+    )
     path = record_path(args, "retro_vs_syntheseus", full_size=args.limit >= 5007)
     if path is not None:
-        _record(path, results, jobs, same, args.limit)
+        _record(path, results, jobs, same, args.limit, differing)
     report = json.loads((Path(out["stereo"]) / "report.json").read_text())
     print(
         "\n| convention | matcher | "

@@ -79,7 +79,10 @@ def test_retro_eval(tmp_path: Path) -> None:
     data.mkdir()
     (data / "test.smi").write_text("CC(=O)O.CN>>CNC(C)=O\nCCO.CC(=O)O>>CCOC(C)=O\n")
     preds = tmp_path / "preds.jsonl"
-    preds.write_text('{"product": "CNC(C)=O", "predictions": ["C1CC", "CN.CC(=O)O"]}\n')
+    preds.write_text(
+        '{"product": "CNC(C)=O", "predictions": ["C1CC", "CN.CC(=O)O"]}\n'
+        '{"product": "CCOC(C)=O", "predictions": []}\n'  # every target has a line: no warning
+    )
     args = ["retro", "eval", f"data_dir={data}", "model_class=predictions"]
     args += [f"model_dir={preds}", "num_top_results=5", "executor=serial"]
     args += [f"results_dir={tmp_path / 'out'}"]

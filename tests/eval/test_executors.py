@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import pytest
@@ -87,6 +88,20 @@ def test_worker_crash_is_retried_then_recorded() -> None:
     crashed = out[12]
     assert isinstance(crashed, ItemFailure) and crashed.reason == "worker_crashed"
     assert [r for r in out if not isinstance(r, ItemFailure)] == items[:12] + items[13:]
+
+
+def test_pool_broken_between_submits_is_replaced() -> None:
+    """A worker that dies while the caller is elsewhere breaks the pool in the background;
+    the next submit must replace it, not raise BrokenProcessPool out of map (a CI flake)."""
+    executor = LocalExecutor(ExecutorConfig(kind="local", jobs=2, chunk_size=2, max_retries=1))
+    try:
+        pool = executor._ensure_pool()
+        with pytest.raises(BrokenProcessPool):
+            pool.submit(crash_chunk, ["crash"]).result()
+        out = list(executor.map(crash_chunk, ["a", "b", "c"]))
+    finally:
+        executor.close()
+    assert out == ["a", "b", "c"]
 
 
 def test_transient_failure_is_retried(tmp_path: Path) -> None:

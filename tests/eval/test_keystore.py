@@ -25,3 +25,13 @@ def test_many_keys_round_trip_and_a_closed_store_refuses_work() -> None:
     store.close()
     with pytest.raises(ValueError, match="closed"):
         store.get("key-1")
+
+
+def test_replace_updates_a_known_key_only() -> None:
+    with FirstSeenStore() as store:
+        store.first("a", (1, None))
+        store.replace("a", (1, "famA"))
+        assert store.first("a", (2, "famB")) == (1, "famA")
+        with pytest.raises(KeyError):
+            store.replace("missing", (0,))
+        assert len(store) == 1

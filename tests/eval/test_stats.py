@@ -11,6 +11,7 @@ from chemgauge.eval.stats import (
     binomial_tail,
     binomial_test_greater,
     bootstrap_interval,
+    bootstrap_mean_interval,
     holm_adjust,
     mcnemar_exact,
     paired_bootstrap_difference,
@@ -91,6 +92,29 @@ def test_bootstrap_in_blocks_equals_one_draw(monkeypatch: pytest.MonkeyPatch) ->
     blocked = bootstrap_interval(values, seed=11, resamples=500)
     assert blocked.low == float(np.quantile(whole, 0.025, method="inverted_cdf"))
     assert blocked.high == float(np.quantile(whole, 0.975, method="inverted_cdf"))
+
+
+def test_multinomial_mean_bootstrap_is_seeded_and_hand_checked() -> None:
+    # Reciprocal ranks of 8 items: the mean is exact; one value everywhere has no spread.
+    ranks = [1.0, 0.5, 0.0, 1.0, 0.2, 0.0, 1.0, 1 / 3]
+    first = bootstrap_mean_interval(ranks, seed=5, resamples=1000)
+    assert first == bootstrap_mean_interval(ranks, seed=5, resamples=1000)
+    assert first.estimate == pytest.approx(sum(ranks) / 8)
+    assert first.method == "bootstrap-percentile-multinomial" and first.seed == 5
+    assert (first.low or 0) < first.estimate < (first.high or 0)
+    assert first != bootstrap_mean_interval(ranks, seed=6, resamples=1000)
+    same = bootstrap_mean_interval([0.5] * 40, seed=1)
+    assert (same.low, same.estimate, same.high) == (0.5, 0.5, 0.5)
+    assert bootstrap_mean_interval([], seed=1).estimate is None
+
+
+def test_multinomial_mean_bootstrap_agrees_with_resampling_items() -> None:
+    """Same distribution as indexing items: the two intervals agree to Monte Carlo error."""
+    values = [1.0 / (1 + (i * 7919) % 11) if i % 3 else 0.0 for i in range(2000)]
+    counts = bootstrap_mean_interval(values, seed=2, resamples=4000)
+    items = bootstrap_interval(values, seed=2, resamples=4000)
+    assert counts.low == pytest.approx(items.low, abs=0.004)
+    assert counts.high == pytest.approx(items.high, abs=0.004)
 
 
 def test_binomial_test_greater_hand_and_table_values() -> None:

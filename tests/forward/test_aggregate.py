@@ -7,10 +7,12 @@ import math
 import pytest
 
 from chemgauge.benchmarks.forward.aggregate import (
+    Bootstrap,
     aggregate,
     arity_bucket,
     breakdowns,
     by_split,
+    held_out,
     pool_size_bucket,
 )
 from chemgauge.benchmarks.forward.corpus import InvalidRecord
@@ -113,3 +115,38 @@ def test_pool_size_buckets_and_breakdown_dimensions() -> None:
     assert out["failure_reason"]["input_invalid"]["n_rows"] == 1
     assert out["template_source"]["embedded"]["n_rows"] == 5
     assert out["proposal_status"]["covered"]["conditional"]["n"] == 2
+
+
+def test_mrr_and_ndcg_carry_seeded_bootstrap_intervals() -> None:
+    rows = _rows()
+    first, again = aggregate(rows), aggregate(rows, Bootstrap(seed=0))
+    assert first == again
+    for name in ("end_to_end", "conditional"):
+        block = first[name]
+        for metric in ("mrr", "ndcg_at_10"):
+            low, high = block[f"{metric}_bootstrap95"]
+            assert low <= block[metric] <= high
+    # Reciprocal ranks 1, 1/4, 0, 0: a resample of four zeros has probability (1/2)**4 =
+    # 6.25% > 2.5%, so the low end is 0; four ones has 1/256 < 2.5%, so the high end is < 1.
+    low, high = first["end_to_end"]["mrr_bootstrap95"]
+    assert low == 0.0 and (1 + 1 / 4) / 4 < high < 1.0
+    other = aggregate(rows, Bootstrap(seed=1, resamples=500))
+    assert other["end_to_end"]["mrr"] == first["end_to_end"]["mrr"]
+    assert other["end_to_end"]["mrr_bootstrap95"] != first["end_to_end"]["mrr_bootstrap95"]
+
+
+def test_an_interval_of_identical_values_is_a_point_and_empty_is_none() -> None:
+    top = [scored_row(reaction([["CC=O"]]), report(["CC=O"]), 1.0) for _ in range(5)]
+    e2e = aggregate(top)["end_to_end"]
+    assert e2e["mrr_bootstrap95"] == [1.0, 1.0] and e2e["ndcg_at_10_bootstrap95"] == [1.0, 1.0]
+    empty = by_split(top)["train"]["end_to_end"]
+    assert empty["mrr"] is None and empty["mrr_bootstrap95"] == [None, None]
+
+
+def test_held_out_is_val_and_test_together() -> None:
+    rows = _rows()
+    for row, split in zip(rows, ("train", "val", "test", "train", "unknown"), strict=True):
+        row["split"] = split
+    both = held_out(rows)
+    assert both["n_rows"] == 2 and both["n_covered"] == 1
+    assert both == aggregate([r for r in rows if r["split"] in ("val", "test")])

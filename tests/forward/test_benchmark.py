@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from chemgauge.benchmarks.forward import runner as runner_module
 from chemgauge.benchmarks.forward.rows import FAILURE_REASONS
 from chemgauge.benchmarks.forward.runner import BenchmarkConfig, run_benchmark
 from chemgauge.errors import ConfigError, DataQualityError
+from chemgauge.eval.envelope import write_envelope
 from chemgauge.eval.executors import ExecutorConfig
 
 from .conftest import FIXTURE_CORPUS, FIXTURES, corpus_line
@@ -275,3 +277,60 @@ def test_rows_output_must_be_a_file(tmp_path: Path) -> None:
         run_benchmark(BenchmarkConfig(FIXTURE_CORPUS, tmp_path), SERIAL)
     with pytest.raises(ConfigError, match="never printed"):
         run_benchmark(BenchmarkConfig(FIXTURE_CORPUS, Path("-")), SERIAL)
+
+
+# Methane substituted twelve ways; substituent i is produced by 12 - i templates, so it ranks
+# i-th (0-based) by score alone: F, Cl, Br, I, O (5th), N (6th), S, C, C#N, C=O (10th),
+# OC (11th), NC.
+_SUBSTITUENTS = ("F", "Cl", "Br", "I", "O", "N", "S", "C", "C#N", "C=O", "OC", "NC")
+
+
+def test_top5_and_top10_edges_are_hand_checked(tmp_path: Path) -> None:
+    """The true product at 1-based rank 5, 6, 10 and 11, through engine, rows, report, adapter."""
+    from chemgauge.report.adapters.forward import ForwardAdapter
+    from chemgauge.report.loading import load_run
+
+    rules = tmp_path / "methane.jsonl"
+    rules.write_text(
+        "".join(
+            json.dumps({"template_id": f"m{i}_{j}", "smirks": f"[CH4:1]>>[CH3:1]{x}"}) + "\n"
+            for i, x in enumerate(_SUBSTITUENTS)
+            for j in range(12 - i)
+        )
+    )
+    products = {5: "CO", 6: "CN", 10: "CC=O", 11: "COC"}
+    corpus = tmp_path / "ranks.jsonl"
+    corpus.write_text(
+        "".join(corpus_line(f"rank{k}", ["C"], [[p]]) + "\n" for k, p in products.items())
+    )
+    result = run(tmp_path, "rows", corpus=corpus, template_source="file", templates=rules)
+    rows = rows_of(result.rows_path)
+    assert [r["best_correct_rank"] for r in rows] == [4, 5, 9, 10]  # 0-based
+    assert [r["top1_hit"] for r in rows] == [False] * 4
+    assert [r["top5_hit"] for r in rows] == [True, False, False, False]
+    assert [r["top10_hit"] for r in rows] == [True, True, True, False]
+    assert [r["ranking_status"] for r in rows] == ["top5", "top10", "top10", "beyond10"]
+    assert [r["failure_reason"] for r in rows] == [
+        "hit_top5",
+        "hit_top10",
+        "hit_top10",
+        "hit_beyond_10",
+    ]
+    assert [r["correct_ranks_top10"] for r in rows] == [[4], [5], [9], []]
+    assert rows[0]["ndcg_at_10"] == pytest.approx(1 / math.log2(6))
+    assert rows[3]["ndcg_at_10"] == 0.0
+    e2e = result.report["metrics"]["overall"]["end_to_end"]
+    assert (e2e["top5_hit_rate"]["numerator"], e2e["top10_hit_rate"]["numerator"]) == (1, 3)
+    assert e2e["mrr"] == pytest.approx((1 / 5 + 1 / 6 + 1 / 10 + 1 / 11) / 4)
+    write_envelope(tmp_path / "report.json", result.envelope)
+    run_ = load_run(tmp_path / "report.json", rows_path=result.rows_path)
+    adapter = ForwardAdapter()
+    hits = [adapter.hits(row, run_) for row in run_.rows]
+    assert [h["top5"] for h in hits] == [True, False, False, False]
+    assert [h["top10"] for h in hits] == [True, True, True, False]
+    assert [dict(adapter.describe_item(r))["first correct rank"] for r in rows] == [
+        "5",
+        "6",
+        "10",
+        "11",
+    ]

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from chemgauge.cli import app
 
-from .conftest import FIXTURE_CORPUS, corpus_line
+from .conftest import FIXTURE_CORPUS, corpus_line, write_mapped_corpus
 
 runner = CliRunner()
 
@@ -259,3 +259,52 @@ def test_corpus_from_uspto_and_extract_templates(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "csv" / "manifest.json").read_text())["source_corpus_format"] == (
         "csv"
     )
+
+
+def test_train_extracted_summary_leads_with_held_out_rows_and_warns_of_leakage(
+    tmp_path: Path,
+) -> None:
+    corpus = write_mapped_corpus(tmp_path / "mapped.jsonl")
+    out = tmp_path / "t"
+    args = ["forward", "extract-templates", "--corpus", str(corpus), "--split", "train"]
+    assert runner.invoke(app, [*args, "--out", str(out), "-j", "1"]).exit_code == 0
+    result = runner.invoke(
+        app,
+        [
+            "forward",
+            "benchmark",
+            "--corpus",
+            str(corpus),
+            "--output-rows",
+            str(tmp_path / "rows.jsonl"),
+            "--output-report",
+            str(tmp_path / "report.json"),
+            "--template-source",
+            "train-extracted",
+            "--templates",
+            str(out / "templates.jsonl"),
+            "--template-manifest",
+            str(out / "manifest.json"),
+            "--executor",
+            "serial",
+            "--seed",
+            "7",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    err = result.stderr
+    order = [
+        err.index(label)
+        for label in ("held out", "split val", "split test", "split train", "overall")
+    ]
+    assert order == sorted(order) and "conditional on coverage, held out (1 rows)" in err
+    assert "warning: leakage: 1 reactant set(s) occur in both train and test" in err
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["metrics"]["headline"] == {
+        "basis": "held_out",
+        "held_out_splits": ["val", "test"],
+        "in_sample_splits": ["train"],
+        "overall_includes_in_sample_rows": True,
+    }
+    assert report["metrics"]["bootstrap"]["seed"] == 7
+    assert report["metrics"]["held_out"]["n_rows"] == 2

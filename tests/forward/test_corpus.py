@@ -191,7 +191,7 @@ def test_reused_reaction_id_for_another_reaction_is_rejected(write_corpus: Any) 
     corpus = load_corpus(path)
     first, second = corpus.entries
     assert isinstance(first, BenchReaction)
-    assert isinstance(second, InvalidRecord) and second.reason == "conflicting_reaction_ids"
+    assert isinstance(second, InvalidRecord) and second.reason == "conflicting_reaction_id"
     assert corpus.stats.counts["conflicting_reaction_ids"] == 1
     assert corpus.stats.counts["duplicate_records_merged"] == 1
 
@@ -270,3 +270,62 @@ def test_load_corpus_equals_the_stream_with_its_overrides() -> None:
     assert streamed == corpus.entries
     assert stream.stats.to_dict() == corpus.stats.to_dict()
     assert stream.sha256 == corpus.sha256
+
+
+def test_a_late_group_key_conflict_rejects_the_whole_reaction(write_corpus: Any) -> None:
+    """First copy without a key, later copies with famA then famB: the keys still conflict."""
+    lines = [
+        corpus_line("a", ["CCO"], [["CC=O"]]),
+        corpus_line("b", ["OCC"], [["CC=O"]], group_key="famA"),
+        corpus_line("c", ["CCO"], [["O=CC"]], group_key="famB"),
+        corpus_line("d", ["CCN"], [["CC=N"]]),
+    ]
+    corpus = load_corpus(write_corpus(lines))
+    kinds = [(type(e).__name__, e.source_line) for e in corpus.entries]
+    assert kinds == [("InvalidRecord", 1), ("InvalidRecord", 3), ("BenchReaction", 4)]
+    assert corpus.stats.counts["conflicting_group_keys"] == 1
+    assert corpus.stats.counts["duplicate_records_merged"] == 1
+    assert corpus.stats.records_accepted == 1
+    conflict = next(w for w in corpus.stats.warnings if w.code == "conflicting_group_keys")
+    assert "'famA'" in conflict.message and "line 2" in conflict.message
+    with pytest.raises(DataQualityError, match=r"conflicting group_key.*'famA'.*'famB'"):
+        load_corpus(write_corpus(lines), strict=True)
+
+
+def test_a_duplicate_of_a_rejected_reaction_never_says_first_kept(write_corpus: Any) -> None:
+    """The duplicate on line 2 is merged into line 1, which line 3 rejects in hindsight."""
+    lines = [
+        corpus_line("a", ["CCO"], [["CC=O"]], group_key="P1"),
+        corpus_line("b", ["OCC"], [["CC=O"]]),
+        corpus_line("c", ["CCO"], [["CC=O"]], group_key="P2"),
+        corpus_line("d", ["CCO"], [["CC=O"]]),
+    ]
+    corpus = load_corpus(write_corpus(lines))
+    merged = [w for w in corpus.stats.warnings if w.code == "duplicate_records_merged"]
+    assert [w.line for w in merged] == [2, 4]
+    for warning in merged:
+        assert "kept" not in warning.message
+        assert "line 1" in warning.message and "rejected" in warning.message
+    plain = load_corpus(write_corpus(lines[:2], name="plain.jsonl")).stats.warnings
+    assert [w.message for w in plain] == ["same reaction as line 1; merged into it"]
+
+
+def test_invalid_reasons_name_one_conflict_each_in_the_singular(write_corpus: Any) -> None:
+    lines = [
+        corpus_line("a", ["CCO"], [["CC=O"]], group_key="P1"),
+        corpus_line("a", ["CCN"], [["CC=N"]]),
+        corpus_line("c", ["CCO"], [["CC=O"]], group_key="P2"),
+    ]
+    reasons = {
+        e.reason for e in load_corpus(write_corpus(lines)).entries if isinstance(e, InvalidRecord)
+    }
+    assert reasons == {"conflicting_reaction_id", "conflicting_group_key"}
+
+
+def test_group_key_source_is_recorded(write_corpus: Any) -> None:
+    lines = [
+        corpus_line("a", ["CCO"], [["CC=O"]]),
+        corpus_line("b", ["CCN"], [["CC=N"]], group_key="US1"),
+    ]
+    a, b = load_corpus(write_corpus(lines)).reactions
+    assert (a.group_key_source, b.group_key_source) == ("fallback", "explicit")

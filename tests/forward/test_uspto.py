@@ -12,9 +12,8 @@ from chemgauge.benchmarks.forward.corpus import load_corpus
 from chemgauge.benchmarks.forward.extraction import extract_split_templates
 from chemgauge.benchmarks.forward.runner import BenchmarkConfig, run_benchmark
 from chemgauge.benchmarks.forward.uspto import write_uspto_corpus
+from chemgauge.errors import InputFileError
 from chemgauge.eval.executors import ExecutorConfig
-
-pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +33,7 @@ def uspto_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return sample
 
 
+@pytest.mark.slow
 def test_uspto_records_are_unmapped_and_grouped_by_patent(uspto_corpus: Path) -> None:
     first = json.loads(uspto_corpus.read_text().splitlines()[0])
     assert first["reaction_id"] == "val:2" and first["group_key"] == "US08329716B2"
@@ -45,6 +45,7 @@ def test_uspto_records_are_unmapped_and_grouped_by_patent(uspto_corpus: Path) ->
     assert all(len(splits) == 1 for splits in patents.values())  # a patent never straddles
 
 
+@pytest.mark.slow
 def test_train_extracted_benchmark_on_uspto_sample(uspto_corpus: Path, tmp_path: Path) -> None:
     run = extract_split_templates(
         uspto_corpus, "train", tmp_path / "t", ExecutorConfig(kind="local", jobs=2)
@@ -78,3 +79,29 @@ def test_train_extracted_benchmark_on_uspto_sample(uspto_corpus: Path, tmp_path:
     rows = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
     assert {r["provenance"]["template_source"] for r in rows} == {"train-extracted"}
     assert sum(r["proposal_status"] == "error" for r in rows) == 0
+
+
+def _mini_csv(path: Path, patent: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"id,class,reactants>reagents>production\n{patent},1,CCO.CC(=O)O>>CCOC(C)=O\n")
+    return path
+
+
+def test_two_csv_files_with_one_name_get_distinct_reaction_ids(tmp_path: Path) -> None:
+    a = _mini_csv(tmp_path / "a" / "test.csv", "US1")
+    b = _mini_csv(tmp_path / "b" / "test.csv", "US2")
+    out = tmp_path / "corpus.jsonl"
+    assert write_uspto_corpus([a, b], out) == 2
+    ids = [json.loads(line)["reaction_id"] for line in out.read_text().splitlines()]
+    assert ids == ["a/test:2", "b/test:2"]
+    assert load_corpus(out).stats.counts["conflicting_reaction_ids"] == 0
+    other = _mini_csv(tmp_path / "c" / "val.csv", "US3")
+    write_uspto_corpus([a, other], out)
+    ids = [json.loads(line)["reaction_id"] for line in out.read_text().splitlines()]
+    assert ids == ["test:2", "val:2"]  # unique names keep the plain stem
+
+
+def test_the_same_csv_twice_is_refused(tmp_path: Path) -> None:
+    a = _mini_csv(tmp_path / "a" / "test.csv", "US1")
+    with pytest.raises(InputFileError, match="given twice"):
+        write_uspto_corpus([a, tmp_path / "a" / ".." / "a" / "test.csv"], tmp_path / "c.jsonl")

@@ -170,7 +170,7 @@ def retro_campaign(work: Path, kills: int, seed: int) -> Campaign:
 
     reference, killed = work / "retro_reference", work / "retro_killed"
     _check(run_to_end(RETRO_DRIVER, args(reference)), "retro reference run")
-    journal = killed / "predictions.jsonl"
+    journal = killed / "journal.jsonl"
     report = kill_and_resume(
         RETRO_DRIVER, args(killed), [journal], total, kills, seed, tear_every=3
     )

@@ -189,3 +189,59 @@ def test_rule_file_run_recomputes_the_rules_hash_from_the_file(tmp_path: Path) -
     rules.unlink()
     result = verify_run(load_run(out))
     assert result.exit_code == 3 and result.missing_inputs == ["templates"]
+
+
+@pytest.fixture(scope="module")
+def extracted_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A train-extracted run of a corpus with a train/test reactant leak."""
+    from tests.forward.conftest import write_mapped_corpus
+
+    from chemgauge.benchmarks.forward.aggregate import Bootstrap
+    from chemgauge.benchmarks.forward.extraction import extract_split_templates
+
+    out = tmp_path_factory.mktemp("extracted")
+    corpus = write_mapped_corpus(out / "mapped.jsonl")
+    run = extract_split_templates(corpus, "train", out / "templates")
+    result = run_benchmark(
+        BenchmarkConfig(
+            corpus=corpus,
+            output_rows=out / "rows.jsonl",
+            template_source="train-extracted",
+            templates=run.templates_path,
+            template_manifest=run.manifest_path,
+            bootstrap=Bootstrap(seed=11, resamples=300),
+        )
+    )
+    write_envelope(out / "report.json", result.envelope)
+    return out
+
+
+def test_train_extracted_run_verifies_with_its_recorded_bootstrap(extracted_dir: Path) -> None:
+    run = load_run(extracted_dir)
+    result = verify_run(run)
+    assert result.ok, [d.describe() for d in result.differences[:5]]
+    aggregates = next(c for c in result.checks if c.name == "aggregates")
+    assert "held_out" in aggregates.detail and "leakage" in aggregates.detail
+
+
+def test_edited_leakage_count_is_caught(extracted_dir: Path, tmp_path: Path) -> None:
+    run_dir = _copy(extracted_dir, tmp_path / "edited")
+    report = orjson.loads((run_dir / "report.json").read_bytes())
+    report["metrics"]["leakage"]["reactant_sets"]["by_split_pair"]["train/test"]["shared"] = 0
+    (run_dir / "report.json").write_bytes(orjson.dumps(report))
+    wheres = [d.where for d in verify_run(load_run(run_dir)).differences]
+    assert wheres == ["metrics.leakage.reactant_sets.by_split_pair.train/test.shared"]
+
+
+def test_held_out_rows_lead_the_headline_and_the_page(extracted_dir: Path) -> None:
+    run = load_run(extracted_dir)
+    adapter = get_adapter("forward")
+    labels = [rate.label for rate in adapter.headline(run)]
+    assert labels[0] == "top-1 (held out: val + test)"
+    overall = [label for label in labels if "overall" in label]
+    assert overall and all("includes in-sample train rows" in label for label in overall)
+    assert labels.index(overall[0]) > labels.index("true product in pool (held out: val + test)")
+    page = render_run_html(run, adapter, verify_run(run), max_failures=4)
+    assert "Ranking (held out: val + test)" in page and "Leakage audit" in page
+    assert "train (in-sample)" in page and "CC(=O)O.CCO" in page
+    assert page.index("held out (val + test)") < page.index("overall (includes in-sample")

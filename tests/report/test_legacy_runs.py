@@ -109,8 +109,10 @@ def test_old_forward_run_compares_with_a_new_run_of_todays_code(tmp_path: Path) 
     write_envelope(new / "report.json", result.envelope)
     old, current = load_run(FOLDERS["forward"]), load_run(new)
     assert current.legacy is None and verify_run(current).exit_code == 0
-    assert current.envelope.reproducibility_sha256 == old.envelope.reproducibility_sha256
-    assert current.envelope.config_sha256 == old.envelope.config_sha256
+    # Row schema 3 adds group_key_source to every row (and the schema version to the config),
+    # so the hashes differ from the old run's; the items and their outcomes do not.
+    assert (old.config["row_schema_version"], current.config["row_schema_version"]) == (2, 3)
+    assert current.envelope.reproducibility_sha256 != old.envelope.reproducibility_sha256
     comparison = compare_runs(old, current)
     assert comparison["protocol"]["match"] is True
     assert comparison["items"]["shared"] == len(old.rows)
@@ -131,7 +133,12 @@ def test_old_retro_run_compares_with_a_new_run_of_todays_code(tmp_path: Path) ->
     )
     run_retro_eval(config)
     old, current = load_run(folder), load_run(tmp_path / "new")
-    assert current.envelope.reproducibility_sha256 == old.envelope.reproducibility_sha256
+    # rows gained each invalid output's reason (retro family schema 2); the rest is unchanged
+    rows = current.rows
+    reasons = [r.pop("invalid_reasons") for r in rows]
+    assert [len(x) for x in reasons] == [len(r["invalid_ranks"]) for r in rows]
+    assert [x for row_reasons in reasons for x in row_reasons] == ["syntax"]
+    assert rows == old.rows
     assert current.metrics["accuracy"] == old.metrics["accuracy"]
     comparison = compare_runs(old, current)
     assert comparison["protocol"]["match"] is True

@@ -103,4 +103,15 @@ def test_retro_html_draws_true_reactants_and_top_prediction(runs: Callable[[str]
     failures = page.split('id="failures"', 1)[1].split("</section>", 1)[0]
     assert "3 items; showing 3." in failures  # ranks 1, 2 and the miss
     assert "aria-label='true reactants'" in failures
-    assert "CC(=O)O.CCN" in failures  # the top prediction from predictions.jsonl
+    assert "CC(=O)O.CCN" in failures  # the top prediction from the journal
+
+
+def test_retro_html_reads_a_journal_under_its_older_name(tmp_path: Path) -> None:
+    folder = _run(tmp_path, "old", OUTPUTS_A)
+    (folder / "journal.jsonl").rename(folder / "predictions.jsonl")  # an older run folder
+    run = load_run(folder)
+    page = render_run_html(run, get_adapter("retro"), verify_run(run))
+    assert "CC(=O)O.CCN" in page.split('id="failures"', 1)[1]
+    (folder / "predictions.jsonl").write_text('{"input": "CNC(C)=O"}\n')  # syntheseus's file
+    page = render_run_html(load_run(folder), get_adapter("retro"), verify_run(run))
+    assert "journal.jsonl not found: no predictions drawn" in page

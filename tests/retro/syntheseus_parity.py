@@ -15,6 +15,7 @@ def syntheseus_eval(
     stereo: bool = False,
     limit: int | None = None,
     include_predictions: bool = True,
+    skip_repeats: bool = True,
 ) -> Any:
     """syntheseus ``compute_metrics`` on a fixed-output model; returns its ``EvalResults``."""
     import contextlib
@@ -47,7 +48,7 @@ def syntheseus_eval(
     dataset = DiskReactionDataset(data_dir, sample_cls=ReactionSample)
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         return compute_metrics(
-            FixedOutputs(remove_duplicates=True),
+            FixedOutputs(remove_duplicates=skip_repeats),
             dataset=dataset,
             num_dataset_truncation=limit,
             num_top_results=num_top_results,
@@ -55,3 +56,28 @@ def syntheseus_eval(
             fold=DataFold.TEST,
             include_predictions=include_predictions,
         )
+
+
+def syntheseus_results_file(results: Any, folder: Path, print_idxs: Sequence[int]) -> Any:
+    """The results file syntheseus's own ``print_and_save`` writes for ``results`` (its
+    ``eval-single-step`` output), read back as JSON."""
+    import contextlib
+    import io
+    import json
+
+    from syntheseus.cli.eval_single_step import EvalConfig, print_and_save
+    from syntheseus.reaction_prediction.utils.config import get_config
+
+    config = get_config(
+        argv=[
+            "data_dir=unused",
+            "model_class=LocalRetro",
+            f"results_dir={folder}",
+            f"print_idxs=[{','.join(str(k) for k in print_idxs)}]",
+        ],
+        config_cls=EvalConfig,
+    )
+    with contextlib.redirect_stdout(io.StringIO()):
+        print_and_save(results, config)
+    [path] = folder.glob("LocalRetro_*.json")
+    return json.loads(path.read_text())

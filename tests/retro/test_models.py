@@ -115,3 +115,73 @@ def test_predictions_are_read_back_whatever_the_line_endings(tmp_path: Path) -> 
     outputs = [o.outputs for o in model.predict(["OCC", "CC(O)=O", "NCC"], 5)]
     assert outputs == [("C",), ("N", "O"), ()]
     assert isinstance(model, PredictionsFileModel) and model.stats.accepted == 3
+
+
+def test_the_static_syntheseus_class_list_is_syntheseus_own() -> None:
+    if importlib.util.find_spec("syntheseus") is None:
+        pytest.skip("syntheseus not installed")
+    from syntheseus.reaction_prediction.inference.config import BackwardModelClass
+
+    from chemgauge.engines.retro.syntheseus_model import SYNTHESEUS_BACKWARD_CLASSES
+
+    assert [c.name for c in BackwardModelClass] == list(SYNTHESEUS_BACKWARD_CLASSES)
+
+
+def test_a_syntheseus_model_is_built_as_eval_single_step_builds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through syntheseus's real model interface, with a weight-free model class standing in
+    for LocalRetro (the injected boundary: the real one needs torch and a checkpoint)."""
+    if importlib.util.find_spec("syntheseus") is None:
+        pytest.skip("syntheseus not installed")
+    import enum
+    from typing import Any
+
+    import syntheseus.reaction_prediction.inference.config as syntheseus_config
+    from syntheseus.interface.models import BackwardReactionModel
+    from syntheseus.reaction_prediction.utils.inference import (
+        process_raw_smiles_outputs_backwards,
+    )
+
+    from chemgauge.benchmarks.retro import RetroEvalConfig, run_retro_eval
+
+    built: dict[str, Any] = {}
+
+    class StandIn(BackwardReactionModel):  # type: ignore[misc]
+        def __init__(self, *, model_dir: str | None, device: str = "default", **kwargs: Any):
+            super().__init__(**kwargs)
+            built.update(model_dir=model_dir, device=device, **kwargs)
+
+        def _get_reactions(self, inputs: list[Any], num_results: int) -> list[Any]:
+            raw = ["C1CC", "CN.CC(=O)O", "CC(O)=O.CN", "CCO"][:num_results]
+            return [process_raw_smiles_outputs_backwards(m, raw, [{}] * len(raw)) for m in inputs]
+
+        def get_parameters(self) -> list[Any]:
+            return []
+
+    fake = enum.Enum("BackwardModelClass", {"LocalRetro": StandIn})
+    monkeypatch.setattr(syntheseus_config, "BackwardModelClass", fake)
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "test.smi").write_text("CC(=O)O.CN>>CNC(C)=O\n")
+    config = RetroEvalConfig.from_options(
+        {
+            "data_dir": str(data),
+            "model_class": "LocalRetro",  # bare, as syntheseus's command line takes it
+            "model_dir": str(tmp_path),
+            "num_gpus": "0",
+            "skip_repeats": "False",
+            "num_top_results": "10",
+            "results_dir": str(tmp_path / "out"),
+            "executor": "serial",
+        }
+    )
+    run = run_retro_eval(config)
+    assert built == {"model_dir": str(tmp_path), "device": "cpu", "remove_duplicates": False}
+    [row] = run.rows
+    # syntheseus dropped the invalid output; the repeat reached chemgauge
+    assert row["n_outputs"] == 3 and row["duplicate_ranks"] == [1]
+    assert row["hits"]["syntheseus_keep_repeats"]["exact"] == 0
+    assert run.report["metrics"]["model"]["name"] == "syntheseus:LocalRetro"
+    written = (tmp_path / "out" / "syntheseus_results.json").read_text()
+    assert '"model_class":"StandIn"' in written and '"num_params":0' in written

@@ -59,6 +59,7 @@ def test_syntheseus_convention_equals_syntheseus_compute_metrics(
         data_dir=str(generated["data_dir"]),
         model_class="predictions",
         model_dir=str(generated["preds"]),
+        num_top_results=50,
         limit=N_TARGETS,
         results_dir=str(tmp_path),
         executor="serial",
@@ -66,6 +67,20 @@ def test_syntheseus_convention_equals_syntheseus_compute_metrics(
     ours = run_retro_eval(config)
     by_product = {t.product: o for t, o in zip(targets, generated["outputs"], strict=True)}
     theirs = syntheseus_eval(generated["data_dir"], by_product, 50, stereo=True, limit=N_TARGETS)
+    # the syntheseus-shaped file carries syntheseus's numbers to the last bit
+    written = orjson.loads((tmp_path / "syntheseus_results.json").read_bytes())
+    for name in ("top_k", "match_modulo_stereo_top_k"):
+        assert written[name] == [float(x) for x in getattr(theirs, name)], name
+    for name in (
+        "num_samples",
+        "mrr",
+        "match_modulo_stereo_mrr",
+        "min_num_predictions",
+        "max_num_predictions",
+        "mean_num_predictions",
+        "median_num_predictions",
+    ):
+        assert written[name] == getattr(theirs, name), name
     accuracy = ours.report["metrics"]["accuracy"]["syntheseus"]
     assert theirs.num_samples == N_TARGETS
     assert [float(x) for x in theirs.top_k] == accuracy["exact"]["curve"]

@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from chemgauge.benchmarks.retro import RetroEvalConfig, run_retro_eval
-from chemgauge.benchmarks.retro.runner import PREDICTIONS_JSONL, REPORT_JSON, ROWS_JSONL
+from chemgauge.benchmarks.retro.runner import JOURNAL_JSONL, REPORT_JSON, ROWS_JSONL
 from chemgauge.engines.retro.base import CallableRetroModel
 from chemgauge.errors import ConfigError, DataQualityError
 from chemgauge.eval.envelope import without_timing
@@ -84,7 +84,7 @@ def test_run_writes_rows_report_and_journal(tmp_path: Path) -> None:
     assert (top1["hits"], top1["rate"]) == (1, 0.2)
     assert report["config"]["k"] == [1, 3]
     assert report["inputs"][0]["sha256"] == report["metrics"]["data"]["sha256"]
-    journal = (out / PREDICTIONS_JSONL).read_bytes().splitlines()
+    journal = (out / JOURNAL_JSONL).read_bytes().splitlines()
     assert len(journal) == 1 + 5  # header + one line per target
     entry = orjson.loads(journal[1])
     assert entry["outputs"] == OUTPUTS["CNC(C)=O"] and "timing" in entry
@@ -105,7 +105,7 @@ def test_resume_after_interruption_loses_nothing_and_repeats_nothing(tmp_path: P
     config = _config(tmp_path, "resumed", chunk_size=1)
     with pytest.raises(KeyboardInterrupt):
         run_retro_eval(config, model=_model(fail_after=1))
-    journal = tmp_path / "resumed" / PREDICTIONS_JSONL
+    journal = tmp_path / "resumed" / JOURNAL_JSONL
     assert len(journal.read_bytes().splitlines()) == 1 + 2  # one batch of two finished
     with open(journal, "ab") as handle:  # a crash in the middle of writing a line
         handle.write(b'{"target": "test:3", "outp')
@@ -195,3 +195,48 @@ def test_ray_executor_gives_the_same_rows(tmp_path: Path) -> None:
     rows_serial = (tmp_path / "serial" / ROWS_JSONL).read_bytes()
     assert rows_serial == (tmp_path / "ray" / ROWS_JSONL).read_bytes()
     assert serial.report["reproducibility_sha256"] == on_ray.report["reproducibility_sha256"]
+
+
+def test_the_journal_is_never_named_like_syntheseus_predictions(tmp_path: Path) -> None:
+    run_retro_eval(_config(tmp_path, "out"), model=_model())
+    assert (tmp_path / "out" / JOURNAL_JSONL).is_file()
+    assert not (tmp_path / "out" / "predictions.jsonl").exists()
+
+
+def test_a_journal_under_the_old_name_is_resumed(tmp_path: Path) -> None:
+    fresh = run_retro_eval(_config(tmp_path, "out"), model=_model())
+    out = tmp_path / "out"
+    (out / JOURNAL_JSONL).rename(out / "predictions.jsonl")  # as an earlier version left it
+    again = run_retro_eval(_config(tmp_path, "out"), model=_model(fail_after=0))
+    assert again.report["timing"]["scored_now"] == 0
+    assert again.report["timing"]["resumed_targets"] == 5
+    assert (out / JOURNAL_JSONL).is_file() and not (out / "predictions.jsonl").exists()
+    assert _stable(again.report) == _stable(fresh.report)
+
+
+def test_a_syntheseus_predictions_file_in_the_results_folder_is_left_alone(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    record = b'{"input": "CNC(C)=O", "ground_truth": "CC(=O)O.CN>>CNC(C)=O"}\n'
+    (out / "predictions.jsonl").write_bytes(record)  # syntheseus's PredictionRecord schema
+    run = run_retro_eval(_config(tmp_path, "out"), model=_model())
+    assert (out / "predictions.jsonl").read_bytes() == record
+    assert run.report["timing"]["scored_now"] == 5
+
+
+def test_rows_journaled_before_invalidity_reasons_get_them_on_resume(tmp_path: Path) -> None:
+    fresh = run_retro_eval(_config(tmp_path, "fresh"), model=_model())
+    run_retro_eval(_config(tmp_path, "old"), model=_model())
+    journal = tmp_path / "old" / JOURNAL_JSONL
+    lines = journal.read_bytes().splitlines()
+    entries = [orjson.loads(line) for line in lines[1:]]
+    for entry in entries:
+        entry["row"].pop("invalid_reasons")
+    journal.write_bytes(b"\n".join([lines[0], *(orjson.dumps(e) for e in entries)]) + b"\n")
+    resumed = run_retro_eval(_config(tmp_path, "old"), model=_model(fail_after=0))
+    assert resumed.report["timing"]["scored_now"] == 0
+    assert (tmp_path / "old" / ROWS_JSONL).read_bytes() == (
+        tmp_path / "fresh" / ROWS_JSONL
+    ).read_bytes()
+    assert resumed.report["metrics"]["outputs"]["invalid_by_reason"] == {"syntax": 1}
+    assert _stable(resumed.report) == _stable(fresh.report)

@@ -121,3 +121,66 @@ def test_product_in_its_own_reactants_is_counted_per_row_and_in_aggregate() -> N
     m = aggregate(rows, conventions=("syntheseus",), matchers=("exact",), ks=(1,), max_k=2)
     assert m["outputs"]["product_in_reactants"] == 1
     assert m["outputs"]["product_in_reactants_rate"] == 1 / 3
+
+
+def test_keep_repeats_convention_drops_invalid_outputs_and_keeps_repeats() -> None:
+    settings = ScoreSettings(
+        matchers=("exact",), conventions=("syntheseus", "syntheseus_keep_repeats", "raw_slots")
+    )
+    outputs = ("C1CC", "CCO", "OCC", "CN.CC(=O)O", "CC(O)=O.CN")
+    row = score_target(ScoreTask(_target(2, ("CC(=O)O", "CN")), outputs, 5), settings)
+    # raw_slots: 3; syntheseus: ['CCO', truth] -> 1; keep repeats: ['CCO', 'OCC', truth, ...] -> 2
+    assert row["hits"] == {
+        "syntheseus": {"exact": 1},
+        "syntheseus_keep_repeats": {"exact": 2},
+        "raw_slots": {"exact": 3},
+    }
+    second = ScoreTask(_target(3, ("CC(=O)O", "CN")), ("CN.CC(=O)O",), 1)
+    rows = [row, score_target(second, settings)]
+    m = aggregate(
+        rows,
+        conventions=("syntheseus_keep_repeats",),
+        matchers=("exact",),
+        ks=(1, 3),
+        max_k=5,
+    )
+    block = m["accuracy"]["syntheseus_keep_repeats"]["exact"]
+    assert [block["top_k"][k]["hits"] for k in ("1", "3")] == [1, 2]
+    assert block["mrr"] == pytest.approx((1 / 3 + 1) / 2)
+
+
+@pytest.mark.parametrize(
+    ("output", "reason"),
+    [
+        ("", "empty"),
+        ("CC..N", "empty_component"),
+        ("CC.", "empty_component"),
+        ("C1CC", "syntax"),
+        ("CC(=O)O.CC(", "syntax"),
+        ("C(C)(C)(C)(C)C.CN", "valence"),
+        ("c1cccc1", "kekulization"),
+        ("CC O", "whitespace"),
+        ("C" * 200_001, "too_long"),
+    ],
+)
+def test_each_invalid_output_says_why(output: str, reason: str) -> None:
+    row = _row(2, ["CCO", output, "CN.CC(=O)O"])
+    assert row["invalid_ranks"] == [1]
+    assert row["invalid_reasons"] == [reason]
+
+
+def test_invalid_outputs_are_counted_by_reason() -> None:
+    rows = [
+        _row(2, ["C1CC", "", "CN.CC(=O)O", "C1CCC"]),
+        _row(3, ["c1cccc1", "CCO"]),
+        _row(4, ["C1CC"]),
+    ]
+    del rows[2]["invalid_reasons"]  # a row written before reasons were recorded
+    m = aggregate(rows, conventions=("syntheseus",), matchers=("exact",), ks=(1,), max_k=4)
+    assert m["outputs"]["invalid"] == 5
+    assert m["outputs"]["invalid_by_reason"] == {
+        "empty": 1,
+        "kekulization": 1,
+        "syntax": 2,
+        "unrecorded": 1,
+    }

@@ -39,13 +39,16 @@ from chemgauge.chem.smiles import (
     HYDROGEN_ATOM,
     MAX_ATOMS,
     MAX_SMILES_CHARS,
+    PARSE_FAILURE_KINDS,
     clear_atom_maps,
     mol_to_canonical,
+    parse_failure_kind,
     try_parse_smiles_for_key,
 )
 from chemgauge.chem.stereo import flat_key_of_mol
 
 __all__ = [
+    "INVALIDITY_REASONS",
     "INVARIANT_POLICIES",
     "ReactantSetComparison",
     "ReactantSetScorer",
@@ -58,6 +61,10 @@ __all__ = [
 INVARIANT_POLICIES = frozenset({"exact", "stereo_ignored"})
 
 _Invariant = tuple[str, ...]
+
+#: Why a raw output is invalid: no text at all, an empty component ('A..B', 'A.'), or the
+#: :data:`~chemgauge.chem.smiles.PARSE_FAILURE_KINDS` code of its first unparsable component.
+INVALIDITY_REASONS = ("empty", "empty_component", *PARSE_FAILURE_KINDS)
 
 
 _SCREEN = Chem.SmilesParserParams()
@@ -141,18 +148,23 @@ def structure_invariant(mol: Chem.Mol) -> str:
 _FULL_PATH = re.compile(f"{HYDROGEN_ATOM.pattern}|[^!-~]")
 
 
-def screen_component(text: str) -> str | None:
+def screen_component(text: str, failures: dict[str, str] | None = None) -> str | None:
     """The invariant of a component RDKit accepts, or ``None`` if a full parse rejects it.
 
     Texts with hydrogen atoms, whitespace or non-ASCII characters, or over the length limit,
     take the full path, so the invariant is always that of the molecule a full parse builds.
+    With ``failures``, a text rejected for its syntax is recorded there as ``"syntax"`` (the
+    one invalidity reason the screen knows for free, so the reason costs no second parse).
     """
     if len(text) > MAX_SMILES_CHARS or _FULL_PATH.search(text) is not None:
         mol = try_parse_smiles_for_key(text)
         return None if mol is None else structure_invariant(mol)
     mol = Chem.MolFromSmiles(text, _SCREEN)
     if mol is None:
-        return None  # a syntax error: a full parse runs the same grammar first and fails too
+        # a syntax error: a full parse runs the same grammar first and fails too
+        if failures is not None:
+            failures[text] = "syntax"
+        return None
     if 0 < mol.GetNumAtoms() <= MAX_ATOMS and _screen_accepts(mol, text):
         return structure_invariant(mol)
     # rejected by the screen's sanitization: confirm with the full parse (never wrongly
@@ -225,6 +237,8 @@ class ReactantSetComparison:
         truth_unsupported: per policy, the truth has no key (so nothing can be correct).
         product_in_outputs: raw ranks of valid outputs that list the product itself among
             their reactants (``exact``), when a product was given.
+        invalid_reasons: per invalid output, in rank order, why it is invalid (one of
+            :data:`INVALIDITY_REASONS`).
         keys_computed: canonical keys computed for this target (work accounting only).
     """
 
@@ -234,6 +248,7 @@ class ReactantSetComparison:
     unsupported: dict[str, tuple[int, ...]]
     truth_unsupported: dict[str, bool]
     product_in_outputs: tuple[int, ...]
+    invalid_reasons: tuple[str, ...]
     keys_computed: int
 
 
@@ -253,6 +268,7 @@ class ReactantSetScorer:
         self.policies = tuple(dict.fromkeys(policies))
         self._matchers = {p: get_matcher(p) for p in self.policies}
         self._memo: dict[str, _Component | None] = {}
+        self._reasons: dict[str, str] = {}  # invalid component -> parse failure kind
         self._max_entries = max_entries
         self.parsed = 0
         self.keys_computed = 0
@@ -268,7 +284,7 @@ class ReactantSetScorer:
             return info
         self.parsed += 1
         if mols is None:
-            invariant = screen_component(text)
+            invariant = screen_component(text, self._reasons)
         else:
             mol = try_parse_smiles_for_key(text)
             invariant = None if mol is None else structure_invariant(mol)
@@ -277,8 +293,21 @@ class ReactantSetScorer:
         info = None if invariant is None else _Component(invariant)
         if len(self._memo) >= self._max_entries:
             self._memo.clear()
+            self._reasons.clear()
         self._memo[text] = info
         return info
+
+    def _invalidity(self, output: str, failed: str) -> str:
+        """Why ``output`` is invalid, given its first invalid component (the failure path
+        only: valid outputs never get here)."""
+        if not output:
+            return "empty"
+        if not failed:
+            return "empty_component"
+        reason = self._reasons.get(failed)
+        if reason is None:
+            reason = self._reasons[failed] = parse_failure_kind(failed)
+        return reason
 
     def _key(
         self, text: str, info: _Component, policy: str, mols: dict[str, Chem.Mol]
@@ -339,6 +368,7 @@ class ReactantSetScorer:
         mols: dict[str, Chem.Mol] = {}
         likely = _likely_keyed(truth, outputs)
         parsed: list[tuple[list[str], list[_Component], _Invariant] | None] = []
+        reasons: list[str] = []
         for rank, output in enumerate(outputs):
             comps = split_components(output)
             infos: list[_Component] = []
@@ -350,6 +380,7 @@ class ReactantSetScorer:
                 infos.append(info)
             if len(infos) != len(comps):
                 parsed.append(None)
+                reasons.append(self._invalidity(output, comps[len(infos)]))
             else:
                 parsed.append((comps, infos, tuple(sorted(i.invariant for i in infos))))
 
@@ -435,5 +466,6 @@ class ReactantSetScorer:
             unsupported=unsupported,
             truth_unsupported=truth_unsupported,
             product_in_outputs=tuple(product_ranks),
+            invalid_reasons=tuple(reasons),
             keys_computed=self.keys_computed - before,
         )

@@ -19,11 +19,13 @@ __all__ = [
     "HYDROGEN_ATOM",
     "MAX_ATOMS",
     "MAX_SMILES_CHARS",
+    "PARSE_FAILURE_KINDS",
     "canonical_multiset",
     "canonical_smiles",
     "clear_atom_maps",
     "describe_parse_failure",
     "mol_to_canonical",
+    "parse_failure_kind",
     "parse_smiles",
     "smiles_refusal",
     "strip_atom_maps",
@@ -41,22 +43,31 @@ MAX_ATOMS = 10_000
 MAX_SMILES_CHARS = 200_000
 
 
-def smiles_refusal(smiles: str) -> str | None:
-    """Why a text is refused before RDKit sees it (too long, not encodable), or ``None``."""
+def _refusal(smiles: str) -> tuple[str, str] | None:
+    """Kind and text of why a text is refused before RDKit sees it, or ``None``."""
     if len(smiles) > MAX_SMILES_CHARS:
-        return f"SMILES longer than {MAX_SMILES_CHARS} characters ({len(smiles)})"
+        return "too_long", f"SMILES longer than {MAX_SMILES_CHARS} characters ({len(smiles)})"
     if not smiles.isascii():
         try:
             smiles.encode("utf-8")
         except UnicodeEncodeError:
-            return "SMILES is not valid Unicode text (lone surrogate)"
+            return "encoding", "SMILES is not valid Unicode text (lone surrogate)"
     if " " in smiles or "\t" in smiles or "\n" in smiles or "\r" in smiles:
         # RDKit reads text after whitespace as a name and silently drops it ("CC O" -> CC);
         # only a CXSMILES extension ("... |o1:1|") may follow.
         parts = smiles.split(maxsplit=1)
         if len(parts) == 2 and not parts[1].startswith("|"):
-            return "whitespace inside SMILES (the text after it would be silently dropped)"
+            return (
+                "whitespace",
+                "whitespace inside SMILES (the text after it would be silently dropped)",
+            )
     return None
+
+
+def smiles_refusal(smiles: str) -> str | None:
+    """Why a text is refused before RDKit sees it (too long, not encodable), or ``None``."""
+    refusal = _refusal(smiles)
+    return None if refusal is None else refusal[1]
 
 
 def _parse_within_limits(
@@ -97,25 +108,58 @@ def try_parse_smiles_for_key(smiles: str) -> Chem.Mol | None:
     return _parse_within_limits(smiles, None if HYDROGEN_ATOM.search(smiles) else _KEEP_HS)
 
 
-def describe_parse_failure(smiles: str) -> str:
-    """Say why RDKit rejects a SMILES (syntax, valence, ...); used on the failure path only."""
+#: Codes of :func:`parse_failure_kind`, in the order they are checked.
+PARSE_FAILURE_KINDS = (
+    "empty",
+    "too_long",
+    "encoding",
+    "whitespace",
+    "syntax",
+    "no_atoms",
+    "too_many_atoms",
+    "valence",
+    "kekulization",
+    "sanitization",
+)
+
+
+def _parse_failure(smiles: str) -> tuple[str, str]:
+    """Kind (one of :data:`PARSE_FAILURE_KINDS`) and text of why RDKit rejects a SMILES."""
     if not smiles or smiles.isspace():
-        return "empty SMILES"
-    refusal = smiles_refusal(smiles)
+        return "empty", "empty SMILES"
+    refusal = _refusal(smiles)
     if refusal is not None:
         return refusal
     raw = Chem.MolFromSmiles(smiles, sanitize=False)
     if raw is None:
-        return "SMILES syntax error"
+        return "syntax", "SMILES syntax error"
     if raw.GetNumAtoms() == 0:
-        return "SMILES has no atoms"
+        return "no_atoms", "SMILES has no atoms"
     if raw.GetNumAtoms() > MAX_ATOMS:
-        return f"molecule has {raw.GetNumAtoms()} atoms, more than the limit of {MAX_ATOMS}"
+        return (
+            "too_many_atoms",
+            f"molecule has {raw.GetNumAtoms()} atoms, more than the limit of {MAX_ATOMS}",
+        )
     try:
         Chem.SanitizeMol(raw)
+    except Chem.AtomValenceException as exc:
+        return "valence", f"sanitization failed: {exc}".strip()
+    except (Chem.KekulizeException, Chem.AtomKekulizeException) as exc:
+        return "kekulization", f"sanitization failed: {exc}".strip()
     except Exception as exc:  # RDKit raises several unrelated exception types here
-        return f"sanitization failed: {exc}".strip()
-    return "unparsable SMILES"
+        return "sanitization", f"sanitization failed: {exc}".strip()
+    return "sanitization", "unparsable SMILES"
+
+
+def describe_parse_failure(smiles: str) -> str:
+    """Say why RDKit rejects a SMILES (syntax, valence, ...); used on the failure path only."""
+    return _parse_failure(smiles)[1]
+
+
+def parse_failure_kind(smiles: str) -> str:
+    """Short code of why RDKit rejects a SMILES (one of :data:`PARSE_FAILURE_KINDS`), for
+    counting failures by reason; call it only on a text already found unparsable."""
+    return _parse_failure(smiles)[0]
 
 
 def parse_smiles(smiles: str) -> Chem.Mol:

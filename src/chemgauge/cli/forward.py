@@ -11,6 +11,7 @@ import orjson
 import typer
 from rich.table import Table
 
+from chemgauge.benchmarks.forward.aggregate import Bootstrap
 from chemgauge.benchmarks.forward.batch import (
     EnumerateItem,
     RulesSpec,
@@ -185,13 +186,35 @@ def corpus_from_uspto(
     typer.echo(f"{n} records -> {out}", err=True)
 
 
+def _groups(metrics: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Summary rows in reading order: held-out rows first when train is in-sample."""
+    splits = metrics["by_split"]
+    if not metrics["headline"]["in_sample_splits"]:
+        return [("overall", metrics["overall"]), *((f"split {k}", v) for k, v in splits.items())]
+    return [
+        ("held out (val + test)", metrics["held_out"]),
+        ("split val", splits["val"]),
+        ("split test", splits["test"]),
+        ("split train (in-sample)", splits["train"]),
+        ("overall (incl. in-sample train)", metrics["overall"]),
+    ]
+
+
+def _mrr(block: dict[str, Any]) -> str:
+    if block["mrr"] is None:
+        return "n/a"
+    low, high = block["mrr_bootstrap95"]
+    return f"{block['mrr']:.3f} [{low:.3f}-{high:.3f}]"
+
+
 def _summary_table(report: dict[str, Any]) -> Table:
-    metrics = report["metrics"]
-    groups = [("overall", metrics["overall"])]
-    groups += [(f"split {k}", v) for k, v in metrics["by_split"].items()]
+    in_sample = bool(report["metrics"]["headline"]["in_sample_splits"])
+    caption = "95% Wilson intervals (MRR: seeded bootstrap); e2e = over valid rows, a miss is 0"
+    if in_sample:
+        caption += "; templates extracted from train, so train rows are in-sample"
     return summary_table(
         f"forward benchmark ({report['provenance']['template_source']} rules)",
-        ("group", "rows", "valid", "coverage", "top-1 (e2e)", "top-10 (e2e)", "MRR"),
+        ("group", "rows", "valid", "coverage", "top-1 (e2e)", "top-10 (e2e)", "MRR (e2e)"),
         [
             (
                 name,
@@ -200,31 +223,37 @@ def _summary_table(report: dict[str, Any]) -> Table:
                 _pct(block["proposal_coverage"]),
                 _pct(block["end_to_end"]["top1_hit_rate"]),
                 _pct(block["end_to_end"]["top10_hit_rate"]),
-                "n/a"
-                if block["end_to_end"]["mrr"] is None
-                else f"{block['end_to_end']['mrr']:.3f}",
+                _mrr(block["end_to_end"]),
             )
-            for name, block in groups
+            for name, block in _groups(report["metrics"])
         ],
-        caption="95% Wilson intervals; e2e = over valid rows, a coverage miss counting 0",
+        caption=caption,
     )
 
 
 def _print_summary(report: dict[str, Any], rows_path: Path) -> None:
     metrics = report["metrics"]
-    cond = metrics["overall"]["conditional"]
+    held = bool(metrics["headline"]["in_sample_splits"])
+    cond = metrics["held_out" if held else "overall"]["conditional"]
     stereo = metrics["breakdowns"]["stereo_status"]
     reasons = metrics["breakdowns"]["failure_reason"]
     stats = metrics["corpus"]["stats"]
     counters = ", ".join(f"{k} {v}" for k, v in stats.items() if k not in ("lines_read",) and v)
+    leakage = metrics["leakage"]
+    shared = ", ".join(
+        f"{kind.replace('_', ' ')} {leakage[kind]['shared_across_splits']}"
+        for kind in ("reactant_sets", "products")
+    )
     print_summary(
         _summary_table(report),
         notes=(
-            f"conditional on coverage ({cond['n']} rows): top-1 {_pct(cond['top1_hit_rate'])}, "
+            f"conditional on coverage{', held out' if held else ''} ({cond['n']} rows): top-1 "
+            f"{_pct(cond['top1_hit_rate'])}, "
             f"top-10 {_pct(cond['top10_hit_rate'])}; stereo: "
             + ", ".join(f"{k} {v['n_rows']}" for k, v in stereo.items()),
             "failure_reason: " + ", ".join(f"{k} {v['n_rows']}" for k, v in reasons.items()),
             f"corpus: {counters}",
+            f"leakage audit, shared across splits: {shared}",
             f"rows -> {rows_path}; reproducibility_sha256 "
             f"{report['reproducibility_sha256'][:16]}...",
         ),
@@ -265,11 +294,15 @@ def benchmark(
         "--strict",
         help=(
             "Hard error on malformed JSON, wrong schema version, unparseable SMILES, empty "
-            "reactants/products, conflicting group_key or reaction_id, a prediction error, "
-            "capped_unknown, or incomplete provenance. Never on a real miss."
+            "reactants/products, conflicting group_key or reaction_id, a reactant set in two "
+            "splits, a prediction error, capped_unknown, or incomplete provenance. Never on a "
+            "real miss."
         ),
     ),
     restart: bool = typer.Option(False, "--restart", help="Discard an earlier journal."),
+    seed: int = typer.Option(
+        0, "--seed", help="Seed of the MRR and nDCG@10 bootstrap intervals (recorded)."
+    ),
     executor: str = EXECUTOR,
     jobs: int = JOBS,
     ray_address: str | None = RAY_ADDRESS,
@@ -287,6 +320,7 @@ def benchmark(
         strict=strict,
         restart=restart,
         output_report=output_report,
+        bootstrap=Bootstrap(seed=seed),
     )
     if max_results is not None and max_results < 1:
         raise ConfigError(f"--max-results must be >= 1, got {max_results}")
@@ -302,4 +336,6 @@ def benchmark(
     else:
         atomic_write_bytes(output_report, data)
     if not quiet:
+        for warning in result.report["metrics"]["leakage"]["warnings"]:
+            typer.echo(f"warning: leakage: {warning}", err=True)
         _print_summary(result.report, result.rows_path)

@@ -6,8 +6,10 @@ from typing import Any
 
 import typer
 
-from chemgauge.benchmarks.retro import RetroEvalConfig, run_retro_eval
+from chemgauge.benchmarks.retro import RetroEvalConfig, RetroRun, run_retro_eval
 from chemgauge.benchmarks.retro.data import find_fold_file, load_targets
+from chemgauge.benchmarks.retro.syntheseus_options import SYNTHESEUS_FOLDS, SYNTHESEUS_KEYS
+from chemgauge.benchmarks.retro.unscored import MAX_UNSCORED_SHARE
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import print_summary, rate_cell, summary_table
 from chemgauge.engines.retro.registry import build_retro_model, retro_model_names
@@ -16,6 +18,14 @@ from chemgauge.errors import ConfigError
 app = typer.Typer(
     help="Single-step retrosynthesis evaluation (syntheseus-compatible).",
     no_args_is_help=True,
+)
+
+
+_EPILOG = (
+    "syntheseus eval-single-step keys work as key=value in syntheseus's spelling: "
+    + "; ".join(f"{key} -> {meaning}" for key, meaning in SYNTHESEUS_KEYS.items())
+    + f". More than {100 * MAX_UNSCORED_SHARE:.0f}% of targets unscored (missing from a "
+    "predictions file, failed model calls) exits non-zero unless --allow-missing."
 )
 
 
@@ -40,22 +50,30 @@ def _options(pairs: list[str] | None, flags: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
-@app.command("eval")
+@app.command("eval", epilog=_EPILOG)
 def eval_(
-    pairs: list[str] | None = typer.Argument(None, help="Options as key=value (seed style)."),
+    pairs: list[str] | None = typer.Argument(
+        None, help="Options as key=value (chemgauge's or syntheseus's keys)."
+    ),
     data_dir: str | None = typer.Option(
         None, help="Folder with *{train,val,test}.{jsonl,csv,smi}."
     ),
     model_class: str | None = typer.Option(
-        None, help="predictions, templates, syntheseus:<Class>."
+        None, help="predictions, templates, syntheseus:<Class> (or the bare syntheseus class)."
     ),
     model_dir: str | None = typer.Option(None, help="Model folder (or predictions file)."),
     model_kwargs: str | None = typer.Option(None, help="Extra model arguments (JSON object)."),
-    fold: str | None = typer.Option(None, help="train, val or test (default test)."),
-    num_top_results: int | None = typer.Option(None, help="Outputs requested per target (50)."),
+    fold: str | None = typer.Option(
+        None, help="train, val or test, or TRAIN, VALIDATION, TEST (default test)."
+    ),
+    num_top_results: int | None = typer.Option(
+        None, help="Outputs requested per target (100, as syntheseus)."
+    ),
     k: str | None = typer.Option(None, help="Top-k values, e.g. 1,3,5,10."),
     matchers: str | None = typer.Option(None, help="Identity policies (exact,stereo_ignored)."),
-    conventions: str | None = typer.Option(None, help="syntheseus,raw_slots."),
+    conventions: str | None = typer.Option(
+        None, help="syntheseus,raw_slots (default), syntheseus_keep_repeats."
+    ),
     results_dir: str | None = typer.Option(None, help="Output folder (default: current)."),
     limit: int | None = typer.Option(None, help="Evaluate the first N data lines only."),
     batch_size: int | None = typer.Option(None, help="Products per model call."),
@@ -68,11 +86,22 @@ def eval_(
     ),
     round_trip: str | None = typer.Option(None, help="Forward model for round trips."),
     round_trip_max_rank: int | None = typer.Option(None, help="Proposals re-predicted (10)."),
-    strict: bool | None = typer.Option(None, "--strict", help="Data issues are errors."),
+    strict: bool | None = typer.Option(
+        None,
+        "--strict",
+        help="Rejected lines, targets missing from a predictions file, failed model calls: errors.",
+    ),
+    allow_missing: bool | None = typer.Option(
+        None,
+        "--allow-missing",
+        help=f"Exit 0 even with more than {100 * MAX_UNSCORED_SHARE:.0f}% of targets unscored.",
+    ),
     restart: bool | None = typer.Option(None, "--restart", help="Discard an earlier journal."),
     quiet: bool | None = typer.Option(None, "--quiet", "-q", help="No progress or summary."),
 ) -> None:
-    """Evaluate a retro model on one fold; writes predictions.jsonl, rows.jsonl, report.json."""
+    """Evaluate a retro model on one fold; writes journal.jsonl, rows.jsonl, report.json and
+    syntheseus_results.json (syntheseus's result fields). Warns about every target it could
+    not score."""
     flags = {
         "data_dir": data_dir,
         "model_class": model_class,
@@ -92,17 +121,29 @@ def eval_(
         "round_trip": round_trip,
         "round_trip_max_rank": round_trip_max_rank,
         "strict": strict,
+        "allow_missing": allow_missing,
         "restart": restart,
         "quiet": quiet,
     }
     config = RetroEvalConfig.from_options(_options(pairs, flags))
     data_file = find_fold_file(config.data_dir, config.fold)
-    model = build_retro_model(config.model_class, config.model_dir, **dict(config.model_kwargs))
+    model = build_retro_model(
+        config.model_class,
+        config.model_dir,
+        num_gpus=config.num_gpus,
+        **dict(config.model_kwargs),
+    )
     total = None if config.limit is None else config.limit
     with progress_bar(f"retro eval ({model.name})", total, quiet=config.quiet) as advance:
         run = run_retro_eval(config, model=model, progress=advance)
-    if config.quiet:
-        return
+    if not config.quiet:
+        _print_summary(run, config, data_file.path.name)
+    for line in run.unscored.warnings():  # printed under --quiet too: never a silent gap
+        typer.secho(line, err=True, fg=typer.colors.YELLOW)
+    run.unscored.check(allow_missing=config.allow_missing, results_dir=str(run.results_dir))
+
+
+def _print_summary(run: RetroRun, config: RetroEvalConfig, data_name: str) -> None:
     report = run.report
     lines = report["metrics"]["data"]["lines"]
     metrics = report["metrics"]
@@ -129,7 +170,7 @@ def eval_(
     )
     print_summary(
         summary_table(
-            f"retro eval: {data_file.path.name}, {metrics['data']['targets']} targets "
+            f"retro eval: {data_name}, {metrics['data']['targets']} targets "
             f"({lines['rejected']} lines rejected), model {metrics['model']['name']}",
             ("convention", "matcher", "n", *(f"top-{k} [95% CI]" for k in ks), "MRR"),
             rows,
@@ -137,7 +178,8 @@ def eval_(
         ),
         notes=(
             f"outputs: {outputs['total']} raw, invalid {invalid}, duplicates {duplicates}; "
-            f"results in {run.results_dir}",
+            f"results in {run.results_dir} (syntheseus's fields: "
+            f"{metrics['syntheseus_results']['file']})",
         ),
     )
 
@@ -152,10 +194,11 @@ def models() -> None:
 @app.command("targets")
 def targets(
     data_dir: str = typer.Argument(..., help="Folder with fold files."),
-    fold: str = typer.Option("test", help="train, val or test."),
+    fold: str = typer.Option("test", help="train, val or test (or TRAIN, VALIDATION, TEST)."),
     strict: bool = typer.Option(False, "--strict", help="Data issues are errors."),
 ) -> None:
     """Scan a data folder and report how many lines of a fold become targets."""
+    fold = SYNTHESEUS_FOLDS.get(fold, fold)
     target_set = load_targets(find_fold_file(data_dir, fold), strict=strict)
     stats = target_set.stats.to_dict()
     typer.echo(

@@ -148,12 +148,12 @@ def _run_with_retries(
 
 
 class _Pending(Generic[T]):
-    __slots__ = ("attempts", "chunk", "future")
+    __slots__ = ("attempts", "chunk", "future", "pool")
 
-    def __init__(self, chunk: list[T], future: Future[Any], attempts: int = 0) -> None:
+    def __init__(self, chunk: list[T], submitted: tuple[Future[Any], ProcessPoolExecutor]) -> None:
         self.chunk = chunk
-        self.future = future
-        self.attempts = attempts
+        self.future, self.pool = submitted
+        self.attempts = 0
 
 
 class LocalExecutor:
@@ -173,6 +173,20 @@ class LocalExecutor:
             self._pool.shutdown(wait=False, cancel_futures=True)
         self._pool = None
 
+    def _submit(
+        self, fn: ChunkFunction[T, R], chunk: list[T]
+    ) -> tuple[Future[Any], ProcessPoolExecutor]:
+        """Submit on the current pool; a pool that broke in the background (a worker died
+        while this thread was elsewhere) is replaced first. The chunks still in flight on the
+        broken pool fail on collection and are resubmitted there."""
+        pool = self._ensure_pool()
+        try:
+            return pool.submit(fn, chunk), pool
+        except BrokenProcessPool:
+            self._reset_pool()
+            pool = self._ensure_pool()
+            return pool.submit(fn, chunk), pool
+
     def map(
         self, fn: ChunkFunction[T, R], items: Iterable[T], *, chunk_size: int | None = None
     ) -> Iterator[R | ItemFailure]:
@@ -182,7 +196,7 @@ class LocalExecutor:
         pending: deque[_Pending[T]] = deque()
         try:
             for chunk in chunks:
-                pending.append(_Pending(chunk, self._ensure_pool().submit(fn, chunk)))
+                pending.append(_Pending(chunk, self._submit(fn, chunk)))
                 if len(pending) >= window:
                     yield from self._collect(fn, pending)
             while pending:
@@ -206,12 +220,16 @@ class LocalExecutor:
                 reason = _describe(exc)
                 log.warning("chunk failed (%s, attempt %d): %s", *reason[:1], head.attempts, exc)
                 if isinstance(exc, BrokenProcessPool):
-                    # Every in-flight future died with the pool: resubmit them on a new one.
-                    self._reset_pool()
+                    # Every future of the broken pool died with it: resubmit them on a new one
+                    # (the pool may already have been replaced when a submit found it broken).
+                    broken = head.pool
+                    if self._pool is broken:
+                        self._reset_pool()
                     for other in pending:
-                        other.future = self._ensure_pool().submit(fn, other.chunk)
+                        if other.pool is broken:
+                            other.future, other.pool = self._submit(fn, other.chunk)
                 if head.attempts <= self.config.max_retries:
-                    head.future = self._ensure_pool().submit(fn, head.chunk)
+                    head.future, head.pool = self._submit(fn, head.chunk)
                     continue
                 yield from self._isolate(fn, head.chunk, reason)
                 return
@@ -224,7 +242,7 @@ class LocalExecutor:
             return
         for item in chunk:
             try:
-                out = self._ensure_pool().submit(fn, [item]).result()
+                out = self._submit(fn, [item])[0].result()
                 _check([item], out)
                 yield out[0]
             except Exception as exc:

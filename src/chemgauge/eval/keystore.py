@@ -14,25 +14,33 @@ from typing import Any
 
 import orjson
 
-__all__ = ["FirstSeenStore"]
+__all__ = ["FirstSeenStore", "temporary_database"]
 
 DEFAULT_CACHE_KIB = 4096
 
 
+def temporary_database(cache_kib: int = DEFAULT_CACHE_KIB) -> sqlite3.Connection:
+    """A private SQLite database on a temporary file, with a bounded page cache.
+
+    "" is SQLite's private temporary on-disk database: pages beyond the cache spill to a
+    temporary file that SQLite removes itself, even if this process is killed.
+    """
+    db = sqlite3.connect("")
+    db.execute("PRAGMA journal_mode=OFF")
+    db.execute("PRAGMA synchronous=OFF")
+    db.execute(f"PRAGMA cache_size=-{int(cache_kib)}")
+    return db
+
+
 class FirstSeenStore:
-    """Maps each key to the first value stored under it; later values never replace it.
+    """Maps each key to the first value stored under it; :meth:`first` never replaces it.
 
     Values are small JSON-ready tuples (ints, strings, ``None``); they come back as tuples.
     One process, one thread: the store is not shared with workers.
     """
 
     def __init__(self, *, cache_kib: int = DEFAULT_CACHE_KIB) -> None:
-        # "" is SQLite's private temporary on-disk database: pages beyond the cache spill to
-        # a temporary file that SQLite removes itself, even if this process is killed.
-        self._db: sqlite3.Connection | None = sqlite3.connect("")
-        self._db.execute("PRAGMA journal_mode=OFF")
-        self._db.execute("PRAGMA synchronous=OFF")
-        self._db.execute(f"PRAGMA cache_size=-{int(cache_kib)}")
+        self._db: sqlite3.Connection | None = temporary_database(cache_kib)
         self._db.execute("CREATE TABLE seen (k BLOB PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID")
         self.size = 0
 
@@ -57,6 +65,14 @@ class FirstSeenStore:
             self.size += 1
             return None
         return self.get(raw)
+
+    def replace(self, key: str | bytes, value: tuple[Any, ...]) -> None:
+        """Overwrite the value of a known key (state that grows with later sightings)."""
+        cursor = self._conn().execute(
+            "UPDATE seen SET v = ? WHERE k = ?", (orjson.dumps(value), self._key(key))
+        )
+        if cursor.rowcount != 1:
+            raise KeyError(key)
 
     def get(self, key: str | bytes) -> tuple[Any, ...] | None:
         """The first value stored under ``key``, or ``None``."""

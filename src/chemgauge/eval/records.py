@@ -31,6 +31,7 @@ __all__ = [
     "atomic_write_rows",
     "atomic_write_text",
     "index_journal",
+    "is_journal",
     "iter_journal",
     "iter_journal_by_keys",
     "iter_line_spans",
@@ -282,6 +283,21 @@ def _read_header(line: bytes, path: Path) -> dict[str, Any]:
     if not isinstance(header, dict) or _HEADER_KEY not in header:
         raise ConfigError(f"{path}: not a chemgauge resume journal; delete it or move it")
     return header
+
+
+def is_journal(path: str | Path) -> bool:
+    """True iff ``path`` is a file that starts with a chemgauge journal header (so a file of
+    the same name written by another tool is never taken for one)."""
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline()
+    except OSError:
+        return False
+    try:
+        header = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(header, dict) and _HEADER_KEY in header
 
 
 def _last_newline_end(handle: IO[bytes], size: int, block: int = 1 << 16) -> int:

@@ -19,6 +19,7 @@ __all__ = [
     "binomial_tail",
     "binomial_test_greater",
     "bootstrap_interval",
+    "bootstrap_mean_interval",
     "holm_adjust",
     "mcnemar_exact",
     "paired_bootstrap_difference",
@@ -80,12 +81,12 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interva
     return Interval(p, max(0.0, centre - half), min(1.0, centre + half), confidence, "wilson", n)
 
 
-def _as_array(values: Sequence[float]) -> NDArray[np.float64]:
+def _as_array(values: Sequence[float] | NDArray[np.float64]) -> NDArray[np.float64]:
     return np.asarray(values, dtype=np.float64)
 
 
 def bootstrap_interval(
-    values: Sequence[float],
+    values: Sequence[float] | NDArray[np.float64],
     *,
     seed: int,
     resamples: int = 2000,
@@ -115,6 +116,44 @@ def bootstrap_interval(
     high = float(np.quantile(dist, 1 - alpha, method="inverted_cdf"))
     estimate = float(stat(data[np.newaxis, :])[0])
     return Interval(estimate, low, high, confidence, "bootstrap-percentile", n, seed, resamples)
+
+
+#: Distinct values up to which :func:`bootstrap_mean_interval` draws multinomial counts.
+MULTINOMIAL_MAX_DISTINCT = 4096
+
+
+def bootstrap_mean_interval(
+    values: Sequence[float] | NDArray[np.float64],
+    *,
+    seed: int,
+    resamples: int = 2000,
+    confidence: float = 0.95,
+) -> Interval:
+    """Percentile bootstrap interval of a mean, for values that take few distinct values.
+
+    The mean of n items drawn with replacement depends only on how often each distinct value
+    is drawn, and those counts are one multinomial draw (n, the values' frequencies): the
+    same distribution as indexing items, at O(resamples * distinct) cost instead of
+    O(resamples * n) (ranking metrics such as a reciprocal rank take a few dozen values).
+    With more than :data:`MULTINOMIAL_MAX_DISTINCT` distinct values this is
+    :func:`bootstrap_interval`.
+    """
+    data = np.asarray(values, dtype=np.float64)
+    n = len(data)
+    method = "bootstrap-percentile-multinomial"
+    if n == 0:
+        return Interval(None, None, None, confidence, method, 0, seed, resamples)
+    distinct, counts = np.unique(data, return_counts=True)
+    if len(distinct) > MULTINOMIAL_MAX_DISTINCT:
+        return bootstrap_interval(data, seed=seed, resamples=resamples, confidence=confidence)
+    rng = np.random.default_rng(seed)
+    draws = rng.multinomial(n, counts / n, size=resamples)
+    means = np.sort(draws @ distinct / n)
+    alpha = (1 - confidence) / 2
+    low = float(np.quantile(means, alpha, method="inverted_cdf"))
+    high = float(np.quantile(means, 1 - alpha, method="inverted_cdf"))
+    estimate = math.fsum(data.tolist()) / n
+    return Interval(estimate, low, high, confidence, method, n, seed, resamples)
 
 
 def paired_bootstrap_difference(

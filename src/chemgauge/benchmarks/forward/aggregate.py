@@ -3,7 +3,11 @@
 Denominators are named and never mixed: ``valid_input_rate`` over all rows,
 ``proposal_coverage`` and every ``end_to_end`` metric over valid rows (a coverage miss
 counts 0, never excluded), every ``conditional`` metric over covered rows only. Each rate
-carries its numerator, denominator and a 95% Wilson interval.
+carries its numerator, denominator and a 95% Wilson interval; MRR and nDCG@10 carry a
+seeded percentile bootstrap interval (:class:`Bootstrap`, recorded beside the metrics;
+``bootstrap=None`` leaves them out, as reports of row schema 2 had none).
+``held_out`` is the val and test splits together: the rows no ``train-extracted`` template
+came from.
 
 Every aggregate is computed from a :class:`RowFacts` table (a few numbers and bucket codes a
 row), so the runner folds rows in while streaming them and never holds them.
@@ -14,21 +18,25 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from chemgauge.eval.ranking import distribution_of_sorted
-from chemgauge.eval.stats import wilson_interval
+from chemgauge.eval.stats import bootstrap_mean_interval, wilson_interval
 
 __all__ = [
     "BREAKDOWN_DIMENSIONS",
+    "HELD_OUT_SPLITS",
+    "Bootstrap",
     "RowFacts",
     "aggregate",
     "arity_bucket",
     "breakdowns",
     "by_split",
+    "held_out",
     "pool_size_bucket",
     "rate",
 ]
@@ -36,6 +44,35 @@ __all__ = [
 Row = Mapping[str, Any]
 MISSING = "<missing>"
 SPLITS = ("train", "val", "test")
+HELD_OUT_SPLITS = ("val", "test")
+
+
+@dataclass(frozen=True, slots=True)
+class Bootstrap:
+    """Seed and size of the MRR and nDCG@10 bootstrap intervals (every block uses the seed)."""
+
+    seed: int = 0
+    resamples: int = 2000
+    confidence: float = 0.95
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain mapping for the report's config."""
+        return {
+            "seed": self.seed,
+            "resamples": self.resamples,
+            "confidence": self.confidence,
+            "method": "bootstrap-percentile-multinomial",
+        }
+
+    def interval(self, values: NDArray[np.float64]) -> list[float | None]:
+        """``[low, high]`` of the mean of ``values`` (``[None, None]`` when empty)."""
+        result = bootstrap_mean_interval(
+            values, seed=self.seed, resamples=self.resamples, confidence=self.confidence
+        )
+        return [result.low, result.high]
+
+
+DEFAULT_BOOTSTRAP = Bootstrap()
 
 
 def rate(successes: int, n: int) -> dict[str, Any]:
@@ -160,7 +197,10 @@ class RowFacts:
     which is order-independent), so results equal a computation over the held rows.
     """
 
-    def __init__(self, *, dimensions: bool = True) -> None:
+    def __init__(
+        self, *, dimensions: bool = True, bootstrap: Bootstrap | None = DEFAULT_BOOTSTRAP
+    ) -> None:
+        self.bootstrap = bootstrap
         self._flags = array("B")
         self._best = array("i")  # best_correct_rank, -1 for none
         self._ndcg = array("d")
@@ -173,9 +213,15 @@ class RowFacts:
         self._dims = {name: _Codes() for name in BREAKDOWN_DIMENSIONS} if dimensions else {}
 
     @classmethod
-    def of(cls, rows: Iterable[Row], *, dimensions: bool = True) -> RowFacts:
+    def of(
+        cls,
+        rows: Iterable[Row],
+        *,
+        dimensions: bool = True,
+        bootstrap: Bootstrap | None = DEFAULT_BOOTSTRAP,
+    ) -> RowFacts:
         """The table of a sequence of rows."""
-        facts = cls(dimensions=dimensions)
+        facts = cls(dimensions=dimensions, bootstrap=bootstrap)
         for row in rows:
             facts.add(row)
         return facts
@@ -221,8 +267,14 @@ class RowFacts:
         block: dict[str, Any] = {"n": n}
         for k in (1, 5, 10):
             block[f"top{k}_hit_rate"] = rate(_count(hit & (best < k)), n)
-        block["mrr"] = _mean(1.0 / (best[hit] + 1.0), n)  # a miss adds an exact 0.0
-        block["ndcg_at_10"] = _mean(self._column(self._ndcg)[rows], n)
+        reciprocal = np.zeros(n, dtype=np.float64)
+        reciprocal[hit] = 1.0 / (best[hit] + 1.0)
+        ndcg = self._column(self._ndcg)[rows]
+        block["mrr"] = _mean(reciprocal[hit], n)  # a miss adds an exact 0.0
+        block["ndcg_at_10"] = _mean(ndcg, n)
+        if self.bootstrap is not None:
+            block["mrr_bootstrap95"] = self.bootstrap.interval(reciprocal)
+            block["ndcg_at_10_bootstrap95"] = self.bootstrap.interval(ndcg)
         if conditional:
             spread = _spread(best[hit])
             block["mean_best_correct_rank"] = spread["mean"]
@@ -270,15 +322,22 @@ class RowFacts:
             "latency_ms": _spread(elapsed[~np.isnan(elapsed)]),
         }
 
+    def _in_splits(self, splits: Iterable[str]) -> Mask:
+        codes = self._split.view()
+        mask: Mask = np.zeros(len(self), dtype=np.bool_)
+        for split in splits:
+            code = self._split.labels.get(split)
+            if code is not None:
+                mask |= codes == code
+        return mask
+
     def by_split(self) -> dict[str, Any]:
         """One aggregate per split; ``unknown`` (invalid) rows are in none of them."""
-        codes = self._split.view()
-        out = {}
-        for split in SPLITS:
-            code = self._split.labels.get(split)
-            mask = codes == code if code is not None else np.zeros(len(self), dtype=np.bool_)
-            out[split] = self.aggregate(mask)
-        return out
+        return {split: self.aggregate(self._in_splits((split,))) for split in SPLITS}
+
+    def held_out(self) -> dict[str, Any]:
+        """One aggregate over the val and test splits together."""
+        return self.aggregate(self._in_splits(HELD_OUT_SPLITS))
 
     def breakdowns(self) -> dict[str, dict[str, Any]]:
         """One aggregate per bucket of every breakdown dimension (buckets sorted by name)."""
@@ -293,16 +352,29 @@ class RowFacts:
         return out
 
 
-def aggregate(rows: Iterable[Row]) -> dict[str, Any]:
+def aggregate(
+    rows: Iterable[Row], bootstrap: Bootstrap | None = DEFAULT_BOOTSTRAP
+) -> dict[str, Any]:
     """Every metric of the protocol over one group of rows."""
-    return RowFacts.of(rows, dimensions=False).aggregate()
+    return RowFacts.of(rows, dimensions=False, bootstrap=bootstrap).aggregate()
 
 
-def by_split(rows: Iterable[Row]) -> dict[str, Any]:
+def by_split(
+    rows: Iterable[Row], bootstrap: Bootstrap | None = DEFAULT_BOOTSTRAP
+) -> dict[str, Any]:
     """One aggregate per split; ``unknown`` (invalid) rows are in none of them."""
-    return RowFacts.of(rows, dimensions=False).by_split()
+    return RowFacts.of(rows, dimensions=False, bootstrap=bootstrap).by_split()
 
 
-def breakdowns(rows: Iterable[Row]) -> dict[str, dict[str, Any]]:
+def held_out(
+    rows: Iterable[Row], bootstrap: Bootstrap | None = DEFAULT_BOOTSTRAP
+) -> dict[str, Any]:
+    """One aggregate over the val and test splits together."""
+    return RowFacts.of(rows, dimensions=False, bootstrap=bootstrap).held_out()
+
+
+def breakdowns(
+    rows: Iterable[Row], bootstrap: Bootstrap | None = DEFAULT_BOOTSTRAP
+) -> dict[str, dict[str, Any]]:
     """One aggregate per bucket of every breakdown dimension (buckets sorted by name)."""
-    return RowFacts.of(rows).breakdowns()
+    return RowFacts.of(rows, bootstrap=bootstrap).breakdowns()

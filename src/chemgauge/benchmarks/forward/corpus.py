@@ -6,8 +6,10 @@ SMILES); optional ``reaction_class``, ``group_key`` and ``mapped_reaction`` (an 
 reaction SMILES, read only by template extraction, never by the benchmark). Blank lines are
 skipped silently; every other problem is counted in :class:`CorpusLoadStats` with a bounded
 list of warnings, and every rejected line that has a ``reaction_id`` becomes an
-``input_invalid`` row (:class:`InvalidRecord`). ``strict`` turns the first one into a
-:class:`~chemgauge.errors.DataQualityError` naming file, line and value.
+``input_invalid`` row (:class:`InvalidRecord`) whose reason is the counter's name, except
+the two conflicts, which name what is wrong with the row in the singular
+(``conflicting_reaction_id``, ``conflicting_group_key``). ``strict`` turns the first problem
+into a :class:`~chemgauge.errors.DataQualityError` naming file, line and value.
 
 Two keys, never used for each other's purpose:
 
@@ -33,9 +35,17 @@ from typing import Any
 
 import orjson
 
-from chemgauge.chem import Canonicalizer, describe_parse_failure
+from chemgauge.benchmarks.forward.dedup import Conflict, Duplicate, IdentityLedger, ReusedId
+from chemgauge.benchmarks.forward.record import (
+    CORPUS_SCHEMA_VERSION,
+    EXCERPT,
+    ParsedRecord,
+    Reject,
+    components,
+    parse_record,
+)
+from chemgauge.chem import Canonicalizer
 from chemgauge.errors import DataQualityError
-from chemgauge.eval.keystore import FirstSeenStore
 from chemgauge.eval.provenance import sha256_file, sha256_json
 from chemgauge.eval.records import iter_lines
 from chemgauge.eval.splits import assign_split
@@ -57,7 +67,6 @@ __all__ = [
     "reaction_identity",
 ]
 
-CORPUS_SCHEMA_VERSION = 1
 IDENTITY_DOMAIN = "chemgauge-forward-reaction-identity-v1"
 GROUP_KEY_DOMAIN = "chemgauge-forward-group-key-v1"
 MAX_WARNINGS = 50
@@ -73,7 +82,8 @@ CORPUS_COUNTERS = (
 )
 # Every counter except duplicate merging is a data-quality problem --strict refuses.
 STRICT_COUNTERS = frozenset(CORPUS_COUNTERS) - {"duplicate_records_merged"}
-_EXCERPT = 160
+_CONFLICT_DETAIL = "copies of this reaction supply different explicit group_key values"
+_REJECTED = "conflicting group_key values"
 # Canonical-SMILES memo bound: shared reagents hit it; a generation is cleared when full.
 _MEMO_ENTRIES = 50_000
 
@@ -134,6 +144,8 @@ class BenchReaction:
 
     ``reactants_original`` is the corpus's own text in its own order: that, never the
     canonical rewrite, is what the engine receives. Everything reported is canonical.
+    ``group_key_source`` says where ``group_key`` came from: ``explicit`` (the corpus's
+    ``group_key``) or ``fallback`` (the hash of the sorted canonical reactants).
     """
 
     source_line: int
@@ -146,6 +158,7 @@ class BenchReaction:
     split: str
     identity: str
     mapped_reaction: str | None = None
+    group_key_source: str = "fallback"
 
     @property
     def has_stereochemistry(self) -> bool:
@@ -204,100 +217,14 @@ def group_key_of(explicit: str | None, reactants: tuple[str, ...]) -> str:
     return sha256_json({"domain": GROUP_KEY_DOMAIN, "reactants": sorted(reactants)})
 
 
-class _Reject(Exception):
-    """A line-level rejection: the counter, and whether the line still yields a row."""
-
-    def __init__(self, code: str, message: str, reaction_id: str | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.reaction_id = reaction_id
-
-
-def _optional_str(obj: dict[str, Any], key: str, reaction_id: str) -> str | None:
-    value = obj.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise _Reject("malformed_json", f"field {key!r} must be a string or null: {value!r}")
-    return value
-
-
-def _string_list(value: Any, name: str, reaction_id: str) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
-        raise _Reject("malformed_json", f"{name} must be an array of SMILES strings: {value!r}")
-    return value
-
-
-@dataclass(frozen=True, slots=True)
-class _Parsed:
-    reaction_id: str
-    reactants: tuple[str, ...]
-    accepted: list[list[str]]
-    reaction_class: str | None
-    group_key: str | None
-    mapped_reaction: str | None
-
-
-def _parse_record(obj: Any) -> _Parsed:
-    """Type-check one record; raises :class:`_Reject` with the counter to bump."""
-    if not isinstance(obj, dict):
-        raise _Reject("malformed_json", "line is not a JSON object")
-    reaction_id = obj.get("reaction_id")
-    if not isinstance(reaction_id, str) or not reaction_id:
-        raise _Reject("malformed_json", f"reaction_id must be a non-empty string: {reaction_id!r}")
-    version = obj.get("schema_version")
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise _Reject("malformed_json", f"schema_version must be an integer: {version!r}")
-    if version != CORPUS_SCHEMA_VERSION:
-        raise _Reject(
-            "wrong_schema_version",
-            f"schema_version {version} != {CORPUS_SCHEMA_VERSION}",
-            reaction_id,
-        )
-    if "reactants" not in obj or "accepted_products" not in obj:
-        raise _Reject("malformed_json", "missing reactants or accepted_products")
-    reactants = _string_list(obj["reactants"], "reactants", reaction_id)
-    raw_accepted = obj["accepted_products"]
-    if not isinstance(raw_accepted, list):
-        raise _Reject("malformed_json", f"accepted_products must be an array: {raw_accepted!r}")
-    accepted = [_string_list(p, "each accepted_products entry", reaction_id) for p in raw_accepted]
-    reaction_class = _optional_str(obj, "reaction_class", reaction_id)
-    group_key = _optional_str(obj, "group_key", reaction_id)
-    mapped = _optional_str(obj, "mapped_reaction", reaction_id)
-    if (
-        not reactants
-        or not accepted
-        or any(not p for p in accepted)
-        or any(not s.strip() for s in reactants)
-        or any(not s.strip() for p in accepted for s in p)
-    ):
-        raise _Reject(
-            "empty_reactants_or_products",
-            "reactants, accepted_products and every accepted entry must be non-empty",
-            reaction_id,
-        )
-    return _Parsed(reaction_id, tuple(reactants), accepted, reaction_class, group_key, mapped)
-
-
-def _components(smiles: str, canon: Canonicalizer, reaction_id: str) -> list[str]:
-    key = canon(smiles)
-    if key is None:
-        raise _Reject(
-            "unparseable_smiles",
-            f"{describe_parse_failure(smiles)}: {smiles[:_EXCERPT]!r}",
-            reaction_id,
-        )
-    return key.split(".")
-
-
 class CorpusStream:
     """A corpus read line by line: entries come out in source-line order as they are read.
 
-    Only compact state is held: the dedup keys live in disk-backed stores
-    (:class:`~chemgauge.eval.keystore.FirstSeenStore`), so memory does not grow with the
-    corpus. One rule needs hindsight: when a later duplicate disagrees on an explicit group
-    key, the *first* occurrence (already yielded as a reaction) is rejected too. Those lines
+    Only compact state is held: the dedup records live in disk-backed stores
+    (:class:`~chemgauge.benchmarks.forward.dedup.IdentityLedger`), so memory does not grow
+    with the corpus. One rule needs hindsight: when a later copy's explicit group key
+    conflicts with an earlier copy's, the *first* occurrence (already yielded as a reaction)
+    is rejected too, and the warnings of duplicates merged into it say so. Those lines
     are collected in :attr:`overrides` (line -> the :class:`InvalidRecord` that replaces it);
     a consumer applies them once the stream is exhausted, when :attr:`stats` is final too.
     Iterate once; :meth:`close` (or exhausting the stream) releases the stores.
@@ -315,13 +242,13 @@ class CorpusStream:
         self.exhausted = False
         self._records = records
         self._started = False
-        self._by_identity = FirstSeenStore()
-        self._by_reaction_id = FirstSeenStore()
+        self._ledger = IdentityLedger()
+        # Warnings of duplicates merged into a first line, rewritten if that line is rejected.
+        self._merged_warnings: dict[int, list[int]] = {}
 
     def close(self) -> None:
         """Release the dedup stores (stats and overrides stay readable)."""
-        self._by_identity.close()
-        self._by_reaction_id.close()
+        self._ledger.close()
 
     def __enter__(self) -> CorpusStream:
         return self
@@ -344,19 +271,75 @@ class CorpusStream:
             self.close()
 
     def _reject(
-        self, line: int, exc: _Reject, text: str, reaction_class: str | None = None
+        self, line: int, exc: Reject, text: str, reaction_class: str | None = None
     ) -> InvalidRecord | None:
         if self.strict:
-            raise DataQualityError(exc.message, path=self.path, line=line, value=text[:_EXCERPT])
+            raise DataQualityError(exc.message, path=self.path, line=line, value=text[:EXCERPT])
         self.stats.count(exc.code, line, exc.reaction_id, exc.message)
         if exc.reaction_id is None:
             return None
-        return InvalidRecord(line, exc.reaction_id, exc.code, exc.message, reaction_class)
+        return InvalidRecord(line, exc.reaction_id, exc.reason, exc.message, reaction_class)
+
+    def _merged(self, line: int, reaction_id: str, verdict: Duplicate) -> None:
+        """Count a duplicate; its warning is rewritten if its reaction is rejected later."""
+        first = verdict.first_line
+        if verdict.rejected:
+            message = f"same reaction as line {first}, which is rejected ({_REJECTED})"
+        else:
+            message = f"same reaction as line {first}; merged into it"
+            if len(self.stats.warnings) < self.stats.max_warnings:
+                self._merged_warnings.setdefault(first, []).append(len(self.stats.warnings))
+        self.stats.count("duplicate_records_merged", line, reaction_id, message)
+
+    def _conflict(
+        self, line: int, text: str, parsed: ParsedRecord, verdict: Conflict
+    ) -> InvalidRecord:
+        """Reject a copy whose explicit group key conflicts (and its first copy in hindsight)."""
+        key, known = parsed.group_key, verdict.known_key
+        where = f"line {verdict.known_key_line}"
+        if verdict.known_key_line != verdict.first_line:
+            where += f", a copy of the reaction first seen on line {verdict.first_line}"
+        if self.strict:
+            raise DataQualityError(
+                f"conflicting group_key for one reaction: {known!r} ({where}) vs {key!r}",
+                path=self.path,
+                line=line,
+                value=text[:EXCERPT],
+            )
+        self.stats.count(
+            "conflicting_group_keys",
+            line,
+            parsed.reaction_id,
+            f"group_key {key!r} conflicts with {known!r} from {where} for the same reaction",
+        )
+        if verdict.newly_rejected:
+            first = verdict.first_line
+            self.overrides[first] = InvalidRecord(
+                first,
+                verdict.first_reaction_id,
+                "conflicting_group_key",
+                _CONFLICT_DETAIL,
+                verdict.first_reaction_class,
+            )
+            for index in self._merged_warnings.pop(first, ()):
+                old = self.stats.warnings[index]
+                self.stats.warnings[index] = CorpusWarning(
+                    old.code,
+                    old.line,
+                    old.reaction_id,
+                    f"same reaction as line {first}, which is rejected ({_REJECTED}, line {line})",
+                )
+        return InvalidRecord(
+            line,
+            parsed.reaction_id,
+            "conflicting_group_key",
+            _CONFLICT_DETAIL,
+            parsed.reaction_class,
+        )
 
     def _read(self) -> Iterator[BenchReaction | InvalidRecord]:
         stats = self.stats
         canon = Canonicalizer("exact", max_entries=_MEMO_ENTRIES)
-        conflict_detail = "duplicates of this reaction supply different explicit group_key values"
         for line, text in self._records:
             stats.lines_read += 1
             if not text.strip():
@@ -365,14 +348,14 @@ class CorpusStream:
             try:
                 obj = orjson.loads(text)
             except orjson.JSONDecodeError as err:
-                bad_json = _Reject("malformed_json", f"invalid JSON ({err})")
+                bad_json = Reject("malformed_json", f"invalid JSON ({err})")
                 invalid = self._reject(line, bad_json, text)
                 if invalid is not None:
                     yield invalid
                 continue
             try:
-                parsed = _parse_record(obj)
-            except _Reject as exc:
+                parsed = parse_record(obj)
+            except Reject as exc:
                 cls = obj.get("reaction_class") if isinstance(obj, dict) else None
                 invalid = self._reject(line, exc, text, cls if isinstance(cls, str) else None)
                 if invalid is not None:
@@ -381,68 +364,38 @@ class CorpusStream:
             rid = parsed.reaction_id
             try:
                 reactants = tuple(
-                    sorted(c for s in parsed.reactants for c in _components(s, canon, rid))
+                    sorted(c for s in parsed.reactants for c in components(s, canon, rid))
                 )
                 multisets = {
-                    tuple(sorted(c for s in entry for c in _components(s, canon, rid)))
+                    tuple(sorted(c for s in entry for c in components(s, canon, rid)))
                     for entry in parsed.accepted
                 }
-            except _Reject as exc:
+            except Reject as exc:
                 invalid = self._reject(line, exc, text, parsed.reaction_class)
                 if invalid is not None:
                     yield invalid
                 continue
             accepted = tuple(sorted(multisets))  # outer-list dedup; inner multiplicity kept
             identity = reaction_identity(reactants, accepted)
-            # An unseen id is bound to this identity now: every branch below that does not
-            # reject the line binds it too (the first identity an id names is the one kept).
-            seen = self._by_reaction_id.first(rid, (identity,))
-            if seen is not None and seen[0] != identity:
-                conflict = _Reject(
+            verdict = self._ledger.see(
+                line, identity, rid, parsed.group_key or None, parsed.reaction_class
+            )
+            if isinstance(verdict, ReusedId):
+                conflict = Reject(
                     "conflicting_reaction_ids",
                     f"reaction_id {rid!r} was already used for another reaction",
                     rid,
+                    reason="conflicting_reaction_id",
                 )
                 invalid = self._reject(line, conflict, text, parsed.reaction_class)
                 if invalid is not None:
                     yield invalid
                 continue
-            first = self._by_identity.first(
-                bytes.fromhex(identity),
-                (line, parsed.group_key or None, rid, parsed.reaction_class),
-            )
-            if first is not None:
-                first_line, first_key, first_rid, first_class = first
-                if parsed.group_key and first_key and parsed.group_key != first_key:
-                    if self.strict:
-                        raise DataQualityError(
-                            f"conflicting group_key for one reaction: {first_key!r} (line "
-                            f"{first_line}) vs {parsed.group_key!r}",
-                            path=self.path,
-                            line=line,
-                            value=text[:_EXCERPT],
-                        )
-                    stats.count(
-                        "conflicting_group_keys",
-                        line,
-                        rid,
-                        f"group_key {parsed.group_key!r} conflicts with {first_key!r} from line "
-                        f"{first_line} for the same reaction",
-                    )
-                    # The whole reaction is rejected: this line now, its first line in hindsight.
-                    self.overrides[first_line] = InvalidRecord(
-                        first_line, first_rid, "conflicting_group_key", conflict_detail, first_class
-                    )
-                    yield InvalidRecord(
-                        line, rid, "conflicting_group_key", conflict_detail, parsed.reaction_class
-                    )
-                else:
-                    stats.count(
-                        "duplicate_records_merged",
-                        line,
-                        rid,
-                        f"same reaction as line {first_line}; first kept",
-                    )
+            if isinstance(verdict, Duplicate):
+                self._merged(line, rid, verdict)
+                continue
+            if isinstance(verdict, Conflict):
+                yield self._conflict(line, text, parsed, verdict)
                 continue
             group_key = group_key_of(parsed.group_key, reactants)
             stats.records_accepted += 1
@@ -457,6 +410,7 @@ class CorpusStream:
                 split=assign_split(group_key),
                 identity=identity,
                 mapped_reaction=parsed.mapped_reaction,
+                group_key_source="explicit" if parsed.group_key else "fallback",
             )
 
 

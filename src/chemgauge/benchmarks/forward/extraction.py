@@ -5,7 +5,9 @@ splits), so "the train split" means exactly the reactions the benchmark will cal
 Only reactions of the requested split are read (``all`` reads every reaction and the
 manifest says so); reactions without a mapped reaction are counted, not guessed at. The
 manifest attests ``{templates_sha256, source_corpus_sha256, split_protocol_version,
-included_split}`` for the benchmark's ``train-extracted`` mode to validate.
+included_split}`` for the benchmark's ``train-extracted`` mode to validate. It holds no
+path: the corpus is recorded by its content hash, since the manifest's own hash enters every
+benchmark row's provenance and a path spelled another way must not change it.
 """
 
 from __future__ import annotations
@@ -89,7 +91,6 @@ def extract_split_templates(
         included_split=split,
         extra={
             "templates_file": TEMPLATES_FILE,
-            "source_corpus_path": str(corpus_path),
             "source_corpus_format": fmt,
             "corpus_stats": corpus.stats.to_dict(),
             "valid_reactions": len(reactions),

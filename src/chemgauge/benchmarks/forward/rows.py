@@ -1,4 +1,8 @@
-"""Benchmark rows (schema version 2): one per reaction, four orthogonal statuses, one derivation.
+"""Benchmark rows (schema version 3): one per reaction, four orthogonal statuses, one derivation.
+
+Version 3 adds ``group_key_source`` (``explicit``: the corpus's own ``group_key``;
+``fallback``: the reactant hash; ``None`` for an invalid row) beside ``leakage_group_id``, so
+the leakage audit is a function of rows.
 
 The four statuses say independent things:
 
@@ -47,7 +51,7 @@ __all__ = [
     "scored_row",
 ]
 
-ROW_SCHEMA_VERSION = 2
+ROW_SCHEMA_VERSION = 3
 TOP_K = 10
 INPUT_STATUSES = ("valid", "invalid")
 PROPOSAL_STATUSES = (
@@ -133,6 +137,8 @@ def check_status_consistency(row: Mapping[str, Any]) -> None:
         problems.append("an invalid row has split unknown and no group key")
     if inp == "valid" and (row["split"] == "unknown" or row["leakage_group_id"] is None):
         problems.append("a valid row has a split and a group key")
+    if row["group_key_source"] not in ((None,) if inp == "invalid" else ("explicit", "fallback")):
+        problems.append("group_key_source is explicit or fallback on a valid row, else None")
     if (prop == "covered") != (best is not None):
         problems.append("proposal_status covered iff best_correct_rank is set")
     if bool(row["correct_candidate_present"]) != (prop == "covered"):
@@ -227,6 +233,7 @@ def _head(reaction: BenchReaction) -> dict[str, Any]:
         "source_line": reaction.source_line,
         "split": reaction.split,
         "leakage_group_id": reaction.group_key,
+        "group_key_source": reaction.group_key_source,
         "reaction_class": reaction.reaction_class,
         "reactants_original": list(reaction.reactants_original),
         "reactants_canonical": list(reaction.reactants_canonical),
@@ -250,6 +257,7 @@ def invalid_row(record: InvalidRecord) -> dict[str, Any]:
         "source_line": record.source_line,
         "split": "unknown",
         "leakage_group_id": None,
+        "group_key_source": None,
         "reaction_class": record.reaction_class,
         "reactants_original": [],
         "reactants_canonical": [],

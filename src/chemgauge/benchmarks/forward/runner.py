@@ -14,7 +14,7 @@ byte-identical whatever the executor or worker count, except ``elapsed_ms``/``la
 from __future__ import annotations
 
 import time
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from chemgauge.benchmarks.forward.aggregate import RowFacts
+from chemgauge.benchmarks.forward.aggregate import Bootstrap
 from chemgauge.benchmarks.forward.batch import RulesSpec, remember_rules, rules_for
 from chemgauge.benchmarks.forward.corpus import (
     CORPUS_SCHEMA_VERSION,
@@ -31,8 +31,9 @@ from chemgauge.benchmarks.forward.corpus import (
     InvalidRecord,
     open_corpus,
 )
+from chemgauge.benchmarks.forward.preflight import preflight
 from chemgauge.benchmarks.forward.provenance import base_provenance, rows_reproducibility_sha256
-from chemgauge.benchmarks.forward.report import ForwardReport, forward_envelope, status_tally
+from chemgauge.benchmarks.forward.report import ForwardReport, forward_envelope
 from chemgauge.benchmarks.forward.rows import (
     ROW_SCHEMA_VERSION,
     error_row,
@@ -40,6 +41,7 @@ from chemgauge.benchmarks.forward.rows import (
     scored_row,
 )
 from chemgauge.benchmarks.forward.sources import LoadedRules, load_rules_for_source
+from chemgauge.benchmarks.forward.summary import RowSummary
 from chemgauge.engines.forward.predictor import (
     SCORE_SCHEME,
     ForwardConfig,
@@ -49,7 +51,7 @@ from chemgauge.engines.forward.rules import EMBEDDED_RULES_VERSION, RULES_CONTEN
 from chemgauge.errors import ConfigError, DataQualityError
 from chemgauge.eval.envelope import RunEnvelope
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
-from chemgauge.eval.provenance import sha256_json
+from chemgauge.eval.provenance import sha256_file, sha256_json
 from chemgauge.eval.records import (
     ResumableJsonlWriter,
     atomic_write_rows,
@@ -65,7 +67,7 @@ __all__ = [
     "run_benchmark",
 ]
 
-REPORT_SCHEMA_VERSION = 2
+REPORT_SCHEMA_VERSION = 3
 DEFAULT_CHUNK = 16
 _MAX_PRODUCTS = ForwardConfig().max_products_per_application
 
@@ -85,6 +87,8 @@ class BenchmarkConfig:
         restart: discard an earlier journal instead of resuming it.
         output_report: where the report will be written (default: ``report.json`` beside the
             rows); the report records the rows file relative to it.
+        bootstrap: seed and size of the MRR / nDCG@10 intervals (recorded in the metrics;
+            they decide the report, never the rows).
     """
 
     corpus: Path
@@ -96,6 +100,7 @@ class BenchmarkConfig:
     strict: bool = False
     restart: bool = False
     output_report: Path | None = None
+    bootstrap: Bootstrap = field(default_factory=Bootstrap)
 
     def deterministic_config(self) -> dict[str, Any]:
         """What ``config_sha256`` covers (no paths: content is hashed separately)."""
@@ -225,54 +230,6 @@ def _journal_by_line(path: Path) -> Iterator[dict[str, Any]]:
 
 
 @dataclass
-class _Totals:
-    """Report-wide row sums, folded in as rows stream past (the rows are never held)."""
-
-    rows: int = 0
-    engine_ms: float = 0.0
-    application_errors: int = 0
-    application_warnings: int = 0
-    graph_rules_skipped: int = 0
-    templates_attempted: int = 0
-    templates_matched: int = 0
-    invalid_reasons: Counter[str] = field(default_factory=Counter)
-
-    def add(self, row: dict[str, Any]) -> None:
-        self.rows += 1
-        self.engine_ms += float(row["elapsed_ms"] or 0.0)
-        self.application_errors += row["application_error_count"]
-        self.application_warnings += row["application_warning_count"]
-        self.graph_rules_skipped += row["graph_rules_skipped"]
-        self.templates_attempted += row["templates_attempted"]
-        self.templates_matched += row["templates_matched"]
-        if row["input_status"] == "invalid":
-            self.invalid_reasons[row["input_invalid_reason"]] += 1
-
-
-def _diagnostics(totals: _Totals, overall: dict[str, Any], corpus: CorpusStream) -> dict[str, Any]:
-    """Report-wide totals, each transcribed from an already computed source."""
-    return {
-        # corpus_stats counters (exact; the warnings list itself is bounded)
-        "warning_counts_by_code": {k: v for k, v in corpus.stats.counters().items() if v},
-        # row-wise sums of the identically named row fields
-        "template_application_errors": totals.application_errors,
-        "template_application_warnings": totals.application_warnings,
-        "graph_rules_skipped": totals.graph_rules_skipped,
-        "templates_attempted": totals.templates_attempted,
-        "templates_matched": totals.templates_matched,
-        # overall aggregate (the numerators of invalid_product_rate / no_op_rate)
-        "invalid_outcomes_rejected": overall["invalid_outcomes_rejected"],
-        "no_op_outcomes_rejected": overall["no_op_outcomes_rejected"],
-        "raw_outcomes": overall["n_raw_outcomes"],
-        "prediction_errors": overall["prediction_errors"],
-        "capped_unknown": overall["capped_unknown"],
-        "input_invalid_by_reason": dict(sorted(totals.invalid_reasons.items())),
-        # the whole rule set loads or the run stops: no partial parse rejections exist
-        "template_parse_rejections_by_reason": {},
-    }
-
-
-@dataclass
 class _Predicted:
     """What the prediction phase leaves for the final pass."""
 
@@ -358,15 +315,18 @@ def run_benchmark(
     """
     started = time.perf_counter()
     _check_output(config.output_rows)
-    if config.strict:
-        # Every corpus problem stops the run before anything is predicted or journaled (a
-        # journal left by a rejected corpus could never be resumed: fixing it changes its hash).
-        with open_corpus(config.corpus, strict=True) as check:
-            for _ in check:
-                pass
+    # Rules first: a misused template source is refused before the corpus is read.
+    loaded = load_rules_for_source(
+        config.template_source,
+        config.templates,
+        config.template_manifest,
+        sha256_file(config.corpus),
+    )
+    # Whole-corpus checks (--strict, train-extracted template sources) before any prediction.
+    template_sources = preflight(config.corpus, loaded, strict=config.strict)
     corpus = open_corpus(config.corpus, strict=config.strict)
     try:
-        return _run(config, corpus, executor, progress, started)
+        return _run(config, corpus, loaded, template_sources, executor, progress, started)
     finally:
         corpus.close()
 
@@ -374,13 +334,14 @@ def run_benchmark(
 def _run(
     config: BenchmarkConfig,
     corpus: CorpusStream,
+    loaded: LoadedRules,
+    template_sources: dict[str, Any] | None,
     executor: ExecutorConfig | None,
     progress: Callable[[int], None] | None,
     started: float,
 ) -> BenchmarkResult:
-    loaded = load_rules_for_source(
-        config.template_source, config.templates, config.template_manifest, corpus.sha256
-    )
+    if corpus.sha256 != loaded.corpus_sha256:
+        raise ConfigError(f"{config.corpus} changed while the run started; run it again")
     config_sha256 = sha256_json(config.deterministic_config())
     provenance = _provenance(loaded, corpus.sha256, config_sha256)
     if config.strict and (
@@ -426,22 +387,19 @@ def _run(
             row["provenance"] = provenance
             yield row
 
-    facts, totals, counts = RowFacts(), _Totals(), status_tally()
-
-    def summarized(rows: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-        for row in rows:
-            facts.add(row)
-            totals.add(row)
-            counts.add(row)
-            yield row
-
     read: Callable[[Path], Iterator[dict[str, Any]]] = _journal_in_order
+    summary = RowSummary(config.bootstrap)
     try:
-        digest = rows_reproducibility_sha256(summarized(final_rows(read)))
-    except _OutOfOrder:
-        read, facts, totals = _journal_by_line, RowFacts(), _Totals()
-        counts = status_tally()
-        digest = rows_reproducibility_sha256(summarized(final_rows(read)))
+        try:
+            digest = rows_reproducibility_sha256(summary.folded(final_rows(read)))
+        except _OutOfOrder:
+            summary.close()
+            read, summary = _journal_by_line, RowSummary(config.bootstrap)
+            digest = rows_reproducibility_sha256(summary.folded(final_rows(read)))
+        results = summary.metrics(corpus.stats, loaded.template_source)
+    finally:
+        summary.close()
+    totals = summary.totals
     if totals.rows != corpus.entries:
         raise RuntimeError(
             f"the journal holds {totals.rows} rows for {corpus.entries} corpus entries"
@@ -450,7 +408,6 @@ def _run(
     atomic_write_rows(config.output_rows, final_rows(read))
     journal_path.unlink(missing_ok=True)
 
-    overall = facts.aggregate()
     total_ms = (time.perf_counter() - started) * 1000
     executor_config = predicted.executor
     metrics: dict[str, Any] = {
@@ -465,11 +422,10 @@ def _run(
             "graph_rules_skipped": loaded.rules.graph_rules_skipped,
             "rules_content_sha256": loaded.rules.content_sha256,
             "rules_file_sha256": loaded.rules_file_sha256,
+            "template_sources": template_sources,
         },
-        "overall": overall,
-        "by_split": facts.by_split(),
-        "breakdowns": facts.breakdowns(),
-        "diagnostics": _diagnostics(totals, overall, corpus),
+        "bootstrap": config.bootstrap.to_dict(),
+        **results,
     }
     # Timing and execution facts: excluded from every determinism guarantee.
     timing = {
@@ -484,7 +440,9 @@ def _run(
         "strict": config.strict,
     }
     envelope = forward_envelope(
-        ForwardReport(config, corpus, loaded, provenance, digest, counts, REPORT_SCHEMA_VERSION),
+        ForwardReport(
+            config, corpus, loaded, provenance, digest, summary.counts, REPORT_SCHEMA_VERSION
+        ),
         metrics,
         timing,
     )

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,7 +52,8 @@ class ManifestError(ConfigError):
 
 @dataclass(frozen=True)
 class LoadedRules:
-    """The rule set a run uses, and the provenance of where it came from."""
+    """The rule set a run uses, the provenance of where it came from, and the SHA-256 of the
+    corpus it was checked against (a run refuses a corpus that changed since)."""
 
     rules: RuleSet
     template_source: str
@@ -59,6 +61,7 @@ class LoadedRules:
     rules_file_sha256: str | None
     manifest_file: str | None
     manifest_sha256: str | None
+    corpus_sha256: str
 
 
 def build_manifest(
@@ -95,12 +98,35 @@ def _read_manifest(path: Path) -> dict[str, Any]:
     return manifest
 
 
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _check_types(manifest: dict[str, Any], path: Path) -> None:
+    """Each attested field has its type before its value is compared (so a wrong type is
+    named as one, never explained as a changed corpus or split algorithm)."""
+    for key in ("templates_sha256", "source_corpus_sha256"):
+        value = manifest[key]
+        if not isinstance(value, str) or not _SHA256.fullmatch(value):
+            raise ManifestError(
+                f"{path}: {key} must be a SHA-256 hex digest (64 lowercase hex digits), "
+                f"got {value!r}"
+            )
+    version = manifest["split_protocol_version"]
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise ManifestError(f"{path}: split_protocol_version must be an integer, got {version!r}")
+    if not isinstance(manifest["included_split"], str):
+        raise ManifestError(
+            f"{path}: included_split must be a string, got {manifest['included_split']!r}"
+        )
+
+
 def validate_manifest(manifest_path: Path, templates_path: Path, corpus_sha256: str) -> str:
     """Check every attested field before the rules load; returns the manifest's SHA-256."""
     manifest = _read_manifest(manifest_path)
     missing = [k for k in MANIFEST_REQUIRED if k not in manifest]
     if missing:
         raise ManifestError(f"{manifest_path}: manifest lacks {', '.join(missing)}")
+    _check_types(manifest, manifest_path)
     expected = {
         "templates_sha256": sha256_file(templates_path),
         "source_corpus_sha256": corpus_sha256,
@@ -119,6 +145,16 @@ def validate_manifest(manifest_path: Path, templates_path: Path, corpus_sha256: 
                 f"{manifest_path}: {key} is {manifest[key]!r}, expected {value!r}: {why[key]}"
             )
     return sha256_file(manifest_path)
+
+
+def _runnable(rules: RuleSet, path: Path) -> RuleSet:
+    """The rules of a file, refused when not one of them can run (every one a graph rule)."""
+    if len(rules) == 0:
+        raise ConfigError(
+            f"{path}: no runnable rule: all {rules.graph_rules_skipped} graph rules have an "
+            "empty smirks; every reaction would be a miss"
+        )
+    return rules
 
 
 def _check_file(path: Path) -> None:
@@ -152,7 +188,7 @@ def load_rules_for_source(
                 "embedded set is never mixed with a file: pass --template-source file or "
                 "train-extracted, or drop the flag"
             )
-        return LoadedRules(load_embedded_rules(), source, None, None, None, None)
+        return LoadedRules(load_embedded_rules(), source, None, None, None, None, corpus_sha256)
     if templates is None:
         raise ConfigError(f"--template-source {source} needs --templates FILE")
     if source == "file":
@@ -161,8 +197,9 @@ def load_rules_for_source(
                 "--template-manifest is only checked under --template-source train-extracted"
             )
         _check_file(templates)
+        rules = _runnable(load_rule_file(templates), templates)
         return LoadedRules(
-            load_rule_file(templates), source, str(templates), sha256_file(templates), None, None
+            rules, source, str(templates), sha256_file(templates), None, None, corpus_sha256
         )
     if manifest is None:
         raise ConfigError(
@@ -171,7 +208,13 @@ def load_rules_for_source(
         )
     _check_file(templates)
     manifest_sha = validate_manifest(manifest, templates, corpus_sha256)
-    rules = load_rule_file(templates)
+    rules = _runnable(load_rule_file(templates), templates)
     return LoadedRules(
-        rules, source, str(templates), sha256_file(templates), str(manifest), manifest_sha
+        rules,
+        source,
+        str(templates),
+        sha256_file(templates),
+        str(manifest),
+        manifest_sha,
+        corpus_sha256,
     )

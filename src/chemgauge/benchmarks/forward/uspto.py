@@ -1,7 +1,9 @@
 """USPTO CSV layout (``id,class,reactants>reagents>production``) to schema-1 corpus records.
 
 Each CSV row becomes one record: ``reaction_id`` ``<file stem>:<line>`` (the ``id`` column
-is a patent number shared by many reactions), the patent number as ``group_key`` (so one
+is a patent number shared by many reactions; when two input files share a stem, each gets
+the shortest trailing part of its path that tells them apart, ``a/test:2`` and
+``b/test:2``, so no two files give the same ids), the patent number as ``group_key`` (so one
 patent's reactions share a split), the class as ``reaction_class`` (omitted when ``UNK``),
 each reactant molecule as its own unmapped SMILES, the product side as the one accepted
 product multiset, and the mapped reaction text as ``mapped_reaction`` for template
@@ -24,7 +26,7 @@ from chemgauge.chem import try_canonical_smiles
 from chemgauge.errors import InputFileError
 from chemgauge.eval.records import atomic_write_bytes
 
-__all__ = ["USPTO_COLUMN", "uspto_lines", "uspto_records", "write_uspto_corpus"]
+__all__ = ["USPTO_COLUMN", "id_prefixes", "uspto_lines", "uspto_records", "write_uspto_corpus"]
 
 USPTO_COLUMN = "reactants>reagents>production"
 
@@ -35,9 +37,29 @@ def _unmapped_components(side: str) -> list[str]:
     return [try_canonical_smiles(text) or text for text in side.split(".") if text]
 
 
-def uspto_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line, record)`` for every data row of one USPTO CSV file."""
-    stem = Path(path).stem
+def id_prefixes(paths: Sequence[str | Path]) -> list[str]:
+    """One reaction-id prefix per file: the stem, or the shortest trailing path part (without
+    the suffix) that no other file shares; the same file given twice is an error."""
+    resolved = [Path(p).resolve() for p in paths]
+    for index, path in enumerate(resolved):
+        if path in resolved[:index]:
+            raise InputFileError("the same file is given twice", path=paths[index])
+    parts = [(*p.parent.parts, p.stem) for p in resolved]
+    prefixes = []
+    for own in parts:
+        depth = 1
+        while any(o != own and o[-depth:] == own[-depth:] for o in parts) and depth < len(own):
+            depth += 1
+        prefixes.append("/".join(own[-depth:]).lstrip("/"))
+    return prefixes
+
+
+def uspto_records(
+    path: str | Path, prefix: str | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line, record)`` for every data row of one USPTO CSV file (ids ``<prefix>:<line>``,
+    the prefix defaulting to the file's stem)."""
+    stem = prefix or Path(path).stem
     try:
         handle = open(path, encoding="utf-8", newline="")  # noqa: SIM115 - closed below
     except OSError as exc:
@@ -79,6 +101,10 @@ def uspto_lines(path: str | Path) -> Iterator[tuple[int, str]]:
 
 def write_uspto_corpus(paths: Sequence[str | Path], out: str | Path) -> int:
     """Convert CSV files (in the order given) into one corpus JSONL, atomically; returns rows."""
-    lines = [orjson.dumps(record) + b"\n" for path in paths for _, record in uspto_records(path)]
+    lines = [
+        orjson.dumps(record) + b"\n"
+        for path, prefix in zip(paths, id_prefixes(paths), strict=True)
+        for _, record in uspto_records(path, prefix)
+    ]
     atomic_write_bytes(out, b"".join(lines))
     return len(lines)

@@ -1,8 +1,10 @@
 """Run configuration of ``chemgauge retro eval``: seed-style ``key=value`` options, validated.
 
 Every option is checked before any work starts: unknown keys fail with "did you mean", and
-values are converted and range-checked here. syntheseus spellings are accepted as aliases
-(``num_dataset_truncation`` for ``limit``, ``print_idxs`` for ``k``).
+values are converted and range-checked here. Every key of syntheseus's ``eval-single-step``
+is accepted in syntheseus's spelling and mapped or refused with what to use instead
+(:mod:`chemgauge.benchmarks.retro.syntheseus_options`); defaults follow syntheseus's where
+they mean the same thing (``num_top_results=100``, ``skip_repeats=True``).
 """
 
 from __future__ import annotations
@@ -14,42 +16,38 @@ from typing import Any
 
 import orjson
 
-from chemgauge.benchmarks.retro.scoring import CONVENTIONS, ScoreSettings
+from chemgauge.benchmarks.retro.data import FOLDS
+from chemgauge.benchmarks.retro.option_values import (
+    as_bool,
+    as_int,
+    as_list,
+    as_optional_int,
+)
+from chemgauge.benchmarks.retro.scoring import CONVENTIONS, DEFAULT_CONVENTIONS, ScoreSettings
+from chemgauge.benchmarks.retro.syntheseus_options import (
+    SYNTHESEUS_FOLDS,
+    SYNTHESEUS_KEYS,
+    translate_syntheseus_options,
+)
 from chemgauge.chem import matcher_names
+from chemgauge.engines.retro.registry import resolve_model_class
 from chemgauge.errors import ConfigError
 
-__all__ = ["ALIASES", "DEFAULT_KS", "RetroEvalConfig"]
+__all__ = ["DEFAULT_KS", "DEFAULT_NUM_TOP_RESULTS", "RetroEvalConfig"]
 
 DEFAULT_KS = (1, 3, 5, 10, 20, 50)
-ALIASES = {"num_dataset_truncation": "limit", "print_idxs": "k", "model": "model_class"}
+#: syntheseus's default (``BaseEvalConfig.num_top_results``).
+DEFAULT_NUM_TOP_RESULTS = 100
 _EXECUTORS = ("serial", "local", "ray")
-
-
-def _as_int(name: str, value: Any) -> int:
-    if isinstance(value, bool):
-        raise ConfigError(f"{name} must be an integer, got {value!r}")
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{name} must be an integer, got {value!r}") from None
-
-
-def _as_bool(name: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    raise ConfigError(f"{name} must be true or false, got {value!r}")
-
-
-def _as_list(value: Any) -> list[str]:
-    if isinstance(value, list | tuple):
-        return [str(v) for v in value]
-    text = str(value).strip().removeprefix("[").removesuffix("]")
-    return [part.strip().strip("'\"") for part in text.split(",") if part.strip()]
+_INTS = (
+    "num_top_results",
+    "batch_size",
+    "jobs",
+    "chunk_size",
+    "round_trip_max_rank",
+    "round_trip_num_results",
+)
+_BOOLS = ("strict", "restart", "quiet", "skip_repeats", "allow_missing")
 
 
 @dataclass(frozen=True)
@@ -58,16 +56,26 @@ class RetroEvalConfig:
 
     Attributes:
         data_dir: folder scanned for ``*{train,val,test}.{jsonl,csv,smi}``.
-        model_class: a registered retro model, or ``syntheseus:<ModelClass>``.
+        model_class: a registered retro model, or ``syntheseus:<ModelClass>`` (a bare
+            syntheseus class name such as ``LocalRetro`` means ``syntheseus:LocalRetro``).
         model_dir: the model's folder (or file, for ``predictions``).
         model_kwargs: extra model arguments (a JSON object on the command line).
-        fold: which fold to evaluate.
+        fold: which fold to evaluate (``train``, ``val``, ``test``).
         num_top_results: outputs requested per target; extra outputs are cut and counted.
         k: top-k values to report (each 1..num_top_results; default 1,3,5,10,20,50 up to it).
         matchers: identity policies, side by side.
-        conventions: ranking conventions, side by side.
-        results_dir: where ``predictions.jsonl``, ``rows.jsonl`` and ``report.json`` go.
+        conventions: ranking conventions, side by side (default ``syntheseus,raw_slots``);
+            the one ``skip_repeats`` picks is always among them.
+        skip_repeats: syntheseus's option: ``True`` scores the syntheseus-shaped results file
+            under the ``syntheseus`` convention (repeats removed), ``False`` under
+            ``syntheseus_keep_repeats``.
+        results_dir: where ``journal.jsonl``, ``rows.jsonl``, ``report.json`` and the
+            syntheseus-shaped results file go.
+        filestring: suffix of the syntheseus-shaped results file's name.
         limit: evaluate only the first N data lines.
+        allow_missing: exit zero even when more than the stated share of targets could not
+            be scored (missing from a predictions file, or the model call failed).
+        num_gpus: device of a ``syntheseus:<Class>`` model, as syntheseus places it.
         round_trip: forward model name for round trips (``chemgauge``), or none.
     """
 
@@ -76,15 +84,19 @@ class RetroEvalConfig:
     model_dir: str | None = None
     model_kwargs: Mapping[str, Any] = field(default_factory=dict)
     fold: str = "test"
-    num_top_results: int = 50
+    num_top_results: int = DEFAULT_NUM_TOP_RESULTS
     k: tuple[int, ...] = ()
     matchers: tuple[str, ...] = ("exact", "stereo_ignored")
-    conventions: tuple[str, ...] = CONVENTIONS
+    conventions: tuple[str, ...] = ()
+    skip_repeats: bool = True
     results_dir: str = "."
+    filestring: str | None = None
     limit: int | None = None
     batch_size: int = 256
     strict: bool = False
+    allow_missing: bool = False
     restart: bool = False
+    num_gpus: int | None = None
     executor: str = "local"
     jobs: int = 0
     chunk_size: int = 32
@@ -95,6 +107,16 @@ class RetroEvalConfig:
     quiet: bool = False
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "model_class", resolve_model_class(self.model_class))
+        object.__setattr__(self, "fold", SYNTHESEUS_FOLDS.get(self.fold, self.fold))
+        if self.fold not in FOLDS:
+            spellings = [*FOLDS, *SYNTHESEUS_FOLDS]
+            close = difflib.get_close_matches(self.fold, spellings, n=2, cutoff=0.5)
+            hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            raise ConfigError(
+                f"unknown fold {self.fold!r}.{hint} Choose one of {', '.join(FOLDS)} "
+                "(syntheseus spellings TRAIN, VALIDATION, TEST work too)"
+            )
         n = self.num_top_results
         if n < 1:
             raise ConfigError(f"num_top_results must be at least 1, got {n}")
@@ -119,8 +141,12 @@ class RetroEvalConfig:
         for c in self.conventions:
             if c not in CONVENTIONS:
                 raise ConfigError(f"unknown convention {c!r}; choose from {', '.join(CONVENTIONS)}")
-        if not self.conventions:
-            raise ConfigError("conventions must name at least one convention")
+        conventions = self.conventions or DEFAULT_CONVENTIONS
+        if self.syntheseus_convention not in conventions:
+            # the convention syntheseus's own numbers use is always computed (it feeds the
+            # syntheseus-shaped results file), first when it is not the default one
+            conventions = (self.syntheseus_convention, *conventions)
+        object.__setattr__(self, "conventions", tuple(dict.fromkeys(conventions)))
         if self.limit is not None and self.limit < 1:
             raise ConfigError(f"limit must be at least 1, got {self.limit}")
         for name in ("batch_size", "chunk_size", "round_trip_max_rank", "round_trip_num_results"):
@@ -128,6 +154,10 @@ class RetroEvalConfig:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.jobs < 0:
             raise ConfigError(f"jobs must be >= 0 (0 = all cores), got {self.jobs}")
+        if self.num_gpus is not None and self.num_gpus < 0:
+            raise ConfigError(f"num_gpus must be >= 0 (0 = CPU), got {self.num_gpus}")
+        if self.filestring is not None and ("/" in self.filestring or "\\" in self.filestring):
+            raise ConfigError(f"filestring must not hold a path separator: {self.filestring!r}")
         if self.executor not in _EXECUTORS:
             raise ConfigError(
                 f"executor must be one of {', '.join(_EXECUTORS)}, got {self.executor!r}"
@@ -139,20 +169,24 @@ class RetroEvalConfig:
         if not isinstance(self.model_kwargs, Mapping):
             raise ConfigError("model_kwargs must be a JSON object")
 
+    @property
+    def syntheseus_convention(self) -> str:
+        """The convention that gives syntheseus's numbers under this ``skip_repeats``."""
+        return "syntheseus" if self.skip_repeats else "syntheseus_keep_repeats"
+
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> RetroEvalConfig:
-        """Build from ``key=value`` strings (or typed values); unknown keys say "did you mean"."""
-        names = {f.name: f for f in fields(cls)}
-        values: dict[str, Any] = {}
-        for raw_key, value in options.items():
-            key = ALIASES.get(raw_key, raw_key)
-            if key not in names:
-                close = difflib.get_close_matches(raw_key, [*names, *ALIASES], n=3, cutoff=0.6)
+        """Build from ``key=value`` strings (or typed values), chemgauge's or syntheseus's
+        keys; unknown keys say "did you mean"."""
+        names = {f.name for f in fields(cls)}
+        known = [*names, *SYNTHESEUS_KEYS]
+        for raw_key in options:
+            base = raw_key.split(".", 1)[0]
+            if raw_key not in names and base not in SYNTHESEUS_KEYS and raw_key != "model":
+                close = difflib.get_close_matches(raw_key, known, n=3, cutoff=0.6)
                 hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
                 raise ConfigError(f"unknown option {raw_key!r}.{hint}")
-            if key in values and values[key] != value:
-                raise ConfigError(f"option {key!r} given twice ({values[key]!r} and {value!r})")
-            values[key] = value
+        values = translate_syntheseus_options(options)
         for required in ("data_dir", "model_class"):
             if values.get(required) in (None, ""):
                 raise ConfigError(f"missing required option {required}=...")
@@ -163,23 +197,16 @@ class RetroEvalConfig:
 
     @staticmethod
     def _convert(key: str, value: Any) -> Any:
-        if key in (
-            "num_top_results",
-            "batch_size",
-            "jobs",
-            "chunk_size",
-            "round_trip_max_rank",
-            "round_trip_num_results",
-        ):
-            return _as_int(key, value)
-        if key == "limit":
-            return None if value in (None, "", "none", "None") else _as_int(key, value)
-        if key in ("strict", "restart", "quiet"):
-            return _as_bool(key, value)
+        if key in _INTS:
+            return as_int(key, value)
+        if key in ("limit", "num_gpus"):
+            return as_optional_int(key, value)
+        if key in _BOOLS:
+            return as_bool(key, value)
         if key == "k":
-            return tuple(_as_int("k", v) for v in _as_list(value))
+            return tuple(as_int("k", v) for v in as_list(value))
         if key in ("matchers", "conventions"):
-            return tuple(_as_list(value))
+            return tuple(as_list(value))
         if key == "model_kwargs":
             if isinstance(value, Mapping):
                 return dict(value)
@@ -192,8 +219,8 @@ class RetroEvalConfig:
             if not isinstance(parsed, dict):
                 raise ConfigError(f"model_kwargs must be a JSON object, got {value!r}")
             return parsed
-        if key in ("round_trip", "model_dir"):
-            return None if value in (None, "", "none", "None") else str(value)
+        if key in ("round_trip", "model_dir", "filestring"):
+            return None if value in (None, "", "none", "None", "null") else str(value)
         return str(value)
 
     def score_settings(self) -> ScoreSettings:

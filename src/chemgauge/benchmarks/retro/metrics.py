@@ -30,14 +30,20 @@ def _rate(count: int, n: int) -> float | None:
 
 
 class RankTally:
-    """Best ranks of targets (``None`` for a miss) as a rank histogram."""
+    """Best ranks of targets (``None`` for a miss) as a rank histogram.
 
-    __slots__ = ("misses", "n", "ranks")
+    ``sequential_reciprocal`` is the sum of reciprocal ranks added left to right in the order
+    the targets came, the arithmetic of syntheseus's MRR, so the syntheseus-shaped results
+    file carries syntheseus's float to the last bit (the report's MRR sums exactly).
+    """
+
+    __slots__ = ("misses", "n", "ranks", "sequential_reciprocal")
 
     def __init__(self) -> None:
         self.n = 0
         self.misses = 0
         self.ranks: Counter[int] = Counter()
+        self.sequential_reciprocal = 0.0
 
     def add(self, rank: int | None) -> None:
         self.n += 1
@@ -45,6 +51,7 @@ class RankTally:
             self.misses += 1
         else:
             self.ranks[rank] += 1
+            self.sequential_reciprocal += 1.0 / (rank + 1)
 
     def block(self, ks: Sequence[int], max_k: int) -> dict[str, Any]:
         """Top-k counts, rates and Wilson intervals for ``ks``, the full curve, and MRR."""
@@ -138,14 +145,18 @@ class RetroTally:
         self.accuracy = self._rank_tallies()
         self.by_class: dict[str | None, dict[tuple[str, str], RankTally]] = {}
         self.total_outputs = self.invalid = self.duplicates = self.self_loops = self.cut = 0
+        self.invalid_reasons: Counter[str] = Counter()
+        self.reasons_recorded = False  # rows written before reasons existed carry none
         self.raw_counts = array("d")
         self.valid_unique_counts = array("d")
+        self.valid_counts = array("d")  # valid outputs, repeats included
         self.invalid_by_rank = _PerRank(max_k)
         self.duplicate_by_rank = _PerRank(max_k)
         self.unsupported_outputs = dict.fromkeys(self.matchers, 0)
         self.truth_unsupported = dict.fromkeys(self.matchers, 0)
         self.rt_firsts: Counter[int] = Counter()
         self.rt_checked = self.rt_ok = self.rt_no_candidates = 0
+        self.rt_sequential_reciprocal = 0.0
 
     def _rank_tallies(self) -> dict[tuple[str, str], RankTally]:
         return {(c, m): RankTally() for c in self.conventions for m in self.matchers}
@@ -165,9 +176,16 @@ class RetroTally:
             per_class[pair].add(rank)
         self.raw_counts.append(row["n_outputs"])
         self.valid_unique_counts.append(row.get("n_valid_unique", 0))
+        self.valid_counts.append(row["n_outputs"] - len(row["invalid_ranks"]) if hits else 0)
+        self.reasons_recorded = self.reasons_recorded or "invalid_reasons" in row
         if hits:
             self.total_outputs += row["n_outputs"]
             self.invalid += len(row["invalid_ranks"])
+            reasons = row.get("invalid_reasons")
+            if reasons is None:  # a row written before reasons were recorded
+                self.invalid_reasons["unrecorded"] += len(row["invalid_ranks"])
+            else:
+                self.invalid_reasons.update(reasons)
             self.duplicates += len(row["duplicate_ranks"])
             self.self_loops += len(row.get("product_in_reactants_ranks", ()))
             self.cut += max(0, row["n_returned"] - row["n_outputs"])
@@ -183,6 +201,15 @@ class RetroTally:
             self.rt_no_candidates += trip["no_candidates"]
             if trip["first_rank"] is not None:
                 self.rt_firsts[trip["first_rank"]] += 1
+                self.rt_sequential_reciprocal += 1.0 / (trip["first_rank"] + 1)
+
+    def _by_reason(self) -> dict[str, Any]:
+        """Invalid outputs by reason ("unrecorded" for rows written before reasons were
+        recorded); absent for a run none of whose rows records reasons (an old run folder,
+        whose report never had it)."""
+        if not self.reasons_recorded:
+            return {}
+        return {"invalid_by_reason": dict(sorted(self.invalid_reasons.items()))}
 
     def _blocks(self, tallies: Mapping[tuple[str, str], RankTally]) -> dict[str, dict[str, Any]]:
         return {
@@ -201,6 +228,7 @@ class RetroTally:
                 "total": total,
                 "invalid": self.invalid,
                 "invalid_rate": _rate(self.invalid, total),
+                **self._by_reason(),
                 "duplicates": self.duplicates,
                 "duplicate_rate": _rate(self.duplicates, total),
                 # an output listing the product among its own reactants (counted, still ranked)

@@ -2,13 +2,20 @@
 
 Files under ``results_dir``:
 
-* ``predictions.jsonl``: append-only journal, one line per finished target (raw outputs,
-  its row, timing), keyed by target identity and tied to the config hash. A restart drops a
-  truncated last line and skips finished targets; a different configuration is refused.
+* ``journal.jsonl``: append-only journal, one line per finished target (raw outputs, its row,
+  timing), keyed by target identity and tied to the config hash. A restart drops a truncated
+  last line and skips finished targets; a different configuration is refused. (Named so it
+  is never taken for syntheseus's ``predictions.jsonl``, which has another schema; a
+  chemgauge journal left under that older name is adopted and resumed.)
 * ``rows.jsonl``: one row per target in data order, no timing: byte-reproducible.
-* ``report.json``: metrics, data accounting, model description, provenance and the
-  ``reproducibility_sha256`` over rows. Only its ``run`` block (timing, resume counts,
-  executor) may differ between runs on the same inputs.
+* ``report.json``: metrics, data accounting, what could not be scored (``unscored``), model
+  description, provenance and the ``reproducibility_sha256`` over rows. Only its ``run``
+  block (timing, resume counts, executor) may differ between runs on the same inputs.
+* ``syntheseus_results[_<filestring>].json``: the same numbers in syntheseus's
+  ``EvalResults`` shape (:mod:`chemgauge.benchmarks.retro.syntheseus_results`).
+
+A model call that raises is retried product by product; a product that still fails is a miss
+with status ``model_error`` (not journaled, so a resumed run asks again).
 
 Everything streams, so memory tracks the chunk size, not the data: targets are canonicalized
 chunk by chunk into a spool file beside the journal (data order), scored from it, and the
@@ -33,13 +40,27 @@ import orjson
 import chemgauge
 from chemgauge.benchmarks.retro.config import RetroEvalConfig
 from chemgauge.benchmarks.retro.data import DataFile, find_fold_file, iter_targets
+from chemgauge.benchmarks.retro.journal import (
+    JOURNAL_JSONL,
+    LEGACY_JOURNAL_JSONL,
+    adopt_legacy_journal,
+    journal_entry,
+    upgraded_row,
+)
 from chemgauge.benchmarks.retro.metrics import RetroTally
 from chemgauge.benchmarks.retro.scoring import ScoreSettings, ScoreTask, score_chunk
+from chemgauge.benchmarks.retro.syntheseus_results import (
+    SYNTHESEUS_DIVERGENCES,
+    syntheseus_results,
+    syntheseus_results_name,
+)
+from chemgauge.benchmarks.retro.unscored import Unscored
 from chemgauge.chem import RDKIT_VERSION
-from chemgauge.engines.retro.base import RetroModel
+from chemgauge.chem.reactant_sets import ReactantSetScorer
+from chemgauge.engines.retro.base import ModelFailure, ModelOutput, RetroModel
 from chemgauge.engines.retro.predictions import PredictionsFileModel
 from chemgauge.engines.retro.registry import build_retro_model
-from chemgauge.errors import DataQualityError
+from chemgauge.errors import BackendError, DataQualityError
 from chemgauge.eval.envelope import (
     CountsTally,
     EnvelopeParts,
@@ -54,12 +75,14 @@ from chemgauge.eval.provenance import RowsDigest, sha256_json
 from chemgauge.eval.records import (
     RejectionStats,
     ResumableJsonlWriter,
+    atomic_write_bytes,
     atomic_write_rows,
     iter_journal_by_keys,
 )
 
 __all__ = [
-    "PREDICTIONS_JSONL",
+    "JOURNAL_JSONL",
+    "LEGACY_JOURNAL_JSONL",
     "REPORT_JSON",
     "ROWS_JSONL",
     "SYNTHESEUS_DIVERGENCES",
@@ -69,22 +92,11 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-PREDICTIONS_JSONL = "predictions.jsonl"
 ROWS_JSONL = "rows.jsonl"
 REPORT_JSON = "report.json"
-REPORT_SCHEMA_VERSION = 1
+REPORT_SCHEMA_VERSION = 2
 #: Canonical targets of the running evaluation (a temporary file in ``results_dir``).
 SPOOL_PREFIX = ".targets-"
-
-#: Where the ``syntheseus`` convention deliberately differs from syntheseus's own code.
-SYNTHESEUS_DIVERGENCES = (
-    "an empty output or empty component ('A..B', 'A.') is invalid (syntheseus keeps an empty "
-    "molecule, which holds a rank)",
-    "atom-map numbers in outputs are ignored (syntheseus compares mapped SMILES as written)",
-    "stereo_ignored keeps isotopes and flattens stereo structurally (syntheseus's relaxed mode "
-    "writes non-isomeric SMILES, dropping isotopes too)",
-    "outputs beyond num_top_results are cut and counted (syntheseus raises)",
-)
 
 ProgressCallback = Callable[[int], None]
 
@@ -96,6 +108,7 @@ class RetroRun:
 
     report: dict[str, Any]
     results_dir: Path
+    unscored: Unscored
 
     @property
     def rows(self) -> list[dict[str, Any]]:
@@ -104,26 +117,18 @@ class RetroRun:
             return [orjson.loads(line) for line in handle]
 
 
-def _journal_entry(
-    task: ScoreTask, row: dict[str, Any], model_seconds: float, score_seconds: float
+def _error_row(
+    target: dict[str, Any], status: str, reason: str, detail: str, returned: int, n_outputs: int
 ) -> dict[str, Any]:
     return {
-        "target": task.target["target"],
-        "outputs": list(task.outputs),
-        "row": row,
-        "timing": {"model_s": model_seconds, "score_s": score_seconds},
-    }
-
-
-def _error_row(task: ScoreTask, failure: ItemFailure) -> dict[str, Any]:
-    return {
-        **task.target,
-        "status": "error",
-        "error": {"reason": failure.reason, "detail": failure.detail},
-        "n_returned": task.returned,
-        "n_outputs": len(task.outputs),
+        **target,
+        "status": status,
+        "error": {"reason": reason, "detail": detail},
+        "n_returned": returned,
+        "n_outputs": n_outputs,
         "n_valid_unique": 0,
         "invalid_ranks": [],
+        "invalid_reasons": [],
         "duplicate_ranks": [],
         "product_in_reactants_ranks": [],
         "hits": None,
@@ -160,8 +165,29 @@ def _spool_targets(
 
 @dataclass
 class _Progress:
+    """What the scoring loop keeps besides journal rows."""
+
+    errors: dict[str, dict[str, Any]]  # target -> error row (not journaled: retried on resume)
+    model_seconds: dict[str, tuple[float, float]]
+    progress: ProgressCallback | None = None
     resumed: int = 0
     scored: int = 0
+
+
+def _predict(
+    model: RetroModel, products: list[str], num_results: int, strict: bool
+) -> list[ModelOutput | ModelFailure]:
+    """Outputs per product; a product the model fails on is a :class:`ModelFailure`, or,
+    under ``strict``, an error naming the batch."""
+    if not strict:
+        return model.predict_isolating(products, num_results)
+    try:
+        return list(model.predict(products, num_results))
+    except Exception as exc:  # any back-end failure stops a strict run, named
+        raise BackendError(
+            f"model {model.name!r} failed on a batch of {len(products)} products "
+            f"(first {products[0]!r}): {type(exc).__name__}: {exc}"
+        ) from exc
 
 
 def _tasks(
@@ -170,8 +196,7 @@ def _tasks(
     model: RetroModel,
     config: RetroEvalConfig,
     settings: ScoreSettings,
-    model_seconds: dict[str, float],
-    counts: _Progress,
+    state: _Progress,
 ) -> Iterator[tuple[ScoreTask, ScoreSettings]]:
     """Model outputs batch by batch for targets not yet journaled (lazily, so the model
     runs while workers score)."""
@@ -181,38 +206,68 @@ def _tasks(
     while True:
         for target in targets:
             if journal.done(target["target"]):
-                counts.resumed += 1
+                state.resumed += 1
                 continue
             batch.append(target)
             if len(batch) >= config.batch_size:
                 break
         if not batch:
             return
-        results = model.predict([t["product"] for t in batch], config.num_top_results)
+        products = [t["product"] for t in batch]
+        results = _predict(model, products, config.num_top_results, config.strict)
         for target, result in zip(batch, results, strict=True):
+            if isinstance(result, ModelFailure):
+                state.errors[target["target"]] = _error_row(
+                    target, "model_error", result.reason, result.detail, 0, 0
+                )
+                if state.progress is not None:
+                    state.progress(1)
+                continue
             status = None
             if from_file is not None and not from_file.has(target["product"]):
                 status = "missing_from_predictions"
-                if config.strict:
-                    raise DataQualityError(
-                        "target product has no line in the predictions file",
-                        path=str(from_file.path),
-                        value=target["product"],
-                    )
-            model_seconds[target["target"]] = result.seconds
-            counts.scored += 1
+            state.model_seconds[target["target"]] = (result.seconds, result.post_seconds)
+            state.scored += 1
             yield ScoreTask(target, result.outputs, result.returned, status), settings
         batch = []
 
 
+def _refuse_missing(spool: Path, model: PredictionsFileModel, n_targets: int) -> None:
+    """``--strict``: every target needs a line in the predictions file (checked before any
+    scoring, all counted)."""
+    missing, first = 0, None
+    for target in _spooled(spool):
+        if not model.has(target["product"]):
+            missing += 1
+            first = first or target
+    if first is not None:
+        raise DataQualityError(
+            f"{missing} of {n_targets} targets have no line in the predictions file (first: "
+            f"data line {first['line']})",
+            path=str(model.path),
+            value=first["product"],
+        )
+
+
 def _final_rows(
-    spool: Path, journal_path: Path, errors: dict[str, dict[str, Any]]
+    spool: Path,
+    journal_path: Path,
+    errors: dict[str, dict[str, Any]],
+    model_seconds: list[float],
 ) -> Iterator[dict[str, Any]]:
-    """Every target's row in data order: from the journal, or its error row."""
+    """Every target's row in data order: from the journal, or its error row; adds each
+    journaled target's model seconds (call, post-processing) to ``model_seconds``."""
     keys = (t["target"] for t in _spooled(spool))
     entries = iter_journal_by_keys(journal_path, "target", (t["target"] for t in _spooled(spool)))
+    scorer = ReactantSetScorer()
     for key, entry in zip(keys, entries, strict=True):
-        yield entry["row"] if entry is not None else errors[key]
+        if entry is None:
+            yield errors[key]
+            continue
+        timing = entry.get("timing") or {}
+        model_seconds[0] += float(timing.get("model_s", 0.0))
+        model_seconds[1] += float(timing.get("post_s", 0.0))
+        yield upgraded_row(entry, scorer)
 
 
 def _config_sha256(config: RetroEvalConfig, file_sha: str, model: RetroModel) -> str:
@@ -244,23 +299,30 @@ def run_retro_eval(
         ray_address=config.ray_address,
     )
     if model is None:
-        model = build_retro_model(config.model_class, config.model_dir, **dict(config.model_kwargs))
+        model = build_retro_model(
+            config.model_class,
+            config.model_dir,
+            num_gpus=config.num_gpus,
+            **dict(config.model_kwargs),
+        )
+    from_file = model if isinstance(model, PredictionsFileModel) else None
+    if config.strict and from_file is not None:
+        from_file.make_strict()
     data_input = record_input("data", data_file.path)
     file_sha = data_input.sha256
     config_sha = _config_sha256(config, file_sha, model)
     out_dir = Path(config.results_dir)
     settings = config.score_settings()
 
+    adopt_legacy_journal(out_dir)
     journal = ResumableJsonlWriter(
-        out_dir / PREDICTIONS_JSONL,
+        out_dir / JOURNAL_JSONL,
         config_sha256=config_sha,
         key_field="target",
         restart=config.restart,
         keep_rows=False,
     )
-    errors: dict[str, dict[str, Any]] = {}
-    model_seconds: dict[str, float] = {}
-    counts = _Progress()
+    state = _Progress(errors={}, model_seconds={}, progress=progress)
     for stale in out_dir.glob(f"{SPOOL_PREFIX}*.jsonl"):  # left by a killed run
         stale.unlink(missing_ok=True)
     spool_file = tempfile.NamedTemporaryFile(  # noqa: SIM115 - removed in the finally below
@@ -268,16 +330,19 @@ def run_retro_eval(
     )
     spool = Path(spool_file.name)
     runner = make_executor(executor_config)
+    total_model_seconds = [0.0, 0.0]
     try:
         load_start = time.perf_counter()
         with spool_file:
             stats, n_targets = _spool_targets(data_file, config, executor_config, model, spool_file)
         model.prepare()
+        if config.strict and from_file is not None:
+            _refuse_missing(spool, from_file, n_targets)
         load_seconds = time.perf_counter() - load_start
 
         score_start = time.perf_counter()
         try:
-            tasks = _tasks(spool, journal, model, config, settings, model_seconds, counts)
+            tasks = _tasks(spool, journal, model, config, settings, state)
             in_flight: deque[ScoreTask] = deque()
 
             def remember() -> Iterator[tuple[ScoreTask, ScoreSettings]]:
@@ -290,11 +355,20 @@ def run_retro_eval(
                 task = in_flight.popleft()
                 now = time.perf_counter()
                 key = task.target["target"]
+                seconds = state.model_seconds.pop(key, (0.0, 0.0))
                 if isinstance(result, ItemFailure):
-                    errors[key] = _error_row(task, result)
+                    state.errors[key] = _error_row(
+                        task.target,
+                        "error",
+                        result.reason,
+                        result.detail,
+                        task.returned,
+                        len(task.outputs),
+                    )
+                    total_model_seconds[0] += seconds[0]
+                    total_model_seconds[1] += seconds[1]
                 else:
-                    entry = _journal_entry(task, result, model_seconds.pop(key, 0.0), now - last)
-                    journal.write(entry)
+                    journal.write(journal_entry(task, result, seconds, now - last))
                 last = now
                 if progress is not None:
                     progress(1)
@@ -314,7 +388,7 @@ def run_retro_eval(
         status_counts = CountsTally("status")
 
         def observed() -> Iterator[dict[str, Any]]:
-            for row in _final_rows(spool, journal.path, errors):
+            for row in _final_rows(spool, journal.path, state.errors, total_model_seconds):
                 tally.add(row)
                 digest.update(row)
                 status_counts.add(row)
@@ -327,22 +401,44 @@ def run_retro_eval(
 
     model_block: dict[str, Any] = {**model.describe()}
     inputs = [data_input]
-    if isinstance(model, PredictionsFileModel):
-        model_block["predictions_file"] = model.stats.to_dict()
+    if from_file is not None:
+        model_block["predictions_file"] = from_file.stats.to_dict()
         inputs.append(
             InputRecord(
                 role="predictions",
-                path=str(model.path),
-                sha256=model.sha256,
-                size=model.path.stat().st_size,
+                path=str(from_file.path),
+                sha256=from_file.sha256,
+                size=from_file.path.stat().st_size,
             )
         )
+    accuracy = tally.result()
+    unscored = Unscored.from_counts(
+        accuracy["status"],
+        data_file=data_file.path.name,
+        data_lines=stats.to_dict(),
+        predictions_file=None if from_file is None else from_file.path.name,
+        prediction_lines=model_block.get("predictions_file"),
+    )
+    results_name = syntheseus_results_name(config.filestring)
+    syntheseus, notes = syntheseus_results(tally, config, model, model_seconds=total_model_seconds)
+    atomic_write_bytes(out_dir / results_name, orjson.dumps(syntheseus) + b"\n")
     public_config = config.to_dict()
-    volatile = ("results_dir", "quiet", "restart", "executor", "jobs", "chunk_size", "ray_address")
+    volatile = (
+        "results_dir",
+        "quiet",
+        "restart",
+        "executor",
+        "jobs",
+        "chunk_size",
+        "ray_address",
+        "allow_missing",
+        "filestring",
+        "num_gpus",
+    )
     for key in volatile:
         public_config.pop(key, None)
     metrics: dict[str, Any] = {
-        **tally.result(),
+        **accuracy,
         "data": {
             "file": data_file.path.name,
             "format": data_file.format,
@@ -353,13 +449,21 @@ def run_retro_eval(
             "lines": stats.to_dict(),
         },
         "model": model_block,
-        "divergences_from_syntheseus": list(SYNTHESEUS_DIVERGENCES),
+        "unscored": unscored.to_dict(),
+        "syntheseus_results": {
+            "file": results_name,
+            "convention": config.syntheseus_convention,
+            "notes": notes,
+        },
+        "divergences_from_syntheseus": [
+            {"id": key, "divergence": text} for key, text in SYNTHESEUS_DIVERGENCES.items()
+        ],
     }
     timing = {
         "executor": executor_config.describe(),
-        "resumed_targets": counts.resumed,
+        "resumed_targets": state.resumed,
         "journal_truncated_bytes": journal.truncated_bytes,
-        "scored_now": counts.scored,
+        "scored_now": state.scored,
         "seconds": {
             "load_s": load_seconds,
             "score_s": score_seconds,
@@ -383,4 +487,4 @@ def run_retro_eval(
         out_dir / REPORT_JSON,
     )
     write_envelope(out_dir / REPORT_JSON, envelope)
-    return RetroRun(report=envelope.model_dump(mode="json"), results_dir=out_dir)
+    return RetroRun(report=envelope.model_dump(mode="json"), results_dir=out_dir, unscored=unscored)

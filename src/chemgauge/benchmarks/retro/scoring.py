@@ -7,7 +7,11 @@ Conventions (how a raw ranked list becomes ranks):
 * ``syntheseus``: invalid outputs are dropped and do not hold a rank; duplicates (same
   reactant multiset under ``exact``) are removed keeping the first; ranks are positions in
   what remains. Correctness under any matcher is judged on that same list, as syntheseus's
-  stereo-relaxed mode does.
+  stereo-relaxed mode does. This is syntheseus ``eval-single-step`` with its default
+  ``skip_repeats=True``.
+* ``syntheseus_keep_repeats``: syntheseus with ``skip_repeats=False``: invalid outputs are
+  dropped and do not hold a rank, every valid output keeps a rank, repeats included (a
+  repeat of a correct answer never counts twice: the best rank is the first correct one).
 
 A row stores best ranks (0-based, ``None`` = miss) per convention and matcher; every
 aggregate is a function of rows.
@@ -23,6 +27,7 @@ from chemgauge.chem.reactant_sets import ReactantSetComparison, ReactantSetScore
 
 __all__ = [
     "CONVENTIONS",
+    "DEFAULT_CONVENTIONS",
     "ScoreSettings",
     "ScoreTask",
     "convention_ranks",
@@ -30,7 +35,9 @@ __all__ = [
     "score_target",
 ]
 
-CONVENTIONS: tuple[str, ...] = ("syntheseus", "raw_slots")
+CONVENTIONS: tuple[str, ...] = ("syntheseus", "raw_slots", "syntheseus_keep_repeats")
+#: Conventions a run derives unless told otherwise.
+DEFAULT_CONVENTIONS: tuple[str, ...] = ("syntheseus", "raw_slots")
 
 #: Forward model for round trips: reactant SMILES in, ranked product SMILES multisets out.
 ForwardFunction = Callable[[list[str]], list[list[str]]]
@@ -41,7 +48,7 @@ class ScoreSettings:
     """What to compute per target (picklable; part of the run's config hash)."""
 
     matchers: tuple[str, ...] = ("exact", "stereo_ignored")
-    conventions: tuple[str, ...] = CONVENTIONS
+    conventions: tuple[str, ...] = DEFAULT_CONVENTIONS
     round_trip_model: str | None = None
     round_trip_max_rank: int = 10
     round_trip_num_results: int = 1
@@ -61,13 +68,21 @@ def convention_ranks(comparison: ReactantSetComparison, convention: str) -> list
     """Per raw rank, the rank that output holds under a convention (``None``: holds none)."""
     if convention == "raw_slots":
         return list(range(len(comparison.valid)))
+    ranks: list[int | None] = []
+    position = 0
     if convention == "syntheseus":
-        ranks: list[int | None] = []
-        position = 0
         for rank, (valid, first) in enumerate(
             zip(comparison.valid, comparison.first_seen, strict=True)
         ):
             if valid and first == rank:
+                ranks.append(position)
+                position += 1
+            else:
+                ranks.append(None)
+        return ranks
+    if convention == "syntheseus_keep_repeats":
+        for valid in comparison.valid:
+            if valid:
                 ranks.append(position)
                 position += 1
             else:
@@ -127,6 +142,7 @@ def score_target(task: ScoreTask, settings: ScoreSettings) -> dict[str, Any]:
             if v and f == r
         ),
         "invalid_ranks": [r for r, v in enumerate(valid) if not v],
+        "invalid_reasons": list(comparison.invalid_reasons),
         "duplicate_ranks": [
             r for r, f in enumerate(comparison.first_seen) if f is not None and f != r
         ],

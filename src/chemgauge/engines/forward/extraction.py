@@ -17,7 +17,8 @@ Extraction of one reaction:
 
 Failures are counted by reason (:data:`FAILURE_REASONS`). Templates are merged by SMARTS
 text, counted (support), and sorted by (-support, SMARTS); the id is a hash of the SMARTS so
-it never depends on input order.
+it never depends on input order. Each template lists the ids of the reactions it came from
+(sorted), so its provenance can be checked against a corpus later.
 """
 
 from __future__ import annotations
@@ -227,12 +228,17 @@ def _extract_chunk(items: list[str]) -> list[Extraction]:
 
 @dataclass(frozen=True, slots=True)
 class ExtractedTemplate:
-    """One distinct forward template and the reactions that support it."""
+    """One distinct forward template and the reactions that support it.
+
+    ``source_reaction_ids`` (sorted) lets a benchmark check where every template came from
+    (``train-extracted`` refuses a template with a source outside its train split).
+    """
 
     template_id: str
     smirks: str
     support: int
     reaction_class: str | None
+    source_reaction_ids: tuple[str, ...] = ()
 
     def to_rule_json(self) -> dict[str, Any]:
         """A line of the rule-file format (see :mod:`chemgauge.engines.forward.rules`)."""
@@ -240,6 +246,7 @@ class ExtractedTemplate:
             "template_id": self.template_id,
             "smirks": self.smirks,
             "name": f"extracted ({self.support} reaction{'s' if self.support != 1 else ''})",
+            "source_reaction_ids": list(self.source_reaction_ids),
         }
         if self.reaction_class is not None:
             line["reaction_class"] = self.reaction_class
@@ -300,7 +307,7 @@ def extract_forward_templates(
     """
     items = list(reactions)
     summary = ExtractionSummary(reactions=len(items))
-    support: Counter[str] = Counter()
+    sources: dict[str, list[str]] = {}
     classes: dict[str, set[str | None]] = {}
     runner = make_executor(executor or ExecutorConfig(kind="serial", jobs=1))
     try:
@@ -319,12 +326,14 @@ def extract_forward_templates(
             summary.extracted += 1
             summary.grouped_templates += result.grouped
             summary.reproduced_stereo_ignored_only += not result.stereo_exact
-            support[result.smirks] += 1
+            sources.setdefault(result.smirks, []).append(reaction_id)
             classes.setdefault(result.smirks, set()).add(reaction_class)
     finally:
         runner.close()
-    for smirks, count in sorted(support.items(), key=lambda item: (-item[1], item[0])):
+    for smirks, ids in sorted(sources.items(), key=lambda item: (-len(item[1]), item[0])):
         seen = classes[smirks]
         only = next(iter(seen)) if len(seen) == 1 else None
-        summary.templates.append(ExtractedTemplate(template_id_of(smirks), smirks, count, only))
+        summary.templates.append(
+            ExtractedTemplate(template_id_of(smirks), smirks, len(ids), only, tuple(sorted(ids)))
+        )
     return summary

@@ -1,9 +1,11 @@
 """Forward reaction rules: the embedded, versioned template set and the strict rule-file loader.
 
 A rule file is JSONL, one rule per line: ``template_id`` and ``smirks`` (an RDKit reaction
-SMARTS) are required; ``name``, ``reaction_class`` and ``example`` (``{"reactants": [...],
-"product": "..."}``) are optional. Blank lines are skipped. A rule whose ``smirks`` is empty
-is a graph rule this engine cannot run: it is skipped and counted, never a parse failure.
+SMARTS) are required; ``name``, ``reaction_class``, ``example`` (``{"reactants": [...],
+"product": "..."}``) and ``source_reaction_ids`` (the corpus reactions an extracted template
+came from, a list of strings) are optional. Blank lines are skipped. A rule whose ``smirks``
+is empty is a graph rule this engine cannot run: it is skipped and counted, never a parse
+failure.
 Anything else that is wrong (a missing, unreadable or empty file, bad JSON, an unknown or
 mistyped field, a SMARTS RDKit rejects, a repeated ``template_id``) is a hard
 :class:`~chemgauge.errors.RuleFileError` naming the file and line.
@@ -47,7 +49,7 @@ EMBEDDED_RULES_SOURCE = "chemgauge.engines.forward/forward_rules.jsonl"
 RULES_CONTENT_HASH_SCHEME = "rules-content-sha256-v1"
 
 _REQUIRED_KEYS = ("template_id", "smirks")
-_OPTIONAL_KEYS = ("name", "reaction_class", "example")
+_OPTIONAL_KEYS = ("name", "reaction_class", "example", "source_reaction_ids")
 _ALLOWED_KEYS = frozenset(_REQUIRED_KEYS + _OPTIONAL_KEYS)
 
 
@@ -68,6 +70,7 @@ class Rule:
     name: str | None = None
     reaction_class: str | None = None
     example: RuleExample | None = None
+    source_reaction_ids: tuple[str, ...] | None = field(default=None, compare=False)
     source: str = field(default=EMBEDDED_RULES_SOURCE, compare=False)
     line: int | None = field(default=None, compare=False)
 
@@ -208,6 +211,16 @@ def _parse_example(value: Any, source: str, line: int) -> RuleExample | None:
     return RuleExample(reactants=tuple(reactants), product=product)
 
 
+def _source_ids(value: Any, source: str, line: int) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise _fail(
+            "'source_reaction_ids' must be a list of non-empty strings", source, line, repr(value)
+        )
+    return tuple(value)
+
+
 def _parse_rule(text: str, source: str, line: int) -> Rule | None:
     """One rule from one JSONL line; ``None`` for a graph rule (empty smirks)."""
     try:
@@ -239,6 +252,7 @@ def _parse_rule(text: str, source: str, line: int) -> Rule | None:
     name = _optional_str(obj, "name", source, line)
     reaction_class = _optional_str(obj, "reaction_class", source, line)
     example = _parse_example(obj.get("example"), source, line)
+    sources = _source_ids(obj.get("source_reaction_ids", None), source, line)
     if not smirks.strip():
         return None
     try:
@@ -253,6 +267,7 @@ def _parse_rule(text: str, source: str, line: int) -> Rule | None:
         name=name,
         reaction_class=reaction_class,
         example=example,
+        source_reaction_ids=sources,
         source=source,
         line=line,
     )

@@ -8,6 +8,7 @@ timing and call counting. A back-end implements one hook, ``_predict(products, n
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from chemgauge.errors import BackendError
 
 __all__ = [
     "CallableRetroModel",
+    "ModelFailure",
     "ModelOutput",
     "RetroModel",
     "RetroModelFactory",
@@ -26,11 +28,27 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class ModelOutput:
-    """Ranked raw outputs for one product plus how many the model returned before the cut."""
+    """Ranked raw outputs for one product plus how many the model returned before the cut.
+
+    ``seconds`` is this product's share of the back-end call, ``post_seconds`` its share of
+    the checks and cut after it (syntheseus's ``time_model_call`` / ``time_post_processing``).
+    """
 
     outputs: tuple[str, ...]
     returned: int
     seconds: float
+    post_seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class ModelFailure:
+    """A product the model could not answer: the exception's type and message."""
+
+    reason: str
+    detail: str
+
+
+log = logging.getLogger(__name__)
 
 
 class RetroModel:
@@ -76,19 +94,52 @@ class RetroModel:
         self.calls += 1
         self.products_predicted += len(distinct)
         share = elapsed / max(1, len(distinct))
-        by_product: dict[str, ModelOutput] = {}
+        checked: dict[str, tuple[tuple[str, ...], int]] = {}
         for product, outputs in zip(distinct, raw, strict=True):
             if isinstance(outputs, str) or not all(isinstance(o, str) for o in outputs):
                 raise BackendError(
                     f"model {self.name!r} must return a list of SMILES strings per product; "
                     f"got {type(outputs).__name__} for {product!r}"
                 )
-            by_product[product] = ModelOutput(tuple(outputs[:num_results]), len(outputs), share)
+            checked[product] = (tuple(outputs[:num_results]), len(outputs))
+        post = (time.perf_counter() - start - elapsed) / max(1, len(distinct))
+        by_product = {
+            product: ModelOutput(outputs, returned, share, post)
+            for product, (outputs, returned) in checked.items()
+        }
         return [by_product[p] for p in products]
+
+    def predict_isolating(
+        self, products: Sequence[str], num_results: int
+    ) -> list[ModelOutput | ModelFailure]:
+        """:meth:`predict`, except that a call that raises is retried product by product, so
+        a product the back-end cannot handle does not lose the rest of its batch; a product
+        that still fails gets a :class:`ModelFailure`."""
+        try:
+            return list(self.predict(products, num_results))
+        except Exception as exc:  # a back-end may raise anything; keep what can be kept
+            log.warning("model %r failed on a batch of %d: %s", self.name, len(products), exc)
+            if len(products) == 1:
+                return [ModelFailure(type(exc).__name__, str(exc)[:500])]
+        out: list[ModelOutput | ModelFailure] = []
+        for product in products:
+            try:
+                out.append(self.predict([product], num_results)[0])
+            except Exception as exc:  # as above, one product at a time
+                out.append(ModelFailure(type(exc).__name__, str(exc)[:500]))
+        return out
 
     def describe(self) -> dict[str, Any]:
         """Name and arguments for provenance and the config hash (no timing)."""
         return {"name": self.name, "prefiltered": self.prefiltered}
+
+    def class_name(self) -> str:
+        """The model class as syntheseus's results file names it (``eval_args.model_class``)."""
+        return type(self).__name__
+
+    def parameter_counts(self) -> tuple[int | None, int | None]:
+        """Parameters and trainable parameters, when the model has any to count."""
+        return None, None
 
 
 class RetroModelFactory(Protocol):

@@ -87,6 +87,11 @@ class PredictionsFileModel(RetroModel):
                 continue
             yield _Line(number, span.offset, span.size, product)
 
+    def make_strict(self) -> None:
+        """From now on a rejected line is an error (a run's ``--strict``): lines rejected
+        while scanning raise at :meth:`prepare`, before any scoring."""
+        self.stats.strict = True
+
     def expect_product(self, product: str) -> None:
         """``product`` is a canonical SMILES that will be asked for: a line spelled exactly
         like it has it as its key (canonical SMILES are fixed points), so it is not

@@ -9,20 +9,28 @@ under the entry-point group ``chemgauge.retro_models``; any Python callable work
 
 from __future__ import annotations
 
+import difflib
+import logging
 from pathlib import Path
 from typing import Any
 
 from chemgauge.engines.retro.base import RetroModel, RetroModelFactory
 from chemgauge.engines.retro.predictions import PredictionsFileModel
-from chemgauge.engines.retro.syntheseus_model import SyntheseusModel
-from chemgauge.errors import ConfigError
+from chemgauge.engines.retro.syntheseus_model import SYNTHESEUS_BACKWARD_CLASSES, SyntheseusModel
+from chemgauge.errors import ConfigError, UnknownNameError
 from chemgauge.registry import Registry
 
 __all__ = [
     "RETRO_MODELS",
+    "SYNTHESEUS_PREFIX",
     "build_retro_model",
+    "resolve_model_class",
     "retro_model_names",
 ]
+
+log = logging.getLogger(__name__)
+
+SYNTHESEUS_PREFIX = "syntheseus:"
 
 RETRO_MODELS: Registry[RetroModelFactory] = Registry("retro_model")
 
@@ -68,17 +76,56 @@ RETRO_MODELS.register("templates", _templates_factory)
 
 def retro_model_names() -> list[str]:
     """Registered model names plus the ``syntheseus:<ModelClass>`` family."""
-    return [*RETRO_MODELS.names(), "syntheseus:<ModelClass>"]
+    return [*RETRO_MODELS.names(), f"{SYNTHESEUS_PREFIX}<ModelClass>"]
+
+
+def resolve_model_class(model_class: str) -> str:
+    """The model name a ``model_class`` value means: a syntheseus model class given bare, as
+    syntheseus's own command line takes it (``LocalRetro``), is ``syntheseus:LocalRetro``
+    unless a chemgauge model is registered under that name (which then wins, with a warning).
+    Any other name is returned unchanged (a typo fails when the model is built)."""
+    if model_class not in SYNTHESEUS_BACKWARD_CLASSES:
+        return model_class
+    if model_class in RETRO_MODELS:
+        log.warning(
+            "model_class=%s is a registered chemgauge model; for the syntheseus model class "
+            "of that name write model_class=%s%s",
+            model_class,
+            SYNTHESEUS_PREFIX,
+            model_class,
+        )
+        return model_class
+    return f"{SYNTHESEUS_PREFIX}{model_class}"
+
+
+def _unknown_model(model_class: str, exc: UnknownNameError) -> ConfigError:
+    """The registry's "did you mean", with syntheseus model classes among the candidates
+    (case-insensitive: ``localretro`` suggests ``syntheseus:LocalRetro``)."""
+    syntheseus_names = {c.lower(): f"{SYNTHESEUS_PREFIX}{c}" for c in SYNTHESEUS_BACKWARD_CLASSES}
+    close = difflib.get_close_matches(model_class.lower(), list(syntheseus_names), n=2, cutoff=0.7)
+    suggestions = [*exc.suggestions, *(syntheseus_names[c] for c in close)]
+    known = [*RETRO_MODELS.names(), f"{SYNTHESEUS_PREFIX}<ModelClass>"]
+    return UnknownNameError("retro model", model_class, suggestions, known)
 
 
 def build_retro_model(
-    model_class: str, model_dir: str | Path | None = None, **kwargs: Any
+    model_class: str,
+    model_dir: str | Path | None = None,
+    *,
+    num_gpus: int | None = None,
+    **kwargs: Any,
 ) -> RetroModel:
-    """Build a model by registry name ("did you mean" on a typo)."""
+    """Build a model by name ("did you mean" on a typo). ``num_gpus`` places a syntheseus
+    model as syntheseus does (0: CPU, 1: ``cuda:0``); chemgauge's own models use no GPU."""
     path = None if model_dir is None or model_dir == "" else Path(model_dir)
-    if model_class.startswith("syntheseus:"):
-        return SyntheseusModel(model_class.split(":", 1)[1], path, **kwargs)
-    factory = RETRO_MODELS.get(model_class)
+    model_class = resolve_model_class(model_class)
+    if model_class.startswith(SYNTHESEUS_PREFIX):
+        name = model_class.removeprefix(SYNTHESEUS_PREFIX)
+        return SyntheseusModel(name, path, num_gpus=num_gpus, **kwargs)
+    try:
+        factory = RETRO_MODELS.get(model_class)
+    except UnknownNameError as exc:
+        raise _unknown_model(model_class, exc) from None
     model = factory(path, **kwargs)
     if not isinstance(model, RetroModel):
         raise ConfigError(f"retro model factory {model_class!r} did not return a RetroModel")

@@ -3,6 +3,10 @@
 Hit metrics are the protocol's end-to-end ones (over valid inputs; a coverage miss is a miss)
 plus coverage and the stereo-ignored top-10 outcome; invalid inputs take part in none. Items
 are keyed by their corpus line, which two runs on the same corpus (same hash) share.
+
+With ``train-extracted`` templates the train split is in-sample (the templates came from
+it): the headline, the ranking section and the split table lead with the held-out val and
+test rows, and every overall figure says it includes in-sample rows.
 """
 
 from __future__ import annotations
@@ -12,11 +16,16 @@ from typing import Any
 
 from chemgauge.benchmarks.forward.aggregate import (
     BREAKDOWN_DIMENSIONS,
+    HELD_OUT_SPLITS,
+    Bootstrap,
     aggregate,
     breakdowns,
     by_split,
+    held_out,
 )
+from chemgauge.benchmarks.forward.leakage import audit_rows
 from chemgauge.benchmarks.forward.provenance import ROW_HASH_EXCLUDES
+from chemgauge.benchmarks.forward.summary import headline_basis
 from chemgauge.report.adapters.forward_checks import forward_cross_checks
 from chemgauge.report.families import (
     Distribution,
@@ -59,6 +68,43 @@ def _fmt(block: Mapping[str, Any]) -> str:
 
 def _num(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _with_interval(value: float | None, interval: Sequence[float | None] | None) -> str:
+    if value is None:
+        return "n/a"
+    if not interval or interval[0] is None or interval[1] is None:
+        return _num(value)
+    return f"{value:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]"
+
+
+def _template_source(rows: Sequence[Row]) -> str | None:
+    """The rows' template source (every row carries the same provenance)."""
+    provenance = rows[0].get("provenance") if rows else None
+    return None if not isinstance(provenance, Mapping) else provenance.get("template_source")
+
+
+def _row_schema(rows: Sequence[Row]) -> int:
+    """The rows' schema version (from their provenance; 2 if they do not say)."""
+    provenance = rows[0].get("provenance") if rows else None
+    version = provenance.get("row_schema_version") if isinstance(provenance, Mapping) else None
+    return version if isinstance(version, int) else 2
+
+
+def _in_sample(rows: Sequence[Row]) -> bool:
+    """True when the train split is in-sample: the templates were extracted from it."""
+    return bool(headline_basis(str(_template_source(rows)))["in_sample_splits"])
+
+
+def bootstrap_of(metrics: Mapping[str, Any]) -> Bootstrap:
+    """The bootstrap a report recorded beside its metrics (the defaults if it recorded none)."""
+    block = metrics.get("bootstrap") or {}
+    default = Bootstrap()
+    return Bootstrap(
+        seed=int(block.get("seed", default.seed)),
+        resamples=int(block.get("resamples", default.resamples)),
+        confidence=float(block.get("confidence", default.confidence)),
+    )
 
 
 def _products(row: Row) -> str | None:
@@ -104,13 +150,28 @@ class ForwardAdapter(FamilyAdapter):
         }
 
     def recompute(self, run: Run) -> Recomputed:
+        notes = ["diagnostics need the corpus and are not recomputed"]
+        if _row_schema(run.rows) < 3:
+            # Rows of schema 2 carry no group_key_source; their reports had no held-out,
+            # leakage or bootstrap sections, so only what they recorded is recomputed.
+            notes.append("row schema 2: no held-out, leakage or bootstrap sections")
+            sections = {
+                "overall": aggregate(run.rows, None),
+                "by_split": by_split(run.rows, None),
+                "breakdowns": breakdowns(run.rows, None),
+            }
+            return Recomputed(sections, notes=tuple(notes))
+        bootstrap = bootstrap_of(run.metrics)
         return Recomputed(
             {
-                "overall": aggregate(run.rows),
-                "by_split": by_split(run.rows),
-                "breakdowns": breakdowns(run.rows),
+                "headline": headline_basis(str(_template_source(run.rows))),
+                "held_out": held_out(run.rows, bootstrap),
+                "overall": aggregate(run.rows, bootstrap),
+                "by_split": by_split(run.rows, bootstrap),
+                "leakage": audit_rows(run.rows),
+                "breakdowns": breakdowns(run.rows, bootstrap),
             },
-            notes=("diagnostics need the corpus and are not recomputed",),
+            notes=tuple(notes),
         )
 
     def cross_checks(self, run: Run) -> list[Mismatch]:
@@ -119,14 +180,26 @@ class ForwardAdapter(FamilyAdapter):
     def headline(self, run: Run) -> list[Rate]:
         overall = aggregate(run.rows)
         e2e = overall["end_to_end"]
+        if not _in_sample(run.rows):
+            return [
+                *(_rate(e2e[f"top{k}_hit_rate"], f"top-{k} (end to end)") for k in _KS),
+                _rate(overall["proposal_coverage"], "true product in pool"),
+                _rate(overall["valid_input_rate"], "valid inputs"),
+            ]
+        held = held_out(run.rows)
+        where = "held out: val + test"
         return [
-            *(_rate(e2e[f"top{k}_hit_rate"], f"top-{k} (end to end)") for k in _KS),
-            _rate(overall["proposal_coverage"], "true product in pool"),
+            *(_rate(held["end_to_end"][f"top{k}_hit_rate"], f"top-{k} ({where})") for k in _KS),
+            _rate(held["proposal_coverage"], f"true product in pool ({where})"),
+            _rate(e2e["top1_hit_rate"], "top-1 (overall, includes in-sample train rows)"),
+            _rate(overall["proposal_coverage"], "in pool (overall, includes in-sample train rows)"),
             _rate(overall["valid_input_rate"], "valid inputs"),
         ]
 
-    def _ranking_section(self, rows: Sequence[Row]) -> Section:
-        overall = aggregate(rows)
+    def _ranking_section(self, run: Run) -> Section:
+        in_sample = _in_sample(run.rows)
+        rows = [r for r in run.rows if r["split"] in HELD_OUT_SPLITS] if in_sample else run.rows
+        overall = aggregate(rows, bootstrap_of(run.metrics))
         table_rows = []
         for name in ("end_to_end", "conditional"):
             block = overall[name]
@@ -135,8 +208,8 @@ class ForwardAdapter(FamilyAdapter):
                     name.replace("_", " "),
                     str(block["n"]),
                     *(_fmt(block[f"top{k}_hit_rate"]) for k in _KS),
-                    _num(block["mrr"]),
-                    _num(block["ndcg_at_10"]),
+                    _with_interval(block["mrr"], block["mrr_bootstrap95"]),
+                    _with_interval(block["ndcg_at_10"], block["ndcg_at_10_bootstrap95"]),
                 )
             )
         hit_at_k = RatePlot(
@@ -167,10 +240,17 @@ class ForwardAdapter(FamilyAdapter):
             "Prediction latency", "ms per reaction", tuple(timed), integer=False, log_x=True
         )
         stereo = overall["stereo"]
+        scope = (
+            "Held-out rows only (val + test): the templates were extracted from the train "
+            "split, so its rows are in-sample and left out here. "
+            if in_sample
+            else ""
+        )
         return Section(
-            title="Ranking",
+            title="Ranking (held out: val + test)" if in_sample else "Ranking",
             intro=(
-                f"{overall['n_rows']} rows, {overall['n_valid']} valid, {overall['n_covered']} "
+                scope
+                + f"{overall['n_rows']} rows, {overall['n_valid']} valid, {overall['n_covered']} "
                 "with the true product in the pool. End to end counts every valid reaction "
                 "(a miss of the pool is a miss); conditional counts only covered ones. "
                 f"Stereo-ignored top-10: {_fmt(stereo['stereochemistry_ignored_top10_rate'])}; "
@@ -179,8 +259,18 @@ class ForwardAdapter(FamilyAdapter):
             tables=(
                 Table(
                     "Top-k, MRR and nDCG@10",
-                    ("denominator", "n", "top-1", "top-5", "top-10", "MRR", "nDCG@10"),
+                    (
+                        "denominator",
+                        "n",
+                        "top-1",
+                        "top-5",
+                        "top-10",
+                        "MRR [95% CI]",
+                        "nDCG@10 [95% CI]",
+                    ),
                     tuple(table_rows),
+                    caption="Rates: 95% Wilson intervals; MRR and nDCG@10: seeded percentile "
+                    "bootstrap intervals (seed in the report's config).",
                 ),
             ),
             plots=(hit_at_k, ranks, pools, latency),
@@ -189,6 +279,15 @@ class ForwardAdapter(FamilyAdapter):
 
     def _split_section(self, report_rows: Sequence[Row]) -> Section:
         splits = by_split(report_rows)
+        if _in_sample(report_rows):
+            groups = [
+                ("held out (val + test)", held_out(report_rows)),
+                *((split, splits[split]) for split in HELD_OUT_SPLITS),
+                ("train (in-sample)", splits["train"]),
+                ("overall (includes in-sample train rows)", aggregate(report_rows)),
+            ]
+        else:
+            groups = list(splits.items())
         body = tuple(
             (
                 split,
@@ -196,7 +295,7 @@ class ForwardAdapter(FamilyAdapter):
                 _fmt(block["proposal_coverage"]),
                 *(_fmt(block["end_to_end"][f"top{k}_hit_rate"]) for k in _KS),
             )
-            for split, block in splits.items()
+            for split, block in groups
         )
         tables = [
             Table(
@@ -284,10 +383,69 @@ class ForwardAdapter(FamilyAdapter):
             anchor="failures",
         )
 
+    def _leakage_section(self, rows: Sequence[Row]) -> Section:
+        audit = audit_rows(rows)
+        tables = []
+        for kind, label in (("reactant_sets", "Reactant sets"), ("products", "Products")):
+            block = audit[kind]
+            tables.append(
+                Table(
+                    f"{label} in more than one split ({block['shared_across_splits']} of "
+                    f"{block['distinct']} distinct)",
+                    ("splits", "shared", "reactions, explicit group_key", "reactions, fallback"),
+                    tuple(
+                        (
+                            pair,
+                            str(c["shared"]),
+                            str(c["reactions"]["explicit"]),
+                            str(c["reactions"]["fallback"]),
+                        )
+                        for pair, c in block["by_split_pair"].items()
+                    ),
+                )
+            )
+            if block["examples"]:
+                tables.append(
+                    Table(
+                        f"{label}: the first shared ones"
+                        + (" (more not listed)" if block["examples_truncated"] else ""),
+                        ("SMILES", "where (corpus lines)"),
+                        tuple(
+                            (
+                                e["smiles"],
+                                "; ".join(
+                                    f"{split}: "
+                                    + ", ".join(
+                                        f"{x['line']} ({x['group_key_source']})" for x in entries
+                                    )
+                                    for split, entries in e["splits"].items()
+                                ),
+                            )
+                            for e in block["examples"]
+                        ),
+                    )
+                )
+        warnings = " ".join(f"Warning: {w}." for w in audit["warnings"])
+        return Section(
+            title="Leakage audit",
+            intro=(
+                "Reactant sets (sorted canonical reactants) and accepted product multisets "
+                "found in more than one split, per pair of splits, with the reactions involved "
+                "by the source of their group key. The reactant-hash fallback keeps identical "
+                "reactants in one split; only an explicit group_key can separate them. "
+                + (warnings or "No reactant set occurs in two splits.")
+            ),
+            tables=tuple(tables),
+            anchor="leakage",
+        )
+
     def sections(self, run: Run, *, max_failures: int) -> list[Section]:
+        # Rows of schema 2 do not say where their group keys came from: no leakage audit.
+        leakage = [self._leakage_section(run.rows)] if _row_schema(run.rows) >= 3 else []
         return [
-            self._ranking_section(run.rows),
+            self._ranking_section(run),
             self._split_section(run.rows),
+            *leakage,
             self._failure_section(run.rows, max_failures),
         ]
 

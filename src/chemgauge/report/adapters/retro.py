@@ -2,8 +2,9 @@
 
 Every target is in every denominator (no outputs or a scoring failure is a miss), so each
 (convention, matcher, k) hit is defined on every row. Model outputs and per-target model time
-live in the run's ``predictions.jsonl``; when it sits beside the rows it supplies the top
-prediction to draw and the latency plot, and the report works without it.
+live in the run's journal (``journal.jsonl``, or ``predictions.jsonl`` in run folders written
+before it was renamed); when it sits beside the rows it supplies the top prediction to draw
+and the latency plot, and the report works without it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from chemgauge.benchmarks.retro.journal import JOURNAL_JSONL, journal_path
 from chemgauge.benchmarks.retro.metrics import aggregate
 from chemgauge.report.families import (
     Distribution,
@@ -35,7 +37,6 @@ from chemgauge.report.runs import Run
 __all__ = ["RetroAdapter", "RetroPredictions"]
 
 Row = Mapping[str, Any]
-PREDICTIONS = "predictions.jsonl"
 
 
 def _config(run: Run) -> Mapping[str, Any]:
@@ -64,7 +65,7 @@ def _block_rate(block: Mapping[str, Any], n: int, label: str) -> Rate:
 
 
 class RetroPredictions:
-    """Outputs and model seconds per target, read from ``predictions.jsonl`` if present."""
+    """Outputs and model seconds per target, read from the run's journal if present."""
 
     def __init__(self, path: Path) -> None:
         self.outputs: dict[str, list[str]] = {}
@@ -90,7 +91,7 @@ def _predictions(path: Path, mtime_ns: int) -> RetroPredictions:
 
 
 def _load_predictions(run: Run) -> RetroPredictions:
-    path = run.rows_path.parent / PREDICTIONS
+    path = journal_path(run.rows_path.parent)
     mtime = path.stat().st_mtime_ns if path.is_file() else 0
     return _predictions(path, mtime)
 
@@ -216,7 +217,7 @@ class RetroAdapter(FamilyAdapter):
         if seconds:
             plots.append(
                 Distribution(
-                    "Model time per target (from predictions.jsonl)",
+                    "Model time per target (from the run's journal)",
                     "seconds",
                     tuple(seconds.values()),
                     integer=False,
@@ -294,7 +295,7 @@ class RetroAdapter(FamilyAdapter):
                     ),
                 )
             )
-        note = "" if predictions.outputs else " (predictions.jsonl not found: no predictions drawn)"
+        note = "" if predictions.outputs else f" ({JOURNAL_JSONL} not found: no predictions drawn)"
         return Section(
             title="Targets missed at top-1",
             intro=(
