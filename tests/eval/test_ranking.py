@@ -8,29 +8,10 @@ import numpy as np
 import pytest
 
 from chemgauge.eval.ranking import (
-    best_rank,
     distribution,
-    hit_ranks,
     ndcg_at_k,
     nearest_rank_percentile,
-    reciprocal_rank,
-    top_k_hit,
 )
-
-
-def test_invalid_outputs_keep_their_rank_slot() -> None:
-    ranked = [None, "CCO", None, "CCN", "CCO"]
-    assert hit_ranks(ranked, lambda s: s == "CCO") == [1, 4]
-    assert best_rank(hit_ranks(ranked, lambda s: s == "CCO")) == 1
-    assert best_rank([]) is None
-
-
-def test_top_k_and_reciprocal_rank() -> None:
-    assert top_k_hit(0, 1) and not top_k_hit(1, 1) and top_k_hit(4, 5)
-    assert not top_k_hit(None, 10)
-    assert reciprocal_rank(0) == 1.0 and reciprocal_rank(3) == 0.25 and reciprocal_rank(None) == 0
-    with pytest.raises(ValueError):
-        top_k_hit(0, 0)
 
 
 def test_ndcg_multi_positive_hand_values() -> None:
