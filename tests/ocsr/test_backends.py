@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import require_program
 from tests.ocsr.conftest import ChatServer, Reply
 
 from chemgauge.engines.ocsr.base import parse_structured_answer, run_bounded
@@ -127,8 +128,7 @@ def test_http_connection_failure_is_a_failure(image: Path) -> None:
 @pytest.mark.external
 @pytest.mark.slow
 def test_osra_reads_an_rdkit_drawing(tmp_path: Path) -> None:
-    if shutil.which("osra") is None:
-        pytest.skip("osra not installed (apt-get install -y osra)")
+    require_program("osra")
     from chemgauge.benchmarks.ocsr.scoring import compare_keys, graph_keys, text_keys
     from chemgauge.chem import parse_smiles
     from chemgauge.chem.render import render_png
@@ -166,8 +166,7 @@ def test_command_provenance_hashes_the_program_and_its_script(tmp_path: Path) ->
 def test_osra_provenance_is_its_executable_hash() -> None:
     import hashlib
 
-    if shutil.which("osra") is None:
-        pytest.skip("osra not installed (apt-get install -y osra)")
+    require_program("osra")
     described = OsraRecognizer().describe()
     executable = Path(str(shutil.which("osra"))).read_bytes()
     assert described["programs"] == {"osra": hashlib.sha256(executable).hexdigest()}

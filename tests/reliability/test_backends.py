@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.conftest import require_program
 from typer.testing import CliRunner
 
 from chemgauge.cli import app
@@ -133,8 +134,7 @@ while line := sys.stdin.readline():
 
 @pytest.fixture
 def fake_java(tmp_path: Path) -> str:
-    if not any(Path(d, "javac").is_file() for d in os.environ.get("PATH", "").split(os.pathsep)):
-        pytest.skip("javac is needed to build the (unused) line server")
+    require_program("javac")
     script = tmp_path / "java"
     script.write_text(f"#!{sys.executable}\n{FAKE_OPSIN}")
     script.chmod(0o755)
