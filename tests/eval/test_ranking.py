@@ -60,3 +60,21 @@ def test_nearest_rank_percentile_agrees_with_numpy_inverted_cdf() -> None:
         for q in (1, 5, 25, 50, 75, 90, 95, 99, 100):
             expected = float(np.percentile(values, q, method="inverted_cdf"))
             assert nearest_rank_percentile(values, q) == expected, (n, q)
+
+
+def test_percentile_refuses_what_has_no_percentile() -> None:
+    with pytest.raises(ValueError, match=r"^percentile of an empty sequence$"):
+        nearest_rank_percentile([], 50)
+    for q in (0, -5, 100.5, 101):
+        with pytest.raises(ValueError, match=r"percentile must be in \(0, 100\], got"):
+            nearest_rank_percentile([1.0, 2.0], q)
+    assert nearest_rank_percentile([1.0, 2.0], 100) == 2.0
+
+
+def test_distribution_reads_the_published_percentiles_at_their_exact_rank() -> None:
+    # 1..100: the q-th percentile is the value q itself, so p51/p91/p96 would show.
+    summary = distribution(range(100, 0, -1))
+    assert (summary.p50, summary.p90, summary.p95) == (50.0, 90.0, 95.0)
+    assert distribution([]).to_dict() == dict.fromkeys(
+        ("min", "p50", "p90", "p95", "max", "mean"), None
+    ) | {"n": 0}
