@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.chemgauge-installed
 
-.PHONY: setup demo test lint typecheck pytest docs bench results clean system-deps mutation
+.PHONY: setup demo test lint typecheck pytest docs bench results clean system-deps mutation check durations
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "error: Python 3.11+ not found (set PYTHON=...)"; exit 1; }
@@ -55,6 +55,14 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 test: lint typecheck pytest docs
+
+# Lint, types and the fast tests: those not marked slow or external and not measured at
+# >= 0.3 s in tests/durations.json (`make durations` re-measures them).
+check: lint typecheck
+	$(BIN)/python -m pytest --fast -q
+
+durations: setup
+	$(BIN)/python -m pytest -m "not slow and not external" -q --record-durations
 
 # The bench scripts that fit in about ten minutes together; each writes its JSON result in
 # bench/results/, then RESULTS.md is rendered from every result file and the run fails if a

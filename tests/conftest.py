@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import json
 import os
 import shutil
 from pathlib import Path
@@ -105,3 +106,49 @@ def assert_valid_report(path: Path) -> dict[str, Any]:
     jsonschema.validate(data, json.loads(SCHEMA_PATH.read_text()))
     assert list(data) == list(RunEnvelope.model_fields), f"{path}: not in the envelope's order"
     return data  # type: ignore[no-any-return]
+
+
+# -- the fast subset (`make check`) ---------------------------------------------------------
+DURATIONS = Path(__file__).with_name("durations.json")
+FAST_LIMIT_S = 0.3
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fast",
+        action="store_true",
+        help="leave out tests marked slow or external and those measured at "
+        f">= {FAST_LIMIT_S} s in tests/durations.json (make check)",
+    )
+    parser.addoption(
+        "--record-durations",
+        action="store_true",
+        help="rewrite tests/durations.json with every test that took >= "
+        f"{FAST_LIMIT_S} s (setup + call + teardown) in this run (make durations)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("--fast"):
+        return
+    measured = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+    keep, drop = [], []
+    for item in items:
+        slow = item.get_closest_marker("slow") or item.get_closest_marker("external")
+        (drop if slow or measured.get(item.nodeid, 0.0) >= FAST_LIMIT_S else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+_durations: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _durations[report.nodeid] = _durations.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if session.config.getoption("--record-durations") and exitstatus == 0:
+        slow = {k: round(v, 2) for k, v in sorted(_durations.items()) if v >= FAST_LIMIT_S}
+        DURATIONS.write_text(json.dumps(slow, indent=0, sort_keys=True) + "\n")
