@@ -22,15 +22,25 @@ system-deps:
 	@bash scripts/system-deps.sh
 
 # The forward benchmark on the demo corpus shipped inside the package (every outcome the
-# harness reports, from real engine output), then a check and an HTML page of the run.
+# harness reports, from real engine output), then a check and an HTML page of the run. Then a
+# second system on the same corpus (the embedded set's amide-coupling rules alone) and a board
+# of the two: values with intervals, ranks, letter groups, per-breakdown boards.
 DEMO_OUT ?= demo-out
+DEMO_RULES := src/chemgauge/engines/forward/forward_rules.jsonl
 demo: setup
 	$(BIN)/chemgauge matchers --known
 	$(BIN)/chemgauge forward benchmark --executor serial \
 		--output-rows $(DEMO_OUT)/rows.jsonl --output-report $(DEMO_OUT)/report.json
 	$(BIN)/chemgauge verify $(DEMO_OUT)
 	$(BIN)/chemgauge report $(DEMO_OUT) --html $(DEMO_OUT)/report.html
-	@echo "demo: rows, report and $(DEMO_OUT)/report.html are in $(DEMO_OUT)/"
+	grep '"reaction_class": "amide_coupling"' $(DEMO_RULES) > $(DEMO_OUT)/amide-rules.jsonl
+	$(BIN)/chemgauge forward benchmark --executor serial --quiet \
+		--template-source file --templates $(DEMO_OUT)/amide-rules.jsonl \
+		--output-rows $(DEMO_OUT)/amide-only/rows.jsonl \
+		--output-report $(DEMO_OUT)/amide-only/report.json
+	$(BIN)/chemgauge board $(DEMO_OUT) $(DEMO_OUT)/amide-only \
+		--html $(DEMO_OUT)/board.html --md $(DEMO_OUT)/board.md --json $(DEMO_OUT)/board.json
+	@echo "demo: rows, report, $(DEMO_OUT)/report.html and $(DEMO_OUT)/board.html are in $(DEMO_OUT)/"
 
 # The p2s task loader and scorer promise a bare Python 3.9+: these modules (all they import)
 # must need nothing newer (tests/p2s/test_scoring.py checks the list is complete).

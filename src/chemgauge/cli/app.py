@@ -9,7 +9,7 @@ import sys
 import typer
 
 import chemgauge
-from chemgauge.cli import canon, matchers, report
+from chemgauge.cli import board, canon, matchers, report
 from chemgauge.errors import ChemgaugeError
 
 app = typer.Typer(
@@ -42,6 +42,9 @@ app.command("canon")(canon.canon)
 app.command("matchers")(matchers.matchers)
 # Top-level `report RUN_DIR`, `compare RUN_A RUN_B` and `verify RUN_DIR` (not a sub-app).
 report.register(app)
+app.command("board", short_help="Rank many runs: intervals, pairwise tests, letter groups.")(
+    board.board
+)
 
 # Each benchmark family lives in its own module exposing ``app`` (a Typer sub-app). A module
 # that exists is imported for real, so a broken one fails loudly instead of vanishing.

@@ -26,10 +26,12 @@ __all__ = [
     "Rate",
     "RatePlot",
     "Recomputed",
+    "ScoreMetric",
     "Section",
     "Structure",
     "Table",
     "agree",
+    "system_text",
 ]
 
 Row = Mapping[str, Any]
@@ -141,6 +143,34 @@ class Section:
 
 
 @dataclass(frozen=True, slots=True)
+class ScoreMetric:
+    """A per-row measure that is not a binary hit, which boards rank runs by.
+
+    ``ratio``: a binary numerator over a binary denominator that is the run's own (round trips
+    among the names a run emitted); ``mean``: a real-valued score per item (reciprocal rank).
+    """
+
+    name: str
+    kind: Literal["ratio", "mean"]
+    description: str
+
+
+def system_text(value: Any) -> str:
+    """A recorded system description (a name, or a mapping with ``name`` and maybe
+    ``version``) as short text."""
+    if isinstance(value, Mapping):
+        name = value.get("name") or value.get("backend") or value.get("model")
+        version = value.get("version")
+        if name and version:
+            # A version string often names the program already ("osra 2.1.3").
+            return str(version) if str(version).startswith(str(name)) else f"{name} {version}"
+        if name:
+            return str(name)
+        return ", ".join(f"{k}={v}" for k, v in sorted(value.items()) if isinstance(v, str))
+    return "" if value is None else str(value)
+
+
+@dataclass(frozen=True, slots=True)
 class Mismatch:
     """Two recorded values that must agree and do not (``where``: what was compared)."""
 
@@ -214,6 +244,56 @@ class FamilyAdapter(ABC):
     @abstractmethod
     def sections(self, run: Run, *, max_failures: int) -> list[Section]:
         """Family-specific parts of the HTML report."""
+
+    def board_metric(self, run: Run) -> str:
+        """The family's default headline metric on a board (a hit or score metric name)."""
+        metrics = self.hit_metrics(run)
+        return metrics[0] if metrics else ""
+
+    def hit_description(self, run: Run, name: str) -> str:
+        """What a hit metric counts, in a few words, for a board's reader ("" if unknown)."""
+        return ""
+
+    def score_metrics(self, run: Run) -> tuple[ScoreMetric, ...]:
+        """Per-row measures besides the hits that a board can rank by (none by default)."""
+        return ()
+
+    def scores(self, row: Row, run: Run) -> Mapping[str, tuple[float, float] | None]:
+        """Each score metric for one row as (numerator, denominator); ``None``: the row does
+        not take part."""
+        return {}
+
+    def measures(
+        self, run: Run, rows: Sequence[Row], names: Sequence[str]
+    ) -> dict[str, list[tuple[float, float] | None]]:
+        """Each named hit or score metric over ``rows`` as per-row (numerator, denominator),
+        ``None`` where a row does not take part (a hit is ``(1, 1)`` or ``(0, 1)``).
+
+        The default asks :meth:`hits` and :meth:`scores` row by row; a family may override it
+        to compute only the metrics asked for.
+        """
+        hit_names = set(self.hit_metrics(run))
+        out: dict[str, list[tuple[float, float] | None]] = {name: [] for name in names}
+        wants_scores = any(name not in hit_names for name in names)
+        for row in rows:
+            hits = self.hits(row, run)
+            scores = self.scores(row, run) if wants_scores else {}
+            for name in names:
+                if name in hit_names:
+                    hit = hits.get(name)
+                    out[name].append(None if hit is None else (1.0 if hit else 0.0, 1.0))
+                else:
+                    out[name].append(scores.get(name))
+        return out
+
+    def board_caveats(self, runs: Sequence[Run], metric: str) -> list[str]:
+        """Reasons the runs on one board may not measure ``metric`` alike (a cap on outputs
+        that differs between them, say); none by default."""
+        return []
+
+    def system_name(self, run: Run) -> str:
+        """The system under test as the run recorded it (model, recognizer, rule set...)."""
+        return run.label
 
     def describe_item(self, row: Row) -> tuple[tuple[str, str], ...]:
         """Short (field, value) text describing a row's answer, for compare listings."""

@@ -101,7 +101,14 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
 
 
-def _page(title: str, subtitle: str, nav: Sequence[tuple[str, str]], body: Iterable[str]) -> str:
+def _page(
+    title: str,
+    subtitle: str,
+    nav: Sequence[tuple[str, str]],
+    body: Iterable[str],
+    css: str = "",
+) -> str:
+    """A whole page: the shared style (plus ``css``), header, section links, body, footer."""
     links = "".join(f'<a href="#{_e(anchor)}">{_e(text)}</a>' for anchor, text in nav)
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
@@ -109,7 +116,7 @@ def _page(title: str, subtitle: str, nav: Sequence[tuple[str, str]], body: Itera
         # The page may load nothing: a browser blocks (and reports) any external resource.
         '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
         "style-src 'unsafe-inline'; img-src data:\">\n"
-        f"<title>{_e(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
+        f"<title>{_e(title)}</title>\n<style>{_CSS}{css}</style>\n</head>\n<body>\n"
         f'<header><h1 id="top">{_e(title)}</h1><p class="sub">{subtitle}</p></header>\n'
         f'<nav aria-label="sections">{links}</nav>\n<main>\n'
         + "\n".join(body)

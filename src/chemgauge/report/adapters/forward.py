@@ -12,6 +12,7 @@ test rows, and every overall figure says it includes in-sample rows.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from chemgauge.benchmarks.forward.aggregate import (
@@ -35,6 +36,7 @@ from chemgauge.report.families import (
     Rate,
     RatePlot,
     Recomputed,
+    ScoreMetric,
     Section,
     Structure,
     Table,
@@ -448,6 +450,39 @@ class ForwardAdapter(FamilyAdapter):
             *leakage,
             self._failure_section(run.rows, max_failures),
         ]
+
+    def board_metric(self, run: Run) -> str:
+        return "top1"
+
+    def hit_description(self, run: Run, name: str) -> str:
+        if name == "covered":
+            return "the true product in the candidate pool, over valid inputs"
+        if name == "top10_stereo_ignored":
+            return "the true product in the top 10 with stereo ignored, over valid inputs"
+        k = name.removeprefix("top")
+        return f"the true product in the top {k}, over valid inputs (a pool miss is a miss)"
+
+    def score_metrics(self, run: Run) -> tuple[ScoreMetric, ...]:
+        return (
+            ScoreMetric("mrr", "mean", "mean reciprocal rank over valid inputs; a miss scores 0"),
+            ScoreMetric("ndcg_at_10", "mean", "multi-positive nDCG@10 over valid inputs"),
+        )
+
+    def scores(self, row: Row, run: Run) -> Mapping[str, tuple[float, float] | None]:
+        if row["input_status"] != "valid":
+            return {"mrr": None, "ndcg_at_10": None}
+        best = row["best_correct_rank"]
+        return {
+            "mrr": (0.0 if best is None else 1 / (best + 1), 1.0),
+            "ndcg_at_10": (float(row["ndcg_at_10"]), 1.0),
+        }
+
+    def system_name(self, run: Run) -> str:
+        backend = run.envelope.provenance.backends.get("forward_predictor") or {}
+        source = backend.get("template_source") or run.config.get("template_source")
+        files = [Path(i.path).name for i in run.envelope.inputs if i.role == "templates"]
+        text = f"template predictor, {source or 'unknown'} rules"
+        return f"{text} ({', '.join(files)})" if files else text
 
     def describe_item(self, row: Row) -> tuple[tuple[str, str], ...]:
         best = row["best_correct_rank"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from chemgauge.benchmarks.names.metrics import LENSES, RowClass, RowResult, aggregate
@@ -22,6 +23,7 @@ from chemgauge.report.families import (
     Rate,
     RatePlot,
     Recomputed,
+    ScoreMetric,
     Section,
     Structure,
     Table,
@@ -303,6 +305,38 @@ class NamesAdapter(FamilyAdapter):
             self._breakdown_section(run),
             self._failure_section(run, max_failures),
         ]
+
+    def board_metric(self, run: Run) -> str:
+        lenses = _lenses(run.rows)
+        lens = "exact" if "exact" in lenses else next(iter(lenses), None)
+        return "" if lens is None else f"rt_valid[{lens}]"
+
+    def hit_description(self, run: Run, name: str) -> str:
+        if name == "emitted":
+            return "a name emitted (coverage), over every structure"
+        lens = name.removeprefix("rt_valid[").removesuffix("]")
+        return f"a name that OPSIN reads back as the same structure ({lens}), over every structure"
+
+    def score_metrics(self, run: Run) -> tuple[ScoreMetric, ...]:
+        return tuple(
+            ScoreMetric(
+                f"of_emitted_rt[{lens}]",
+                "ratio",
+                f"round-trip valid ({lens}) among the structures the run named",
+            )
+            for lens in _lenses(run.rows)
+        )
+
+    def scores(self, row: Row, run: Run) -> Mapping[str, tuple[float, float] | None]:
+        emitted = 1.0 if row["emitted"] else 0.0
+        return {
+            f"of_emitted_rt[{lens}]": (float(row[lens] == RowClass.RT_VALID), emitted)
+            for lens in _lenses(run.rows)
+        }
+
+    def system_name(self, run: Run) -> str:
+        files = [Path(i.path).name for i in run.envelope.inputs if i.role == "input"]
+        return f"names in {files[0]}" if files else run.label
 
     def describe_item(self, row: Row) -> tuple[tuple[str, str], ...]:
         return (("name", str(row["name"])), ("read back", str(row["opsin_smiles"])))

@@ -31,6 +31,7 @@ from chemgauge.report.families import (
     Structure,
     Table,
     agree,
+    system_text,
 )
 from chemgauge.report.formatting import fmt_count, fmt_rate
 from chemgauge.report.runs import Run
@@ -275,6 +276,19 @@ class OcsrAdapter(FamilyAdapter):
             anchor="failures",
         )
         return [overview, failures]
+
+    def board_metric(self, run: Run) -> str:
+        headline = f"exact[{run.metrics.get('headline_policy')}]"
+        metrics = self.hit_metrics(run)
+        return headline if headline in metrics else (metrics[0] if metrics else "")
+
+    def hit_description(self, run: Run, name: str) -> str:
+        policy = name.removeprefix("exact[").removesuffix("]")
+        return f"the exact graph ({policy}), over the planned attempts with a reference"
+
+    def system_name(self, run: Run) -> str:
+        recognizer = run.envelope.provenance.backends.get("recognizer")
+        return system_text(recognizer or run.config.get("backend")) or run.label
 
     def describe_item(self, row: Row) -> tuple[tuple[str, str], ...]:
         return (

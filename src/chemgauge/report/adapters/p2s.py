@@ -29,6 +29,7 @@ from chemgauge.report.families import (
     Structure,
     Table,
     agree,
+    system_text,
 )
 from chemgauge.report.formatting import fmt_count, fmt_p, fmt_pct, fmt_rate, fmt_signed_pct
 from chemgauge.report.runs import Run
@@ -376,6 +377,17 @@ class P2SAdapter(FamilyAdapter):
             )
         )
         return parts
+
+    def board_metric(self, run: Run) -> str:
+        metrics = self.hit_metrics(run)
+        return "hit[correct]" if "hit[correct]" in metrics else (metrics[0] if metrics else "")
+
+    def hit_description(self, run: Run, name: str) -> str:
+        view = name.removeprefix("hit[").removesuffix("]")
+        return f"the expected completion chosen, over the tasks of the {view} view"
+
+    def system_name(self, run: Run) -> str:
+        return system_text(run.metrics.get("model") or run.config.get("model")) or run.label
 
     def describe_item(self, row: Row) -> tuple[tuple[str, str], ...]:
         return (("chosen", _chosen_text(row)), ("true", str(row["label"])))

@@ -10,7 +10,8 @@ and the latency plot, and the report works without it.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +27,12 @@ from chemgauge.report.families import (
     Rate,
     RatePlot,
     Recomputed,
+    ScoreMetric,
     Section,
     Structure,
     Table,
     agree,
+    system_text,
 )
 from chemgauge.report.formatting import fmt_count, fmt_rate
 from chemgauge.report.runs import Run
@@ -321,6 +324,75 @@ class RetroAdapter(FamilyAdapter):
             parts.append(by_class)
         parts.append(self._failure_section(run, max_failures))
         return parts
+
+    def board_metric(self, run: Run) -> str:
+        grid, ks = _grid(run), _config(run).get("k", ())
+        if not grid or not ks:
+            return ""
+        return f"top{min(int(k) for k in ks)}[{grid[0][0]},{grid[0][1]}]"
+
+    def hit_description(self, run: Run, name: str) -> str:
+        match = re.fullmatch(r"top(\d+)\[([^,\]]+),([^\]]+)\]", name)
+        if match is None:
+            return ""
+        k, convention, matcher = match.groups()
+        return (
+            f"the true reactants among the first {k} outputs ({convention} convention, "
+            f"{matcher} matcher), over every target"
+        )
+
+    def score_metrics(self, run: Run) -> tuple[ScoreMetric, ...]:
+        return tuple(
+            ScoreMetric(
+                f"mrr[{c},{m}]", "mean", f"mean reciprocal rank ({c}, {m}); a miss scores 0"
+            )
+            for c, m in _grid(run)
+        )
+
+    def scores(self, row: Row, run: Run) -> Mapping[str, tuple[float, float] | None]:
+        out: dict[str, tuple[float, float] | None] = {}
+        for convention, matcher in _grid(run):
+            rank = _rank(row, convention, matcher)
+            out[f"mrr[{convention},{matcher}]"] = (0.0 if rank is None else 1 / (rank + 1), 1.0)
+        return out
+
+    def measures(
+        self, run: Run, rows: Sequence[Row], names: Sequence[str]
+    ) -> dict[str, list[tuple[float, float] | None]]:
+        # One rank lookup per row and metric, without building every metric of every row.
+        known = {*self.hit_metrics(run), *(s.name for s in self.score_metrics(run))}
+        out: dict[str, list[tuple[float, float] | None]] = {}
+        for name in names:
+            match = re.fullmatch(r"(top(\d+)|mrr)\[([^,\]]+),([^\]]+)\]", name)
+            if match is None or name not in known:
+                raise KeyError(name)
+            _, k, convention, matcher = match.groups()
+            ranks = [_rank(row, convention, matcher) for row in rows]
+            if k is None:
+                out[name] = [(0.0 if r is None else 1 / (r + 1), 1.0) for r in ranks]
+            else:
+                out[name] = [(float(r is not None and r < int(k)), 1.0) for r in ranks]
+        return out
+
+    def board_caveats(self, runs: Sequence[Run], metric: str) -> list[str]:
+        caps = sorted({int(_config(r).get("num_top_results", 0)) for r in runs})
+        k = re.match(r"top(\d+)\[", metric)
+        if len(caps) < 2 or (k is not None and int(k.group(1)) <= caps[0]):
+            return []
+        return [
+            f"{metric}: the runs keep different numbers of outputs (num_top_results "
+            f"{', '.join(map(str, caps))}); a run that keeps more can score where another "
+            "cannot: compare top-k for k up to the smallest."
+        ]
+
+    def system_name(self, run: Run) -> str:
+        model = run.metrics.get("model") or run.envelope.provenance.backends.get("model") or {}
+        name = system_text(model) or run.label
+        if isinstance(model, Mapping):
+            source = model.get("file") or model.get("template_source")
+            if source:
+                return f"{name} ({source})"
+        return name
 
     def describe_item(self, row: Row) -> tuple[tuple[str, str], ...]:
         return (("status", str(row["status"])), ("outputs", str(row["n_outputs"])))
