@@ -4,13 +4,7 @@ The everyday names are exported here (``from chemgauge.eval import split_bucket`
 (envelope, executors, records, provenance) live in their own modules.
 """
 
-from chemgauge.eval.ranking import (
-    best_rank,
-    hit_ranks,
-    ndcg_at_k,
-    reciprocal_rank,
-    top_k_hit,
-)
+from chemgauge.eval.ranking import ndcg_at_k
 from chemgauge.eval.splits import SPLIT_PROTOCOL_VERSION, Split, assign_split, split_bucket
 from chemgauge.eval.stats import (
     Interval,
@@ -28,15 +22,11 @@ __all__ = [
     "McNemarResult",
     "Split",
     "assign_split",
-    "best_rank",
     "bootstrap_interval",
-    "hit_ranks",
     "holm_adjust",
     "mcnemar_exact",
     "ndcg_at_k",
     "paired_bootstrap_difference",
-    "reciprocal_rank",
     "split_bucket",
-    "top_k_hit",
     "wilson_interval",
 ]
