@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.chemgauge-installed
 
-.PHONY: setup demo test lint typecheck pytest docs bench results clean system-deps
+.PHONY: setup demo test lint typecheck pytest docs bench results clean system-deps mutation check durations
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "error: Python 3.11+ not found (set PYTHON=...)"; exit 1; }
@@ -67,6 +67,14 @@ docs: $(STAMP)
 
 test: lint typecheck pytest docs
 
+# Lint, types and the fast tests: those not marked slow or external and not measured at
+# >= 0.3 s in tests/durations.json (`make durations` re-measures them).
+check: lint typecheck
+	$(BIN)/python -m pytest --fast -q
+
+durations: setup
+	$(BIN)/python -m pytest -m "not slow and not external" -q --record-durations
+
 # The bench scripts that fit in about ten minutes together; each writes its JSON result in
 # bench/results/, then RESULTS.md is rendered from every result file and the run fails if a
 # target these scripts measure is missed. The long ones (forward_uspto, forward_benchmark_uspto,
@@ -81,6 +89,13 @@ bench: setup
 
 results: $(STAMP)
 	$(BIN)/python bench/render_results.py
+
+# Mutation score of the modules that produce published numbers (mutmut; modules and oracle
+# tests in pyproject.toml's [tool.mutmut]); writes bench/results/mutation.json, renders
+# RESULTS.md, fails below 90% for a module.
+mutation: $(STAMP)
+	$(BIN)/python bench/mutation.py
+	$(BIN)/python bench/render_results.py --check mutation
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis site

@@ -28,6 +28,7 @@ _TITLES = {
     "ocsr": "Image to structure (OCSR)",
     "p2s": "Property-grounded completion (p2s)",
     "board": "Boards of many runs (`chemgauge board`)",
+    "tests": "Test suite (mutation score of the metric code)",
 }
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
-FAMILIES = ("canon", "forward", "retro", "names", "ocsr", "p2s", "board")
+FAMILIES = ("canon", "forward", "retro", "names", "ocsr", "p2s", "board", "tests")
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
     "<=": operator.le,
     ">=": operator.ge,

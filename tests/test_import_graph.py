@@ -23,6 +23,7 @@ ROOT = Path(chemgauge.__file__).resolve().parent
 LAYERS = {
     "errors": 0,
     "registry": 0,
+    "examples": 0,  # example input files (and the example namer script), importing nothing
     "chem": 1,
     "eval": 1,
     "engines": 2,

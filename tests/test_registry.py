@@ -41,3 +41,6 @@ def test_entry_point_plugins_are_loaded(monkeypatch: pytest.MonkeyPatch) -> None
     reg: Registry[float] = Registry("widget")
     assert reg.get("plugged") == pytest.approx(3.14159, abs=1e-5)
     assert "broken" not in reg.names()
+    reg.register("own", 1.0)
+    assert reg.origin("own") == "built in"
+    assert reg.origin("plugged") == "plugin math:pi"  # `chemgauge list` shows where it is from

@@ -27,6 +27,7 @@ class Registry(Generic[T]):
         self.kind = kind
         self.group = group or f"chemgauge.{kind}s"
         self._entries: dict[str, T] = {}
+        self._plugin_sources: dict[str, str] = {}
         self._plugins_loaded = False
 
     def register(self, name: str, entry: T, *, replace: bool = False) -> T:
@@ -54,6 +55,7 @@ class Registry(Generic[T]):
                 continue
             try:
                 self._entries[ep.name] = ep.load()
+                self._plugin_sources[ep.name] = f"plugin {ep.value}"
             except Exception as exc:  # a broken plugin must not break the built-ins
                 log.warning("could not load %s plugin %r: %s", self.kind, ep.name, exc)
 
@@ -72,6 +74,11 @@ class Registry(Generic[T]):
         """Registered names in registration order (built-ins first, then plugins)."""
         self._load_plugins()
         return list(self._entries)
+
+    def origin(self, name: str) -> str:
+        """Where an entry comes from: ``built in`` or ``plugin module:object`` (entry point)."""
+        self.get(name)
+        return self._plugin_sources.get(name, "built in")
 
     def __contains__(self, name: object) -> bool:
         self._load_plugins()

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.conftest import require_module
 from typer.testing import CliRunner
 
 from chemgauge.cli import app
@@ -81,7 +82,7 @@ def test_strict_stops_at_first_invalid_line(tmp_path: Path) -> None:
 
 @pytest.mark.external
 def test_canon_bytes_identical_across_executors(tmp_path: Path, nci_smiles: list[str]) -> None:
-    pytest.importorskip("ray")
+    require_module("ray")
     source = tmp_path / "nci.smi"
     source.write_text("\n".join(nci_smiles[:1500]) + "\n")
     outputs = []

@@ -1,8 +1,9 @@
-"""Every family command ends with a rich summary table of headline numbers with intervals;
-``--quiet`` prints no table and no progress; output that is no terminal stays plain text.
+"""Every family command ends with a summary table of headline numbers with intervals;
+``--quiet`` prints no table and no progress; output that is no terminal is a Markdown table
+(no box art, no escape codes, never cut to a width).
 
 Typer's CliRunner gives the commands pipes, not a terminal, so every table here must come
-out without escape codes; the progress bar is checked on a fake terminal.
+out as Markdown; the progress bar is checked on a fake terminal.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def _table(args: Sequence[str], *, title: str) -> str:
     assert result.exit_code == 0, result.output
     out = result.output
     assert "\x1b[" not in out  # no colour or cursor codes when the output is no terminal
-    assert title in out and "┏" in out and "└" in out, out
+    assert title in out and "\n|---" in out and "┏" not in out and "…" not in out, out
     assert INTERVAL.search(out), out
     return out
 
@@ -43,7 +44,7 @@ def _quiet(args: Sequence[str], *, allowed: str = "") -> None:
     """Run with --quiet: no table (and nothing else, beyond what the command's data is)."""
     result = runner.invoke(app, [*args, "--quiet"])
     assert result.exit_code == 0, result.output
-    assert "┏" not in result.output and not INTERVAL.search(result.output)
+    assert "|---" not in result.output and not INTERVAL.search(result.output)
     assert result.output == allowed, result.output
 
 
@@ -53,7 +54,8 @@ def test_canon(tmp_path: Path) -> None:
     args = ["canon", str(source), "-o", str(tmp_path / "out.txt"), "--executor", "serial"]
     out = _table(args, title="canon (exact): 4 lines, 1 invalid")
     assert "66.7% [20.8, 93.9] (2/3)" in out  # 2 of the 3 SMILES lines are valid
-    _quiet(args)
+    # --quiet hides progress and summary, never the per-line report of an invalid line
+    _quiet(args, allowed=f"{source}:2: SMILES syntax error: 'C1CC'\n")
 
 
 def test_forward_enumerate_and_benchmark(tmp_path: Path) -> None:
@@ -64,13 +66,13 @@ def test_forward_enumerate_and_benchmark(tmp_path: Path) -> None:
     out = _table(args, title="forward enumerate: 2 reactions, 1 with errors")
     assert "50.0% [9.5, 90.5] (1/2)" in out
     quiet = runner.invoke(app, [*args, "--quiet"])
-    assert quiet.exit_code == 0 and "┏" not in quiet.output and "%" not in quiet.output
+    assert quiet.exit_code == 0 and "|---" not in quiet.output and "%" not in quiet.output
 
     args = ["forward", "benchmark", "--corpus", str(FIXTURE_CORPUS), "--executor", "serial"]
     args += ["--output-rows", str(tmp_path / "rows.jsonl")]
     args += ["--output-report", str(tmp_path / "report.json")]
     out = _table(args, title="forward benchmark (embedded rules)")
-    assert re.search(r"overall\s*│\s*16\s*│", out)
+    assert re.search(r"overall\s*\|\s*16\s*\|", out)
     _quiet(args)
 
 
@@ -87,7 +89,7 @@ def test_retro_eval(tmp_path: Path) -> None:
     args += [f"model_dir={preds}", "num_top_results=5", "executor=serial"]
     args += [f"results_dir={tmp_path / 'out'}"]
     out = _table(args, title="retro eval: test.smi, 2 targets")
-    assert re.search(r"syntheseus\s*│\s*exact\s*│\s*2\s*│\s*50\.0% \[9\.5, 90\.5\]", out)
+    assert re.search(r"syntheseus\s*\|\s*exact\s*\|\s*2\s*\|\s*50\.0% \[9\.5, 90\.5\]", out)
     _quiet(args)
 
 
@@ -99,7 +101,9 @@ def test_names_coverage(tmp_path: Path) -> None:
     args += ["--output-report", str(tmp_path / "report.json"), "-j", "1"]
     out = _table(args, title="name round trip: 2 structures")
     # rt_valid, confidently_wrong, unparseable, abstained, unscorable, opsin_error, total
-    assert re.search(r"exact\s*│\s*1\s*│\s*1\s*│\s*0\s*│\s*0\s*│\s*0\s*│\s*0\s*│\s*2\s*│", out)
+    assert re.search(
+        r"exact\s*\|\s*1\s*\|\s*1\s*\|\s*0\s*\|\s*0\s*\|\s*0\s*\|\s*0\s*\|\s*2\s*\|", out
+    )
     assert "0 input lines rejected" in out
     _quiet(args)
 
@@ -119,7 +123,7 @@ def test_ocsr_run_and_score(tmp_path: Path) -> None:
     args = ["ocsr", "run", "-m", path, "--backend", "python", "--callable"]
     args += ["summary_test_ethanol", "--run", "--no-html"]
     out = _table([*args, "-o", str(tmp_path / "out")], title="ocsr: 1 planned attempts")
-    assert re.search(r"exact\s*│\s*100\.0% \[20\.7, 100\.0\] \(1/1\)", out)
+    assert re.search(r"exact\s*\|\s*100\.0% \[20\.7, 100\.0\] \(1/1\)", out)
     assert "reproducibility_sha256 " in out
     _quiet([*args, "-o", str(tmp_path / "quiet")])
     score = ["ocsr", "score", "-m", path, "-o", str(tmp_path / "out"), "--no-html"]
@@ -137,15 +141,15 @@ def test_p2s_build_run_and_score(tmp_path: Path) -> None:
     build = ["p2s", "build", str(sources), "-p", "dipole", *provider]
     out = runner.invoke(app, [*build, "-o", str(tmp_path / "data")]).output
     # Counts have no interval: the build summary is a table of task counts per view.
-    assert "┏" in out and re.search(r"dipole\s*│\s*10\s*│\s*10\s*│\s*20\s*│", out), out
+    assert "| dipole | 10 | 10 | 20 |" in out, out
     assert "\x1b[" not in out
     _quiet([*build, "-o", str(tmp_path / "data2")])
 
     data = str(tmp_path / "data")
     run = ["p2s", "run", data, "-m", "property_oracle", "-o", str(tmp_path / "runs"), *provider]
     out = _table(run, title="p2s property_oracle: accuracy")
-    assert re.search(r"dipole\s*│\s*correct\s*│\s*100\.0% \[72\.2, 100\.0\] \(10/10\)", out)
-    assert re.search(r"dipole\s*│.*│\s*YES\s*│", out)  # the use-claim table
+    assert re.search(r"dipole\s*\|\s*correct\s*\|\s*100\.0% \[72\.2, 100\.0\] \(10/10\)", out)
+    assert re.search(r"dipole\s*\|.*\|\s*YES\s*\|", out)  # the use-claim table
     _quiet(run)
 
     predictions = str(tmp_path / "runs" / "property_oracle" / "dipole" / "correct.jsonl")

@@ -7,6 +7,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import pytest
+from tests.conftest import require_module
 
 from chemgauge.chem import try_canonical_smiles
 from chemgauge.eval.executors import (
@@ -117,7 +118,7 @@ def test_make_executor_and_bad_kind() -> None:
 
 @pytest.mark.external
 def test_ray_executor_matches_serial(nci_smiles: list[str]) -> None:
-    pytest.importorskip("ray")
+    require_module("ray")
     items = [*nci_smiles[:300], "poison"]
     executor = make_executor(ExecutorConfig(kind="ray", jobs=2, chunk_size=40, max_retries=0))
     try:

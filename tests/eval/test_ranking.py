@@ -4,32 +4,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from chemgauge.eval.ranking import (
-    best_rank,
     distribution,
-    hit_ranks,
     ndcg_at_k,
     nearest_rank_percentile,
-    reciprocal_rank,
-    top_k_hit,
 )
-
-
-def test_invalid_outputs_keep_their_rank_slot() -> None:
-    ranked = [None, "CCO", None, "CCN", "CCO"]
-    assert hit_ranks(ranked, lambda s: s == "CCO") == [1, 4]
-    assert best_rank(hit_ranks(ranked, lambda s: s == "CCO")) == 1
-    assert best_rank([]) is None
-
-
-def test_top_k_and_reciprocal_rank() -> None:
-    assert top_k_hit(0, 1) and not top_k_hit(1, 1) and top_k_hit(4, 5)
-    assert not top_k_hit(None, 10)
-    assert reciprocal_rank(0) == 1.0 and reciprocal_rank(3) == 0.25 and reciprocal_rank(None) == 0
-    with pytest.raises(ValueError):
-        top_k_hit(0, 0)
 
 
 def test_ndcg_multi_positive_hand_values() -> None:
@@ -54,3 +36,45 @@ def test_nearest_rank_percentiles() -> None:
     summary = distribution([3, 1, 2])
     assert (summary.min, summary.p50, summary.max, summary.mean) == (1, 2, 3, 2)
     assert distribution([]).to_dict()["p50"] is None
+
+
+def test_nearest_rank_percentile_rounds_the_rank_up_where_rounding_would_not() -> None:
+    # Rank = ceil(q/100 * n): n = 7 gives p50 rank ceil(3.5) = 4, p90 ceil(6.3) = 7 (round: 6),
+    # p95 ceil(6.65) = 7; n = 13 gives p50 ceil(6.5) = 7 (round: 6, banker's rounding);
+    # n = 19 gives p95 ceil(18.05) = 19 (round: 18). floor would give 3, 6, 6, 6, 18.
+    seven = [10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0]
+    assert nearest_rank_percentile(seven, 50) == 40.0
+    assert nearest_rank_percentile(seven, 90) == 70.0
+    assert nearest_rank_percentile(seven, 95) == 70.0
+    assert nearest_rank_percentile([float(v) for v in range(1, 14)], 50) == 7.0
+    assert nearest_rank_percentile([float(v) for v in range(1, 20)], 95) == 19.0
+    summary = distribution(reversed(seven))
+    assert (summary.n, summary.p50, summary.p90, summary.p95) == (7, 40.0, 70.0, 70.0)
+
+
+def test_nearest_rank_percentile_agrees_with_numpy_inverted_cdf() -> None:
+    # Hyndman-Fan type 1 (numpy's "inverted_cdf") is the nearest-rank definition: an outside
+    # reference over every n up to 40 and the percentiles the reports publish.
+    for n in range(1, 41):
+        values = [float(3 * v + 1) for v in range(n)]
+        for q in (1, 5, 25, 50, 75, 90, 95, 99, 100):
+            expected = float(np.percentile(values, q, method="inverted_cdf"))
+            assert nearest_rank_percentile(values, q) == expected, (n, q)
+
+
+def test_percentile_refuses_what_has_no_percentile() -> None:
+    with pytest.raises(ValueError, match=r"^percentile of an empty sequence$"):
+        nearest_rank_percentile([], 50)
+    for q in (0, -5, 100.5, 101):
+        with pytest.raises(ValueError, match=r"percentile must be in \(0, 100\], got"):
+            nearest_rank_percentile([1.0, 2.0], q)
+    assert nearest_rank_percentile([1.0, 2.0], 100) == 2.0
+
+
+def test_distribution_reads_the_published_percentiles_at_their_exact_rank() -> None:
+    # 1..100: the q-th percentile is the value q itself, so p51/p91/p96 would show.
+    summary = distribution(range(100, 0, -1))
+    assert (summary.p50, summary.p90, summary.p95) == (50.0, 90.0, 95.0)
+    assert distribution([]).to_dict() == dict.fromkeys(
+        ("min", "p50", "p90", "p95", "max", "mean"), None
+    ) | {"n": 0}

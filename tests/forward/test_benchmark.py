@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import require_module
 
 from chemgauge.benchmarks.forward import runner as runner_module
 from chemgauge.benchmarks.forward.rows import FAILURE_REASONS
@@ -137,7 +138,7 @@ def test_two_runs_and_two_worker_counts_are_identical_modulo_timing(
 @pytest.mark.external
 def test_ray_executor_gives_the_same_rows(tmp_path: Path, fixture_run: Any) -> None:
     """serial (fixture_run), local -j2 (above) and a real local Ray cluster agree."""
-    pytest.importorskip("ray")
+    require_module("ray")
     from typer.testing import CliRunner
 
     from chemgauge.cli import app

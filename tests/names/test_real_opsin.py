@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from rdkit import Chem
-from tests.conftest import SHARED_DATA, assert_valid_report, shared_file
+from tests.conftest import assert_valid_report, shared_file, shared_path
 from typer.testing import CliRunner
 
 from chemgauge.benchmarks.names.inputs import NamePair
@@ -64,7 +64,7 @@ def test_cli_end_to_end(tmp_path: Path) -> None:
 
 
 def _opsin_pairs() -> list[NamePair]:
-    folder = SHARED_DATA / "opsin" / "name_to_inchi"
+    folder = shared_path("opsin/name_to_inchi")
     pairs: list[NamePair] = []
     for path in sorted(folder.glob("*.txt")):
         shared_file(f"opsin/name_to_inchi/{path.name}")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import require_module
 from typer.testing import CliRunner
 
 from chemgauge.benchmarks.ocsr.manifest import Manifest
@@ -37,7 +38,7 @@ print(json.dumps(table.get(digest, {"smiles": None, "clarification": "unknown im
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[None]:
     """One local two-CPU Ray cluster for the module's runs (each run joins it)."""
-    ray = pytest.importorskip("ray")
+    ray = require_module("ray")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
         yield

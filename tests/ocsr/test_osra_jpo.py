@@ -10,12 +10,11 @@ identity verdicts and the exact count are all exercised.
 from __future__ import annotations
 
 import json
-import shutil
 import tarfile
 from pathlib import Path, PurePosixPath
 
 import pytest
-from tests.conftest import shared_file
+from tests.conftest import require_program, shared_file
 from typer.testing import CliRunner
 
 from chemgauge.benchmarks.ocsr.review import iter_tar_molfiles
@@ -49,8 +48,7 @@ def _extract(archive: Path, folder: Path, suffix: str) -> Path:
 
 
 def test_osra_run_on_real_jpo_images_agrees_with_the_review(tmp_path: Path) -> None:
-    if shutil.which("osra") is None:
-        pytest.skip("osra not installed (apt-get install -y osra)")
+    require_program("osra")
     assets = "ocsr_review/assets"
     images = _extract(shared_file(f"{assets}/images/JPO.tar.gz"), tmp_path / "img", ".png")
     references = _extract(

@@ -44,7 +44,7 @@ def test_build_tasks_run_score_claim(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert "2 rejected" in result.output
-    assert re.search(r"dipole\s*│\s*10\s*│\s*10\s*│\s*20\s*│", result.output), result.output
+    assert re.search(r"dipole\s*\|\s*10\s*\|\s*10\s*\|\s*20\s*\|", result.output), result.output
 
     result = runner.invoke(app, ["p2s", "tasks", str(data)])
     assert result.exit_code == 0, result.output

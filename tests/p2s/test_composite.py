@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
+from tests.conftest import require_program
 
 from chemgauge.benchmarks.p2s.build import MANIFEST, BuildConfig, build_benchmark
 from chemgauge.benchmarks.p2s.taskfile import load_directory
@@ -29,8 +29,7 @@ def test_one_provider_stays_itself_and_names_must_differ(tmp_path: Path) -> None
 
 @pytest.mark.external
 def test_electronic_bundle_from_xtb_values_and_mopac_excitations(tmp_path: Path) -> None:
-    if shutil.which("mopac") is None:
-        pytest.skip("MOPAC not installed (apt-get install mopac)")
+    require_program("mopac")
     sources = tmp_path / "s.smi"
     sources.write_text("\n".join(SOURCES[:8]) + "\n")
     config = BuildConfig(directories=("electronic",))

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.conftest import require_module
 
 from chemgauge.benchmarks.p2s.build import MANIFEST, BuildConfig, build_benchmark
 from chemgauge.benchmarks.p2s.compute import PROPERTY_JOURNAL, ComputeExecution
@@ -133,7 +134,7 @@ def test_process_pool_build_equals_serial(table_build: dict[str, Path], tmp_path
 @pytest.mark.slow
 @pytest.mark.external
 def test_ray_build_equals_serial(table_build: dict[str, Path], tmp_path: Path) -> None:
-    pytest.importorskip("ray")
+    require_module("ray")
     ray = ComputeExecution(executor=ExecutorConfig(kind="ray", jobs=2, chunk_size=5))
     out = tmp_path / "ray"
     build_benchmark(
@@ -185,7 +186,7 @@ def test_a_2001_atom_molecule_is_refused_before_any_work(table_build: dict[str, 
 
 @pytest.mark.slow
 def test_time_limit_kills_the_calculator_and_goes_on() -> None:
-    pytest.importorskip("tblite.interface")
+    require_module("tblite.interface")
     from chemgauge.engines.p2s.xtb import XtbProvider
 
     # A 62-atom numerical Hessian takes seconds; water takes a fraction of one.
@@ -218,7 +219,7 @@ def _journal_rows(path: Path) -> int:
 @pytest.mark.slow
 @pytest.mark.parametrize("executor", [["--executor", "serial"], ["--jobs", "2"]])
 def test_sigkill_mid_build_resumes_to_identical_files(tmp_path: Path, executor: list[str]) -> None:
-    pytest.importorskip("tblite.interface")
+    require_module("tblite.interface")
     sources = tmp_path / "sources.smi"
     sources.write_text("\n".join(XTB_SOURCES) + "\n")
     clean, killed = tmp_path / "clean", tmp_path / "killed"

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
+from tests.conftest import require_program
 
 from chemgauge.benchmarks.p2s.spec import validate_property_value
 from chemgauge.engines.p2s.mopac import MopacProvider, parse_excitations
@@ -37,8 +37,7 @@ def test_missing_program_says_what_to_install() -> None:
 
 @pytest.fixture(scope="module")
 def mopac() -> MopacProvider:
-    if shutil.which("mopac") is None:
-        pytest.skip("MOPAC not installed (apt-get install mopac)")
+    require_program("mopac")
     provider = get_provider("mopac")
     assert isinstance(provider, MopacProvider)
     return provider

@@ -6,6 +6,7 @@ import sys
 from typing import Any
 
 import pytest
+from tests.conftest import require_module
 
 from chemgauge.benchmarks.p2s.spec import validate_property_value
 from chemgauge.engines.p2s.nmr import NMR_PROPERTIES, NmrProvider
@@ -21,7 +22,7 @@ def test_missing_pyscf_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> 
 
 @pytest.fixture(scope="module")
 def nmr() -> NmrProvider:
-    pytest.importorskip("pyscf.prop.nmr.rhf", reason="PySCF not installed (chemgauge[nmr])")
+    require_module("pyscf.prop.nmr.rhf")
     provider = get_provider("nmr")
     assert isinstance(provider, NmrProvider)
     return provider

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.conftest import require_module
 
 from chemgauge.benchmarks.p2s.scoring import main, read_predictions, score_files
 from chemgauge.errors import InputFileError
@@ -303,7 +304,7 @@ def test_scorer_and_loader_need_nothing_newer_than_python_3_9() -> None:
     assert listed is not None
     names = set(listed.group(1).replace("\\", " ").split())
     assert {str(f.relative_to(SRC.parent)) for f in files} == names
-    pytest.importorskip("vermin")
+    require_module("vermin")
     vermin = Path(sys.executable).with_name("vermin")
     proc = subprocess.run(
         [str(vermin), "-t=3.9-", "--violations", "--no-tips", *map(str, files)],

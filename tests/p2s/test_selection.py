@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import require_module
 
 from chemgauge.benchmarks.p2s.build import (
     BuildConfig,
@@ -141,7 +142,7 @@ def test_a_record_id_is_a_function_of_what_the_task_shows(built: dict[str, Path]
 
 
 def test_electronic_with_xtb_is_refused_naming_what_xtb_cannot_compute(tmp_path: Path) -> None:
-    pytest.importorskip("tblite.interface", reason="tblite not installed (chemgauge[xtb])")
+    require_module("tblite.interface")
     from typer.testing import CliRunner
 
     from chemgauge.cli import app

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.conftest import require_module
 
 from chemgauge.engines.p2s.properties import ProviderOptions
 from chemgauge.engines.p2s.registry import get_provider
@@ -23,7 +24,7 @@ def test_missing_tblite_says_what_to_install(monkeypatch: pytest.MonkeyPatch) ->
 
 @pytest.fixture(scope="module")
 def xtb() -> object:
-    pytest.importorskip("tblite.interface", reason="tblite not installed (chemgauge[xtb])")
+    require_module("tblite.interface")
     return get_provider("xtb")
 
 
@@ -51,7 +52,7 @@ def test_dipoles_and_gaps_are_physical(xtb: object) -> None:
 
 @pytest.mark.slow
 def test_infrared_bands_from_the_numerical_hessian() -> None:
-    pytest.importorskip("tblite.interface")
+    require_module("tblite.interface")
     provider = get_provider("xtb", ProviderOptions(infrared=True))
     # GFN2-xTB's harmonic C#N stretch sits near 2380 cm-1 (measured 2229): the window is the
     # triple-bond region, apart from C-H stretches (> 2800) and the fingerprint region.
@@ -71,7 +72,7 @@ def band(peaks: list[dict[str, float]], low: float, high: float) -> dict[str, fl
 
 @pytest.mark.slow
 def test_raman_activities_follow_the_selection_rules() -> None:
-    pytest.importorskip("tblite.interface")
+    require_module("tblite.interface")
     provider = get_provider("xtb", ProviderOptions(infrared=True, raman=True))
     co2 = provider.compute_one("O=C=O").values
     infrared, raman = co2["infrared"]["peaks"], co2["raman"]["peaks"]

@@ -5,17 +5,19 @@ error, in bounded memory and time, and never leaves a half-written final file.
 
 from __future__ import annotations
 
+import json
 import os
-import resource
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from tests.conftest import require_program
 from typer.testing import CliRunner
 
 from chemgauge.cli import app
 from chemgauge.engines.opsin.namer import CommandNamer
-from chemgauge.engines.opsin.runner import OpsinConfig, OpsinRunner, OpsinStatus
+from chemgauge.engines.opsin.runner import OpsinStatus
 from chemgauge.errors import BackendError, ChemgaugeError
 from chemgauge.eval import records
 from chemgauge.eval.records import OutputFileError, ResumableJsonlWriter, atomic_write_bytes
@@ -65,6 +67,46 @@ def _namer(script: Path, mode: str, **kw: object) -> CommandNamer:
 
 SMILES = ["CCO", "c1ccccc1", "CC(=O)O"]
 
+# The peak from /proc/self/status (VmHWM: this address space's high-water mark, in kB), not
+# ru_maxrss: after fork + exec that keeps the forking pytest process's peak.
+_MEASURED = """
+import json
+
+def peak_kb():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+
+before = peak_kb()
+result = scenario()
+print(json.dumps([peak_kb() - before, result]))
+"""
+
+
+def _child_peak_growth_kb(code: str, *args: str) -> tuple[int, object]:
+    """Run ``code`` (its imports, then ``def scenario()`` returning JSON-able data) in a fresh
+    Python; how far that child's peak RSS grew during ``scenario()``, and what it returned.
+    A fresh process's peak moves with what the scenario holds, unlike this pytest process's
+    (already grown by earlier tests, so an in-process delta reads 0 whatever happens)."""
+    done = subprocess.run(
+        [sys.executable, "-c", code + _MEASURED, *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    grown_kb, result = json.loads(done.stdout.splitlines()[-1])
+    return int(grown_kb), result
+
+
+def test_the_child_peak_measure_sees_what_a_scenario_holds() -> None:
+    held, result = _child_peak_growth_kb(
+        "def scenario():\n    block = b'x' * (256 << 20)\n    return len(block)\n"
+    )
+    assert result == 256 << 20 and held > 250_000  # above every bound asserted below
+    idle, _ = _child_peak_growth_kb("def scenario():\n    return 0\n")
+    assert idle < 20_000
+
 
 def test_namer_echo_keeps_one_name_per_structure(namer_script: Path) -> None:
     assert _namer(namer_script, "echo", timeout_s=60).name(SMILES) == SMILES
@@ -86,19 +128,31 @@ def test_misbehaving_namer_is_a_backend_error(namer_script: Path, mode: str, mes
         namer.name(SMILES * 20_000)  # 60k lines: more than a pipe buffer
 
 
+_NAMER_IN_CHILD = """
+import sys
+from chemgauge.engines.opsin.namer import CommandNamer
+from chemgauge.errors import BackendError
+
+def scenario():
+    namer = CommandNamer((sys.executable, sys.argv[1], sys.argv[2]), timeout_s=120.0,
+                         max_output_bytes=8 << 20)
+    try:
+        return namer.name(["CCO", "c1ccccc1", "CC(=O)O"])
+    except BackendError as exc:
+        return str(exc)
+"""
+
+
 def test_namer_printing_gigabytes_is_stopped_at_the_cap(namer_script: Path) -> None:
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    namer = _namer(namer_script, "flood", timeout_s=120.0, max_output_bytes=8 << 20)
-    with pytest.raises(BackendError, match="more than 8388608 bytes"):
-        namer.name(SMILES)
-    grown_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    grown_kb, result = _child_peak_growth_kb(_NAMER_IN_CHILD, str(namer_script), "flood")
+    assert "more than 8388608 bytes" in str(result)
     assert grown_kb < 200_000  # the cap, not gigabytes, is what was held
 
 
 def test_namer_stderr_flood_keeps_only_a_tail(namer_script: Path) -> None:
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    assert _namer(namer_script, "stderr_flood", timeout_s=120.0).name(SMILES) == ["name"] * 3
-    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000
+    grown_kb, result = _child_peak_growth_kb(_NAMER_IN_CHILD, str(namer_script), "stderr_flood")
+    assert result == ["name"] * 3
+    assert grown_kb < 200_000  # 300 MB of stderr went by; a tail was kept
 
 
 def test_missing_namer_is_named(tmp_path: Path) -> None:
@@ -133,8 +187,7 @@ while line := sys.stdin.readline():
 
 @pytest.fixture
 def fake_java(tmp_path: Path) -> str:
-    if not any(Path(d, "javac").is_file() for d in os.environ.get("PATH", "").split(os.pathsep)):
-        pytest.skip("javac is needed to build the (unused) line server")
+    require_program("javac")
     script = tmp_path / "java"
     script.write_text(f"#!{sys.executable}\n{FAKE_OPSIN}")
     script.chmod(0o755)
@@ -143,17 +196,23 @@ def fake_java(tmp_path: Path) -> str:
 
 @pytest.mark.external
 def test_opsin_flood_garbage_and_stderr_become_statuses(fake_java: str) -> None:
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    config = OpsinConfig(java=fake_java, mode="server", timeout_s=20)
-    with OpsinRunner(config) as runner:
+    code = """
+import sys
+from chemgauge.engines.opsin.runner import OpsinConfig, OpsinRunner
+
+def scenario():
+    with OpsinRunner(OpsinConfig(java=sys.argv[1], mode="server", timeout_s=20)) as runner:
         results = runner.names_to_smiles(["a", "flood", "b", "binary", "c", "stderr", "d"])
-    by_name = {r.name: r for r in results}
-    assert [r.name for r in results] == ["a", "flood", "b", "binary", "c", "stderr", "d"]
-    assert by_name["flood"].status is OpsinStatus.CRASHED
-    assert by_name["binary"].status is OpsinStatus.CRASHED
+    return [[r.name, r.status.value, r.smiles] for r in results]
+"""
+    grown_kb, results = _child_peak_growth_kb(code, fake_java)
+    assert isinstance(results, list)
+    by_name = {name: (status, smiles) for name, status, smiles in results}
+    assert [r[0] for r in results] == ["a", "flood", "b", "binary", "c", "stderr", "d"]
+    assert by_name["flood"][0] == by_name["binary"][0] == OpsinStatus.CRASHED.value
     for name in ("a", "b", "c", "stderr", "d"):
-        assert by_name[name].smiles == "C", by_name[name]
-    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 300_000
+        assert by_name[name][1] == "C", by_name[name]
+    assert grown_kb < 300_000  # the flood was cut off, not held
 
 
 # -- output folders that cannot be written ----------------------------------------------------

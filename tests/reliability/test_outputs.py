@@ -163,6 +163,7 @@ def test_a_forked_worker_never_holds_the_lock(tmp_path: Path) -> None:
             os.read(read, 1)
             os._exit(0)
     try:
+        assert os.waitpid(child, os.WNOHANG) == (0, 0)  # the worker is alive, yet:
         with run_lock([(rows, False)]):  # the parent released; the worker holds nothing
             pass
     finally:

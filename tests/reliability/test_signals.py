@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.conftest import require_module
 from tests.reliability.stops import (
     Scenario,
     forward_scenario,
@@ -56,5 +57,5 @@ def test_sighup_is_129_and_ctrl_c_is_130(tmp_path: Path) -> None:
 
 @pytest.mark.external
 def test_sigterm_stops_a_local_ray_cluster(tmp_path: Path) -> None:
-    pytest.importorskip("ray")
+    require_module("ray")
     _check(stop_run(forward_scenario(tmp_path, executor="ray"), signal.SIGTERM), 143)

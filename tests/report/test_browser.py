@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
+from tests.conftest import missing
 from tests.report.conftest import NAMES_B, make_names_run
 
 pytestmark = pytest.mark.external
@@ -36,10 +37,9 @@ _CONSOLE = re.compile(r":CONSOLE[:(]\d*\)?\] (.*)")
 
 
 def _chromium(page: Path, profile: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    if CHROMIUM is None:
-        pytest.skip("chromium is not installed (scripts/system-deps.sh installs it)")
+    chromium = CHROMIUM or missing("program 'chromium'", "scripts/system-deps.sh installs it")
     return subprocess.run(
-        [CHROMIUM, *_FLAGS, f"--user-data-dir={profile}", *extra, page.as_uri()],
+        [chromium, *_FLAGS, f"--user-data-dir={profile}", *extra, page.as_uri()],
         capture_output=True,
         text=True,
         timeout=120,

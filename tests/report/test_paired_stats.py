@@ -61,3 +61,37 @@ def test_bootstrap_matches_item_resampling() -> None:
 def test_bootstrap_rejects_impossible_counts() -> None:
     with pytest.raises(ValueError):
         paired_binary_bootstrap(8, 5, 10, seed=0)
+
+
+def _exact_difference_quantiles(only_a: int, only_b: int, n: int, p: float) -> tuple[int, int]:
+    """The p and 1 - p inverted-CDF quantiles of X_a - X_b, (X_a, X_b, rest) multinomial: the
+    distribution the paired bootstrap samples, enumerated exactly with scipy.stats."""
+    from scipy.stats import multinomial
+
+    probs = [only_a / n, only_b / n, 1 - (only_a + only_b) / n]
+    draws = [(xa, xb, n - xa - xb) for xa in range(n + 1) for xb in range(n + 1 - xa)]
+    mass: dict[int, float] = {}
+    for (xa, xb, _), pmf in zip(draws, multinomial.pmf(draws, n, probs), strict=True):
+        mass[xa - xb] = mass.get(xa - xb, 0.0) + float(pmf)
+    support, running, cdf = sorted(mass), 0.0, []
+    for k in support:
+        running += mass[k]
+        cdf.append(running)
+    low = next(k for k, c in zip(support, cdf, strict=True) if c >= p)
+    high = next(k for k, c in zip(support, cdf, strict=True) if c >= 1 - p)
+    return low, high
+
+
+def test_bootstrap_default_is_a_95_percent_interval_against_the_exact_distribution() -> None:
+    # 5 only-A, 2 only-B of 25: exact CDF of X_a - X_b is 0.0152 at -3, 0.0383 at -2, 0.0847
+    # at -1; 0.9595 at 7, 0.9832 at 8. So the 95% interval is [-2, 8]/25 and the 90% one
+    # [-1, 7]/25, each CDF step a few Monte Carlo errors (sqrt(.025 * .975 / 2000) = 0.0035)
+    # away from the 2.5% / 97.5% cut: every seed lands on the exact quantiles.
+    assert _exact_difference_quantiles(5, 2, 25, 0.025) == (-2, 8)
+    assert _exact_difference_quantiles(5, 2, 25, 0.05) == (-1, 7)
+    for seed in range(5):
+        interval = paired_binary_bootstrap(5, 2, 25, seed=seed)
+        assert interval.confidence == 0.95
+        assert (interval.low, interval.high) == (-2 / 25, 8 / 25), seed
+    ninety = paired_binary_bootstrap(5, 2, 25, seed=0, confidence=0.90)
+    assert (ninety.confidence, ninety.low, ninety.high) == (0.90, -1 / 25, 7 / 25)

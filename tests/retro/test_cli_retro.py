@@ -40,7 +40,7 @@ def test_key_value_and_flags_give_the_same_report(tmp_path: Path) -> None:
         ],
     )
     assert a.exit_code == 0, a.output
-    assert re.search(r"syntheseus\s*│\s*exact\s*│\s*2\s*│\s*50\.0% \[9\.5, 90\.5\]", a.output)
+    assert re.search(r"syntheseus\s*\|\s*exact\s*\|\s*2\s*\|\s*50\.0% \[9\.5, 90\.5\]", a.output)
     b = runner.invoke(
         app,
         [

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.conftest import SHARED_DATA
+from tests.conftest import shared_path
 
 from chemgauge.benchmarks.retro.data import find_fold_file, load_targets, scan_data_dir
 from chemgauge.errors import ConfigError, DataQualityError, InputFileError
@@ -57,9 +57,7 @@ def test_only_the_selected_fold_must_exist(tmp_path: Path) -> None:
 
 
 def test_shared_uspto_folder_resolves_by_suffix() -> None:
-    folder = SHARED_DATA / "uspto50k"
-    if not folder.is_dir():
-        pytest.skip("shared data not available")
+    folder = shared_path("uspto50k")
     # test_with_class.csv does not end in "test.csv", so the folder is not ambiguous
     assert find_fold_file(folder, "test").path.name == "test.csv"
     assert find_fold_file(folder, "val").path.name == "val.csv"

@@ -3,19 +3,18 @@ syntheseus's own answer when it is installed. A divergence without a case fails.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import require_module
 
 from chemgauge.benchmarks.retro import RetroEvalConfig, run_retro_eval
 from chemgauge.benchmarks.retro.syntheseus_results import SYNTHESEUS_DIVERGENCES
 from chemgauge.engines.retro.base import CallableRetroModel
 
-SYNTHESEUS = importlib.util.find_spec("syntheseus") is not None
 AMIDE = "CC(=O)O.CN>>CNC(C)=O"
 TRUTH = "CN.CC(=O)O"
 
@@ -49,8 +48,7 @@ def _chemgauge(
 
 
 def _syntheseus(data: Path, outputs: dict[str, list[str]], n: int = 5, stereo: bool = False) -> Any:
-    if not SYNTHESEUS:
-        pytest.skip("syntheseus not installed: its side of the divergence is not checked")
+    require_module("syntheseus")
     from tests.retro.syntheseus_parity import syntheseus_eval
 
     return syntheseus_eval(data, outputs, n, stereo=stereo, include_predictions=False)
@@ -125,8 +123,7 @@ def outputs_beyond_num_top_results(tmp_path: Path) -> None:
     run = _chemgauge(data, lambda p: ["CCO", "CCN", TRUTH], num_top_results=2)
     assert run.report["metrics"]["outputs"]["cut_at_num_top_results"] == 1
     assert run.rows[0]["n_returned"] == 3 and run.rows[0]["n_outputs"] == 2
-    if not SYNTHESEUS:
-        pytest.skip("syntheseus not installed")
+    require_module("syntheseus")
     from syntheseus import Molecule
     from syntheseus.cli.eval_single_step import get_results
     from syntheseus.interface.models import BackwardReactionModel
@@ -165,8 +162,7 @@ def failed_model_calls(tmp_path: Path) -> None:
 
     run = _chemgauge(data, outputs)
     assert [r["status"] for r in run.rows] == ["ok", "model_error"]
-    if not SYNTHESEUS:
-        pytest.skip("syntheseus not installed")
+    require_module("syntheseus")
     from syntheseus.cli.eval_single_step import compute_metrics
     from syntheseus.interface.models import BackwardReactionModel
     from syntheseus.reaction_prediction.data.dataset import DataFold, DiskReactionDataset

@@ -6,6 +6,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
+from tests.conftest import require_module
 
 from chemgauge.engines.retro.base import CallableRetroModel
 from chemgauge.engines.retro.predictions import PredictionsFileModel
@@ -118,8 +119,7 @@ def test_predictions_are_read_back_whatever_the_line_endings(tmp_path: Path) -> 
 
 
 def test_the_static_syntheseus_class_list_is_syntheseus_own() -> None:
-    if importlib.util.find_spec("syntheseus") is None:
-        pytest.skip("syntheseus not installed")
+    require_module("syntheseus")
     from syntheseus.reaction_prediction.inference.config import BackwardModelClass
 
     from chemgauge.engines.retro.syntheseus_model import SYNTHESEUS_BACKWARD_CLASSES
@@ -132,8 +132,7 @@ def test_a_syntheseus_model_is_built_as_eval_single_step_builds_it(
 ) -> None:
     """Through syntheseus's real model interface, with a weight-free model class standing in
     for LocalRetro (the injected boundary: the real one needs torch and a checkpoint)."""
-    if importlib.util.find_spec("syntheseus") is None:
-        pytest.skip("syntheseus not installed")
+    require_module("syntheseus")
     import enum
     from typing import Any
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from tests.conftest import shared_file
+from tests.conftest import require_module, shared_file
 
 from chemgauge.benchmarks.retro import RetroEvalConfig, run_retro_eval
 from chemgauge.benchmarks.retro.data import RetroTarget, find_fold_file, load_targets
@@ -50,8 +49,7 @@ def test_generator_shape(generated: dict[str, Any]) -> None:
 def test_syntheseus_convention_equals_syntheseus_compute_metrics(
     generated: dict[str, Any], tmp_path: Path
 ) -> None:
-    if importlib.util.find_spec("syntheseus") is None:
-        pytest.skip("syntheseus not installed (pip install 'chemgauge[syntheseus]')")
+    require_module("syntheseus")
     from tests.retro.syntheseus_parity import syntheseus_eval
 
     targets: list[RetroTarget] = generated["targets"]

@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 import pytest
+from tests.conftest import require_module
 
 from chemgauge.benchmarks.retro import RetroEvalConfig, run_retro_eval
 from chemgauge.benchmarks.retro.runner import JOURNAL_JSONL, REPORT_JSON, ROWS_JSONL
@@ -184,7 +185,7 @@ def test_predictions_model_reports_targets_missing_from_the_file(tmp_path: Path)
 
 @pytest.mark.external
 def test_ray_executor_gives_the_same_rows(tmp_path: Path) -> None:
-    pytest.importorskip("ray")
+    require_module("ray")
     serial = run_retro_eval(_config(tmp_path, "serial"), model=_model())
     on_ray = run_retro_eval(
         _config(tmp_path, "ray", executor="ray", jobs=2, chunk_size=1, ray_address="local"),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 from typing import Any
 
 import pytest
@@ -13,7 +12,6 @@ from chemgauge.benchmarks.retro.syntheseus_options import SYNTHESEUS_KEYS
 from chemgauge.engines.retro.registry import RETRO_MODELS, build_retro_model
 from chemgauge.errors import ConfigError
 
-SYNTHESEUS = importlib.util.find_spec("syntheseus") is not None
 DEFAULT = ("syntheseus", "raw_slots")
 
 
@@ -21,7 +19,7 @@ def _config(**options: Any) -> RetroEvalConfig:
     return RetroEvalConfig.from_options({"data_dir": "d", "model_class": "m", **options})
 
 
-@pytest.mark.skipif(not SYNTHESEUS, reason="syntheseus not installed")
+@pytest.mark.usefixtures("syntheseus_installed")
 def test_every_key_syntheseus_accepts_is_known() -> None:
     """A key a future syntheseus adds fails here until it is mapped or refused."""
     from syntheseus.cli.eval_single_step import EvalConfig
@@ -191,7 +189,7 @@ def test_back_translation_keys() -> None:
             _config(**{key: "Chemformer"})
 
 
-@pytest.mark.skipif(not SYNTHESEUS, reason="syntheseus not installed")
+@pytest.mark.usefixtures("syntheseus_installed")
 def test_a_syntheseus_command_line_means_the_same_to_both() -> None:
     """The same argv through syntheseus's own config parser and through chemgauge's."""
     from syntheseus.cli.eval_single_step import EvalConfig

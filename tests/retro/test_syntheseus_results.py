@@ -7,7 +7,6 @@ and with hand-checked values (always).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -41,7 +40,6 @@ OUTPUTS = {
 }
 NUM_TOP_RESULTS = 5
 PRINT_IDXS = (1, 2, 5)
-SYNTHESEUS = importlib.util.find_spec("syntheseus") is not None
 
 
 def _data(tmp_path: Path) -> Path:
@@ -84,7 +82,7 @@ def _comparable(results: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in results.items() if k not in _NOT_COMPARED}
 
 
-@pytest.mark.skipif(not SYNTHESEUS, reason="syntheseus not installed")
+@pytest.mark.usefixtures("syntheseus_installed")
 @pytest.mark.parametrize(("skip_repeats", "stereo"), [(True, True), (False, True), (True, False)])
 def test_the_file_equals_the_one_syntheseus_writes(
     tmp_path: Path, skip_repeats: bool, stereo: bool
@@ -162,7 +160,7 @@ def test_file_name_follows_filestring_and_is_rewritten_on_resume(tmp_path: Path)
     assert written["metrics"]["syntheseus_results"]["file"] == "syntheseus_results_run7.json"
 
 
-@pytest.mark.skipif(not SYNTHESEUS, reason="syntheseus not installed")
+@pytest.mark.usefixtures("syntheseus_installed")
 def test_a_syntheseus_command_line_runs_unchanged_with_syntheseus_numbers(tmp_path: Path) -> None:
     import subprocess
     import sys

@@ -29,7 +29,8 @@ from typing import Any, NoReturn
 import typer
 
 import chemgauge
-from chemgauge.cli import board, canon, matchers, report
+from chemgauge.cli import board, canon, examples, listing, matchers, report
+from chemgauge.cli.scripting import build_command
 from chemgauge.errors import ChemgaugeError, excerpt
 from chemgauge.eval.interrupts import install_handlers, interrupted, stop_descendants
 
@@ -45,6 +46,9 @@ app = typer.Typer(
     help="Honest, reproducible benchmarks for chemical structure-prediction systems.",
     epilog=EXIT_STATUSES,
     no_args_is_help=True,
+    # Plain help (no boxes, no type tags) and -h everywhere: see chemgauge.cli.scripting.
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
     add_completion=False,
 )
@@ -69,6 +73,8 @@ def root(
 
 app.command("canon")(canon.canon)
 app.command("matchers")(matchers.matchers)
+app.command("list")(listing.list_command)
+app.command("examples")(examples.examples)
 # Top-level `report RUN_DIR`, `compare RUN_A RUN_B` and `verify RUN_DIR` (not a sub-app).
 report.register(app)
 app.command("board", short_help="Rank many runs: intervals, pairwise tests, letter groups.")(
@@ -81,6 +87,7 @@ FAMILY_MODULES = ("forward", "retro", "names", "ocsr", "p2s")
 for _family in FAMILY_MODULES:
     if importlib.util.find_spec(f"chemgauge.cli.{_family}") is not None:
         _module = importlib.import_module(f"chemgauge.cli.{_family}")
+        _module.app.rich_markup_mode = None
         app.add_typer(_module.app, name=_family)
 
 
@@ -118,7 +125,7 @@ def main() -> None:
     process first."""
     install_handlers()
     try:
-        code = app(standalone_mode=False)
+        code = build_command(app)(standalone_mode=False)
     except ChemgaugeError as exc:
         _fail(str(exc), exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):

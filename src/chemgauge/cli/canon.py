@@ -124,8 +124,8 @@ def canon(
                     reason = line.problem or describe_key_failure(value, matcher.name)
                     if strict:
                         raise DataQualityError(reason, path=source, line=number, value=value)
-                    if not quiet:
-                        typer.echo(f"{source}:{number}: {reason}: {excerpt(value)!r}", err=True)
+                    # reported even with --quiet: it hides progress and summary, not data issues
+                    typer.echo(f"{source}:{number}: {reason}: {excerpt(value)!r}", err=True)
                 elif not tokens:
                     blank += 1
                 rest = f"\t{tokens[1]}" if len(tokens) > 1 else ""

@@ -364,7 +364,7 @@ def benchmark(
         None, "--template-manifest", help="Manifest attesting train-extracted templates."
     ),
     max_results: int | None = typer.Option(
-        None, "--max-results", help="Cap the pool (misses become capped_unknown)."
+        None, "--max-results", min=1, help="Cap the pool (misses become capped_unknown)."
     ),
     strict: bool = typer.Option(
         False,

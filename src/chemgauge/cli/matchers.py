@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from chemgauge.chem import MATCHERS, get_matcher
+from chemgauge.cli.summary import print_table
 
 # Known pairs that pin each policy's claim; the same pairs are asserted in the tests.
 KNOWN_PAIRS: tuple[tuple[str, str, str], ...] = (
@@ -34,13 +34,12 @@ def matchers(
     known: bool = typer.Option(False, "--known", help="Verdicts on the known test pairs."),
 ) -> None:
     """List the identity policies and what each forgives; optionally judge pairs."""
-    console = Console()
     table = Table(title="chemgauge identity policies")
     table.add_column("policy", style="bold")
     table.add_column("what it forgives")
     for name in MATCHERS.names():
         table.add_row(name, get_matcher(name).claim)
-    console.print(table)
+    print_table(table)
     pairs: list[tuple[str, str, str]] = []
     if pair is not None:
         pairs.append(("your pair", pair[0], pair[1]))
@@ -54,4 +53,4 @@ def matchers(
         for label, a, b in pairs:
             cells = ["yes" if get_matcher(n).match(a, b) else "-" for n in MATCHERS.names()]
             verdicts.add_row(label, *cells)
-        console.print(verdicts)
+        print_table(verdicts)

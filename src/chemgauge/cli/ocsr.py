@@ -49,8 +49,8 @@ def _render_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
 @guarded(_render_files)
 def render(
     out: Path = typer.Option(Path("ocsr-cohort"), "--out", "-o", help="Folder for the cohort."),
-    width: int = typer.Option(400, help="Drawing width in pixels."),
-    height: int = typer.Option(300, help="Drawing height in pixels."),
+    width: int = typer.Option(400, min=1, help="Drawing width in pixels."),
+    height: int = typer.Option(300, min=1, help="Drawing height in pixels."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Draw the default synthetic cohort (images, reference molfiles, manifest.json)."""
@@ -255,9 +255,9 @@ def run(
     backend: str = typer.Option("osra", help="osra | command | http | python."),
     output: Path = typer.Option(Path("ocsr-results"), "--output", "-o", help="Results folder."),
     execute: bool = typer.Option(False, "--run", help="Execute (default: print the plan)."),
-    repeats: int = typer.Option(1, help="Attempts per image."),
+    repeats: int = typer.Option(1, min=1, help="Attempts per image."),
     max_requests: int | None = typer.Option(
-        None, help="At most this many attempts start (raise it later to extend the run)."
+        None, min=0, help="At most this many attempts start (raise it later to extend the run)."
     ),
     per_workflow_seconds: float = typer.Option(60.0, help="Time limit per attempt."),
     budget_seconds: float | None = typer.Option(

@@ -321,11 +321,13 @@ def build(
     prop: list[str] = typer.Option(..., "--property", "-p", help="Directory to build (repeat)."),
     provider: list[str] = typer.Option(["xtb"], "--provider", help=PROVIDER_HELP),
     table: Path | None = typer.Option(None, "--table", help="Property table for 'table'."),
-    candidates: int = typer.Option(4, "--candidates", "-k", help="Candidates per task."),
-    counterfactuals: int = typer.Option(2, "--counterfactuals", help="Per record, at most."),
+    candidates: int = typer.Option(4, "--candidates", "-k", min=2, help="Candidates per task."),
+    counterfactuals: int = typer.Option(2, "--counterfactuals", min=0, help="Per record, at most."),
     seed: int = typer.Option(0, "--seed", help="Seed of every hashed choice."),
     split: str | None = typer.Option(None, "--split", help="Keep one release: train/val/test."),
-    max_records: int | None = typer.Option(None, "--max-records", help="Stop after N records."),
+    max_records: int | None = typer.Option(
+        None, "--max-records", min=0, help="Stop after N records."
+    ),
     infrared: bool = typer.Option(False, "--infrared", help="xtb: numerical-Hessian IR."),
     raman: bool = typer.Option(False, "--raman", help="xtb: finite-field Raman activities."),
     max_heavy_atoms: int = typer.Option(
@@ -435,7 +437,7 @@ def run(
     chat_model: str | None = typer.Option(None, "--chat-model", help="chat: model name to ask."),
     api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="chat: key variable."),
     omit_properties: bool = typer.Option(False, "--omit-properties", help="Structure-only input."),
-    batch_size: int = typer.Option(16, "--batch-size", help="Tasks per model call."),
+    batch_size: int = typer.Option(16, "--batch-size", min=1, help="Tasks per model call."),
     restart: bool = typer.Option(False, "--restart", help="Discard journals and start over."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary."),
 ) -> None:

@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from chemgauge.cli.options import QUIET, Inputs, guarded
+from chemgauge.cli.summary import print_table
 from chemgauge.eval.outputs import Output
 from chemgauge.eval.records import atomic_write_json, atomic_write_text
 
@@ -67,7 +68,7 @@ def report(
     family: str | None = FAMILY,
     html: Path | None = typer.Option(None, "--html", help="Write a self-contained HTML report."),
     max_failures: int = typer.Option(
-        24, "--max-failures", help="Failure cases drawn per section in the HTML."
+        24, "--max-failures", min=0, help="Failure cases drawn per section in the HTML."
     ),
     quiet: bool = QUIET,
 ) -> None:
@@ -100,9 +101,9 @@ def report(
         table.add_column("count", justify="right")
         for rate in adapter.headline(run):
             table.add_row(escape(rate.label), escape(fmt_rate(rate)), fmt_count(rate))
-        _console().print(table)
+        print_table(table)
         if html is not None:
-            _console().print(f"wrote {html}")
+            _console(err=True).print(f"wrote {html}", markup=False)
 
 
 def _compare_table(result: dict[str, Any]) -> Table:
@@ -152,7 +153,7 @@ def compare(
     json_out: Path | None = typer.Option(None, "--json", help="Write the comparison as JSON."),
     html: Path | None = typer.Option(None, "--html", help="Write an HTML comparison page."),
     max_items: int = typer.Option(
-        12, "--max-items", help="Discordant items drawn per list in the HTML."
+        12, "--max-items", min=0, help="Discordant items drawn per list in the HTML."
     ),
     quiet: bool = QUIET,
 ) -> None:
@@ -176,7 +177,7 @@ def compare(
             style="yellow",
         )
     if not quiet:
-        _console().print(_compare_table(result))
+        print_table(_compare_table(result))
 
 
 @guarded(_report_files)
@@ -186,7 +187,7 @@ def verify(
     rows_path: Path | None = ROWS,
     family: str | None = FAMILY,
     json_out: Path | None = typer.Option(None, "--json", help="Write the verification as JSON."),
-    show: int = typer.Option(20, "--show", help="Differences printed (the first ones)."),
+    show: int = typer.Option(20, "--show", min=0, help="Differences printed (the first ones)."),
     no_inputs: bool = typer.Option(
         False, "--no-inputs", help="Do not look for the recorded input files (no exit 3)."
     ),

@@ -1,47 +1,20 @@
-"""Ranking metrics over 0-based ranks: top-k, reciprocal rank, multi-positive NDCG, spreads."""
+"""Ranking metrics: multi-positive NDCG and nearest-rank spreads (top-k and reciprocal rank are
+computed where the benchmarks score rows: ``forward/rows.py``, ``forward/aggregate.py``,
+``retro/metrics.py``)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import TypeVar
 
 __all__ = [
     "Distribution",
-    "best_rank",
     "distribution",
     "distribution_of_sorted",
-    "hit_ranks",
     "ndcg_at_k",
     "nearest_rank_percentile",
-    "reciprocal_rank",
-    "top_k_hit",
 ]
-
-T = TypeVar("T")
-
-
-def hit_ranks(ranked: Sequence[T], is_hit: Callable[[T], bool]) -> list[int]:
-    """Every 0-based rank whose item is a hit; invalid items keep their slot (no shifting)."""
-    return [i for i, item in enumerate(ranked) if is_hit(item)]
-
-
-def best_rank(ranks: Iterable[int]) -> int | None:
-    """Smallest rank, or ``None`` when nothing was hit."""
-    return min(ranks, default=None)
-
-
-def top_k_hit(rank: int | None, k: int) -> bool:
-    """True iff a 0-based best rank falls inside the first ``k`` positions."""
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
-    return rank is not None and rank < k
-
-
-def reciprocal_rank(rank: int | None) -> float:
-    """1 / (rank + 1) for a 0-based rank; 0 for a miss."""
-    return 0.0 if rank is None else 1.0 / (rank + 1)
 
 
 def ndcg_at_k(relevant_ranks: Iterable[int], n_relevant: int, k: int = 10) -> float:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 from rdkit import Chem
+from tests.conftest import shared_file
 
 from chemgauge.chem import canonical_multiset, canonical_smiles
 from chemgauge.engines.forward import predictor as forward
@@ -28,23 +27,6 @@ from chemgauge.engines.forward.rules import (
     parse_rule_lines,
 )
 from chemgauge.errors import ConfigError, SmilesError
-
-REPO = Path(__file__).resolve().parents[3]
-SHARED_DATA = Path(os.environ.get("CHEMGAUGE_SHARED_DATA", REPO.parent / "shared" / "data"))
-
-
-def shared_file(relative: str) -> Path:
-    """A shared data file (skip if absent); fails if its bytes no longer match SHA256SUMS."""
-    path = SHARED_DATA / relative
-    if not path.exists():
-        pytest.skip(f"shared data file not available: {path}")
-    sums = SHARED_DATA / "SHA256SUMS"
-    if sums.exists():
-        for line in sums.read_text().splitlines():
-            digest, _, name = line.partition("  ")
-            if name.strip().removeprefix("./") == relative:
-                assert hashlib.sha256(path.read_bytes()).hexdigest() == digest, path
-    return path
 
 
 def _rules(*pairs: tuple[str, str], skipped: int = 0) -> RuleSet:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from rdkit import Chem, RDLogger
+from tests.conftest import missing, require_program
 
 from chemgauge.engines.opsin.runner import OpsinConfig, OpsinResult, OpsinRunner, OpsinStatus
 from chemgauge.errors import BackendError, ConfigError
@@ -69,7 +70,7 @@ def standard_inchi(smiles: str | None) -> str | None:
 def opsin_pairs() -> list[tuple[str, str, str]]:
     """(file stem, name, InChI) from OPSIN's own name-to-InChI test files."""
     if not PAIRS_DIR.is_dir():
-        pytest.skip(f"OPSIN test pairs not available: {PAIRS_DIR}")
+        missing(f"OPSIN test pairs {PAIRS_DIR}", "part of ../shared/data")
     pairs = []
     for path in sorted(PAIRS_DIR.glob("*.txt")):
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -294,8 +295,7 @@ def _standardized(inchi: str) -> str | None:
 @pytest.fixture
 def fake_java(tmp_path: Path) -> str:
     """A stand-in `java` speaking the line-server protocol, with scripted misbehaviour."""
-    if not any(Path(d, "javac").is_file() for d in os.environ.get("PATH", "").split(os.pathsep)):
-        pytest.skip("javac is needed to build the (unused) line server")
+    require_program("javac")
     script = tmp_path / "java"
     script.write_text(f"#!{sys.executable}\n{FAKE_JAVA}")
     script.chmod(0o755)

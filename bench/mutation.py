@@ -1,0 +1,135 @@
+"""Mutation score of the modules that produce published numbers (target: >= 90% per module).
+
+Runs mutmut (3.x; configured in ``pyproject.toml``'s ``[tool.mutmut]``: the modules to mutate
+and the fast unit tests that are the oracle, mutmut picking per mutant the tests that reach
+its function), then reads every mutant's outcome back and scores each module:
+killed / (mutants - equivalent), a timeout counting as killed. Equivalent mutants (no test
+can tell them from the original) are listed in ``bench/mutation_equivalent.json`` with a
+one-line reason each; a listed mutant that is killed or absent is reported, so the list cannot
+go stale silently.
+
+    .venv/bin/python bench/mutation.py            # make mutation
+    .venv/bin/python bench/mutation.py --reuse    # score the last run again (no mutmut run)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from result_files import figure, load_average, write_result
+
+REPO = Path(__file__).resolve().parents[1]
+MUTMUT = Path(sys.executable).with_name("mutmut")
+TARGET = ">= 90"
+
+# mutant name -> why no test can tell it from the original (kept beside this script)
+EQUIVALENT: dict[str, str] = json.loads(
+    (Path(__file__).with_name("mutation_equivalent.json")).read_text(encoding="utf-8")
+)
+
+
+def module_of(mutant: str) -> str:
+    """``chemgauge.eval.stats.x_wilson_interval__mutmut_3`` -> ``chemgauge.eval.stats``."""
+    return re.sub(r"\.x[_ǁ].*$", "", mutant)
+
+
+def outcomes() -> dict[str, str]:
+    """Every mutant's outcome from mutmut's record of the last run."""
+    done = subprocess.run(
+        [str(MUTMUT), "results", "--all", "true"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found = {}
+    for line in done.stdout.splitlines():
+        name, sep, status = line.strip().rpartition(": ")
+        if sep and name.startswith("chemgauge."):
+            found[name] = status
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reuse", action="store_true", help="score the last run again")
+    parser.add_argument("--no-record", action="store_true", help="write no JSON result")
+    args = parser.parse_args()
+    load = load_average()
+    seconds = None
+    if not args.reuse:
+        shutil.rmtree(REPO / "mutants", ignore_errors=True)  # a run from scratch
+        started = time.monotonic()
+        subprocess.run([str(MUTMUT), "run", "--max-children", "2"], cwd=REPO, check=True)
+        seconds = time.monotonic() - started
+        print(f"mutmut run: {seconds / 60:.1f} min, load {load} at the start")
+    found = outcomes()
+    by_module: dict[str, Counter[str]] = defaultdict(Counter)
+    for name, status in found.items():
+        kind = "equivalent" if name in EQUIVALENT and status == "survived" else status
+        by_module[module_of(name)][kind] += 1
+    stale = [n for n in EQUIVALENT if found.get(n) not in (None, "survived")]
+    absent = [n for n in EQUIVALENT if n not in found]
+    figures = []
+    worst = 100.0
+    for module, counts in sorted(by_module.items()):
+        total = sum(counts.values())
+        killed = counts["killed"] + counts["timeout"]
+        scored = total - counts["equivalent"]
+        score = 100.0 * killed / scored if scored else 100.0
+        worst = min(worst, score)
+        survivors = sorted(
+            n
+            for n, s in found.items()
+            if module_of(n) == module and s != "killed" and s != "timeout" and n not in EQUIVALENT
+        )
+        print(
+            f"{module}: {score:.1f}% ({killed} killed of {scored}; {counts['equivalent']} "
+            f"equivalent, {total - killed - counts['equivalent']} surviving)"
+        )
+        for name in survivors:
+            print(f"  survived: {name} ({found[name]})")
+        figures.append(
+            figure(
+                "tests",
+                f"mutation score, {module}",
+                round(score, 1),
+                "%",
+                target=TARGET,
+                detail=f"{killed} killed of {total} mutants, {counts['equivalent']} equivalent; "
+                f"survivors: {', '.join(s.rpartition('.')[2] for s in survivors) or 'none'}",
+            )
+        )
+    for name in stale:
+        print(f"listed as equivalent but {found[name]}: {name}", file=sys.stderr)
+    for name in absent:
+        print(f"listed as equivalent but not generated: {name}", file=sys.stderr)
+    if not args.no_record and not args.reuse:
+        method = (
+            "mutmut 3 (src layout, pytest --import-mode=importlib, Python 3.11) over the modules "
+            "in pyproject.toml's [tool.mutmut], the fast unit tests listed there as the oracle; "
+            "score = killed / (mutants - equivalent). Equivalent mutants, one reason each: "
+            + "; ".join(f"{n.rpartition('.')[2]}: {why}" for n, why in EQUIVALENT.items())
+            + (f". The run took {seconds / 60:.1f} min on 2 cores." if seconds else ".")
+        )
+        write_result(
+            "mutation",
+            title="Mutation score of the metric code",
+            method=method,
+            figures=figures,
+            load=load,
+            command="make mutation",
+        )
+    return 0 if worst >= 90 and not stale else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
