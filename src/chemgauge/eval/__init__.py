@@ -1,20 +1,43 @@
 """chemgauge.eval: task-agnostic machinery (metrics, statistics, splits, provenance, records).
 
 The everyday names are exported here (``from chemgauge.eval import split_bucket``); the rest
-(envelope, executors, records, provenance) live in their own modules.
+(envelope, executors, lines, records, provenance) live in their own modules. The exports load
+on first use, so importing one submodule (``chemgauge.eval.lines`` on the standard-library
+scorer path) never pulls in numpy.
 """
 
-from chemgauge.eval.ranking import ndcg_at_k
-from chemgauge.eval.splits import SPLIT_PROTOCOL_VERSION, Split, assign_split, split_bucket
-from chemgauge.eval.stats import (
-    Interval,
-    McNemarResult,
-    bootstrap_interval,
-    holm_adjust,
-    mcnemar_exact,
-    paired_bootstrap_difference,
-    wilson_interval,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chemgauge.eval.ranking import ndcg_at_k
+    from chemgauge.eval.splits import SPLIT_PROTOCOL_VERSION, Split, assign_split, split_bucket
+    from chemgauge.eval.stats import (
+        Interval,
+        McNemarResult,
+        bootstrap_interval,
+        holm_adjust,
+        mcnemar_exact,
+        paired_bootstrap_difference,
+        wilson_interval,
+    )
+
+_HOMES = {
+    "ndcg_at_k": "ranking",
+    "SPLIT_PROTOCOL_VERSION": "splits",
+    "Split": "splits",
+    "assign_split": "splits",
+    "split_bucket": "splits",
+    "Interval": "stats",
+    "McNemarResult": "stats",
+    "bootstrap_interval": "stats",
+    "holm_adjust": "stats",
+    "mcnemar_exact": "stats",
+    "paired_bootstrap_difference": "stats",
+    "wilson_interval": "stats",
+}
 
 __all__ = [
     "SPLIT_PROTOCOL_VERSION",
@@ -30,3 +53,14 @@ __all__ = [
     "split_bucket",
     "wilson_interval",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'chemgauge.eval' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"chemgauge.eval.{home}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

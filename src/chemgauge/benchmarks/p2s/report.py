@@ -151,11 +151,29 @@ def iter_rows_file(path: str | Path) -> Iterator[dict[str, Any]]:
 def _prediction_files(
     run_dir: Path, dataset: Mapping[str, Mapping[str, ViewIndex]]
 ) -> list[ViewIndex]:
-    found = []
+    """The views a run folder holds predictions for. A view the run manifest lists, or one of
+    a property's three views when the others are there, must have its file: a missing one
+    would silently take that property's use claim off the report."""
+    config = _manifest_config(run_dir)
+    listed = config.get("directories"), config.get("conditions")
+    expected: set[tuple[str, str]] = set()
+    if all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in listed):
+        expected = {(d, c) for d in listed[0] or () for c in listed[1] or ()}
+    found: list[ViewIndex] = []
     for directory, views in dataset.items():
+        present = [c for c in CONDITIONS if (run_dir / directory / f"{c}.jsonl").is_file()]
+        wanted = {c for d, c in expected if d == directory} or (
+            set(CONDITIONS) if present else set()
+        )
         for condition in CONDITIONS:
-            if (run_dir / directory / f"{condition}.jsonl").is_file():
-                found.append(views[condition])
+            if condition in wanted and condition not in present:
+                raise InputFileError(
+                    f"no prediction file for the {condition} view of {directory!r} (the "
+                    + ("run manifest lists it" if expected else "property's other views are here")
+                    + "; a property's use claim needs all its views)",
+                    path=run_dir / directory / f"{condition}.jsonl",
+                )
+        found.extend(views[c] for c in present)
     return found
 
 

@@ -438,6 +438,11 @@ def present_directories(data_dir: str | Path) -> tuple[Path, list[str]]:
     root = Path(data_dir)
     if not root.is_dir():
         raise InputFileError("data folder not found", path=root)
+    for name in PROPERTY_DIRECTORIES:  # a property name that is not a folder is never skipped
+        entry = root / name
+        if (entry.exists() or entry.is_symlink()) and not entry.is_dir():
+            kind = "a file" if entry.exists() else "a broken symbolic link"
+            raise InputFileError(f"property directory {name!r} is {kind}, not a folder", path=entry)
     present = [d for d in PROPERTY_DIRECTORIES if (root / d).is_dir()]
     if not present:
         raise InputFileError(
