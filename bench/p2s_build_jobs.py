@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from chemgauge.benchmarks.p2s.embedded import nci_sources as small_first
+from chemgauge.benchmarks.p2s.embedded import nci_sources
 from result_files import add_record_options, figure, record_path, write_result
 
 SKIP = {"build_properties.jsonl", "build_manifest.json"}
@@ -54,7 +54,7 @@ def main() -> None:
     start_load = f"{os.getloadavg()[0]:.1f}"
     with tempfile.TemporaryDirectory(prefix="chemgauge-p2s-jobs-") as tmp:
         sources = Path(tmp) / "sources.smi"
-        sources.write_text("".join(f"{s}\n" for s in small_first(args.sources)))
+        sources.write_text("".join(f"{s}\n" for s in nci_sources(args.sources)))
         walls: dict[int, list[float]] = {1: [], 2: []}
         for _ in range(args.repeats):
             for jobs in (1, 2):

@@ -23,7 +23,7 @@ import orjson
 from chemgauge.benchmarks.p2s.build import BuildConfig, build_benchmark
 from chemgauge.benchmarks.p2s.claim import claim_report, prediction_paths
 from chemgauge.benchmarks.p2s.compute import PROPERTY_JOURNAL, ComputeExecution
-from chemgauge.benchmarks.p2s.embedded import nci_sources as small_first
+from chemgauge.benchmarks.p2s.embedded import nci_sources
 from chemgauge.benchmarks.p2s.run import RunConfig, run_model
 from chemgauge.engines.p2s.models import ModelOptions
 from chemgauge.engines.p2s.properties import ProviderOptions, TableProvider
@@ -150,7 +150,7 @@ def main() -> None:
     figures = []
     for name in args.only or list(SETTINGS):
         count = getattr(args, SETTINGS[name][3])
-        figures += run_setting(name, small_first(count), root)
+        figures += run_setting(name, nci_sources(count), root)
     print(f"load at the end {os.getloadavg()[0]:.2f}")
     full = not args.only and args.sources >= 100 and args.nmr_sources >= 12
     path = record_path(args, "p2s_providers", full_size=full)
