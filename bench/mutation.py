@@ -10,6 +10,9 @@ go stale silently.
 
     .venv/bin/python bench/mutation.py            # make mutation
     .venv/bin/python bench/mutation.py --reuse    # score the last run again (no mutmut run)
+    .venv/bin/python bench/mutation.py --modules chemgauge.benchmarks.names.metrics
+        # mutate and score only these modules; their figures replace theirs in the result
+        # file, the other modules' figures are kept (each says the date it was measured)
 """
 
 from __future__ import annotations
@@ -22,9 +25,11 @@ import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
+from datetime import date
 from pathlib import Path
+from typing import Any
 
-from result_files import figure, load_average, write_result
+from result_files import RESULTS_DIR, figure, load_average, write_result
 
 REPO = Path(__file__).resolve().parents[1]
 MUTMUT = Path(sys.executable).with_name("mutmut")
@@ -58,20 +63,46 @@ def outcomes() -> dict[str, str]:
     return found
 
 
+def kept_figures(fresh: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The recorded figures of modules this run did not score (a ``--modules`` run)."""
+    path = RESULTS_DIR / "mutation.json"
+    if not path.exists():
+        return []
+    names = {f["name"] for f in fresh}
+    old = json.loads(path.read_text(encoding="utf-8"))["figures"]
+    return [f for f in old if f["name"] not in names]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reuse", action="store_true", help="score the last run again")
     parser.add_argument("--no-record", action="store_true", help="write no JSON result")
+    parser.add_argument(
+        "--modules",
+        nargs="+",
+        default=None,
+        metavar="MODULE",
+        help="dotted module names to mutate and score (default: every module in [tool.mutmut])",
+    )
+    parser.add_argument("--max-children", type=int, default=2, help="parallel mutmut children")
     args = parser.parse_args()
     load = load_average()
     seconds = None
     if not args.reuse:
-        shutil.rmtree(REPO / "mutants", ignore_errors=True)  # a run from scratch
+        patterns = [f"{m}.*" for m in args.modules or ()]
+        if not patterns:
+            shutil.rmtree(REPO / "mutants", ignore_errors=True)  # a run from scratch
         started = time.monotonic()
-        subprocess.run([str(MUTMUT), "run", "--max-children", "2"], cwd=REPO, check=True)
+        subprocess.run(
+            [str(MUTMUT), "run", "--max-children", str(args.max_children), *patterns],
+            cwd=REPO,
+            check=True,
+        )
         seconds = time.monotonic() - started
         print(f"mutmut run: {seconds / 60:.1f} min, load {load} at the start")
     found = outcomes()
+    if args.modules:
+        found = {n: s for n, s in found.items() if module_of(n) in args.modules}
     by_module: dict[str, Counter[str]] = defaultdict(Counter)
     for name, status in found.items():
         kind = "equivalent" if name in EQUIVALENT and status == "survived" else status
@@ -105,7 +136,8 @@ def main() -> int:
                 "%",
                 target=TARGET,
                 detail=f"{killed} killed of {total} mutants, {counts['equivalent']} equivalent; "
-                f"survivors: {', '.join(s.rpartition('.')[2] for s in survivors) or 'none'}",
+                f"survivors: {', '.join(s.rpartition('.')[2] for s in survivors) or 'none'}"
+                + (f"; run of {date.today().isoformat()}" if args.modules else ""),
             )
         )
     for name in stale:
@@ -113,6 +145,8 @@ def main() -> int:
     for name in absent:
         print(f"listed as equivalent but not generated: {name}", file=sys.stderr)
     if not args.no_record and not args.reuse:
+        figures = kept_figures(figures) + figures if args.modules else figures
+        figures.sort(key=lambda f: str(f["name"]))
         method = (
             "mutmut 3 (src layout, pytest --import-mode=importlib, Python 3.11) over the modules "
             "in pyproject.toml's [tool.mutmut], the fast unit tests listed there as the oracle; "
