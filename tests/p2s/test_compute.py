@@ -131,6 +131,59 @@ def test_process_pool_build_equals_serial(table_build: dict[str, Path], tmp_path
     assert released(out) == released(table_build["clean"])
 
 
+def test_properties_start_before_the_selection_ends(
+    table_build: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Selection streams into the property stage: the first molecules are computed while
+    later records are still being chosen, and the release is the same bytes."""
+    from chemgauge.benchmarks.p2s import selection
+
+    events: list[str] = []
+    chosen = selection.iter_records
+
+    def noted(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        for record in chosen(*args, **kwargs):  # type: ignore[arg-type]
+            events.append("record")
+            yield record
+
+    class Noting(TableProvider):
+        def _compute(self, batch: list[str]) -> list[PropertyResult]:
+            events.extend("molecule" for _ in batch)
+            return super()._compute(batch)
+
+    monkeypatch.setattr(selection, "iter_records", noted)
+    out = tmp_path / "streamed"
+    build_benchmark(
+        table_build["sources"], out, Noting(table_build["table"]), CONFIG, execution=SERIAL
+    )
+    assert released(out) == released(table_build["clean"])
+    first_molecule, last_record = (
+        events.index("molecule"),
+        len(events) - events[::-1].index("record"),
+    )
+    assert first_molecule < last_record - 1
+
+
+def test_a_fully_resumed_build_starts_no_executor(
+    table_build: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every molecule in the journal: no pool and no cluster is started (a Ray build that
+    resumes finished work must not need the cluster)."""
+    from chemgauge.benchmarks.p2s import compute
+
+    out = tmp_path / "again"
+    provider = TableProvider(table_build["table"])
+    build_benchmark(table_build["sources"], out, provider, CONFIG, execution=SERIAL)
+
+    def refuse(config: ExecutorConfig) -> None:
+        raise AssertionError(f"an executor was started: {config}")
+
+    monkeypatch.setattr(compute, "make_executor", refuse)
+    result = build_benchmark(table_build["sources"], out, provider, CONFIG, execution=SERIAL)
+    assert result.resumed_molecules == result.provider_molecules > 0
+    assert released(out) == released(table_build["clean"])
+
+
 @pytest.mark.slow
 @pytest.mark.external
 def test_ray_build_equals_serial(table_build: dict[str, Path], tmp_path: Path) -> None:

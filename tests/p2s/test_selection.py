@@ -157,3 +157,20 @@ def test_electronic_with_xtb_is_refused_naming_what_xtb_cannot_compute(tmp_path:
     assert isinstance(result.exception, ConfigError)
     assert "'electronic' needs ultraviolet_visible" in str(result.exception)
     assert not list(out.glob("*/*.jsonl"))
+
+
+def test_a_replayed_choice_counts_the_same_reasons(nci_smiles: list[str]) -> None:
+    """choose_site is memoized: a second call (the closure check, the audit's replay) gives
+    the same site and adds the same skip reasons as the first."""
+    from chemgauge.benchmarks.p2s.selection import SelectionConfig, choose_site
+
+    config = SelectionConfig(candidates=4, seed=7)
+    for source in nci_smiles[:40]:
+        first: Counter[str] = Counter()
+        second: Counter[str] = Counter()
+        assert choose_site(source, config, first) == choose_site(source, config, second)
+        assert first == second
+    unmaskable: Counter[str] = Counter()
+    assert choose_site("C", config, unmaskable) is None
+    assert choose_site("C", config, unmaskable) is None
+    assert unmaskable == Counter({"no_maskable_group": 2})

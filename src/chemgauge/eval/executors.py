@@ -266,12 +266,15 @@ class LocalExecutor:
             yield ItemFailure(reason[0], reason[1], self.config.max_retries + 1)
             return
         for item in chunk:
+            pool: ProcessPoolExecutor | None = None
             try:
-                out = self._submit(fn, [item])[0].result()
+                future, pool = self._submit(fn, [item])
+                out = future.result()
                 _check([item], out)
                 yield out[0]
             except Exception as exc:
-                if isinstance(exc, BrokenProcessPool):
+                # only the pool that broke is dropped (a submit may already have replaced it)
+                if isinstance(exc, BrokenProcessPool) and pool is not None and self._pool is pool:
                     self._reset_pool()
                 yield ItemFailure(*_describe(exc), self.config.max_retries + 2)
 

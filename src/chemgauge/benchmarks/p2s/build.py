@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -235,12 +235,18 @@ def build_benchmark(
     result = BuildResult()
     stats = RejectionStats(path=str(sources_path), strict=strict)
     sources = read_sources(sources_path, stats)
-    records = select_records(sources, config, result.skipped)
-    molecules = list(dict.fromkeys(c for r in records for c in r.candidates))
+    records: list[Record] = []
+
+    def candidates() -> Iterator[str]:
+        # selection streams into the property stage: workers compute while records are chosen
+        for record in selection.iter_records(sources, config.selection(), result.skipped):
+            records.append(record)
+            yield from record.candidates
+
     execution = execution or ComputeExecution()
     out.mkdir(parents=True, exist_ok=True)
-    values, computed = compute_properties(molecules, provider, out, execution, progress=progress)
-    result.provider_molecules = len(molecules)
+    values, computed = compute_properties(candidates(), provider, out, execution, progress=progress)
+    result.provider_molecules = computed.molecules
     result.provider_seconds = computed.provider_seconds
     result.resumed_molecules = computed.resumed
     failures = computed.failures

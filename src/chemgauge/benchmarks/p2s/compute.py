@@ -12,9 +12,10 @@ does not hold the property values of the whole build.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -158,7 +159,7 @@ def journal_config(provider: PropertyProvider, limits: ComputeLimits) -> dict[st
 
 
 def compute_properties(
-    molecules: Sequence[str],
+    molecules: Iterable[str],
     provider: PropertyProvider,
     out_dir: Path,
     execution: ComputeExecution,
@@ -167,10 +168,12 @@ def compute_properties(
 ) -> tuple[JournaledProperties, ComputeStats]:
     """Compute (or resume) every molecule's properties into the journal; read it back.
 
+    ``molecules`` may be a lazy stream (repeats are computed once): it is consumed as the
+    workers ask for work, so whatever produces it runs while the first molecules compute.
     Raises :class:`ConfigError` when the folder's journal was written by another provider
     or other limits (``restart`` discards it).
     """
-    stats = ComputeStats(molecules=len(molecules))
+    stats = ComputeStats()
     path = out_dir / PROPERTY_JOURNAL
     config_sha256 = sha256_json(journal_config(provider, execution.limits))
     try:
@@ -188,20 +191,33 @@ def compute_properties(
             f"{path}: this folder's property journal was computed by another provider or under "
             "other limits; pass --restart to recompute, or build into another folder"
         ) from None
+    distinct: dict[str, None] = {}
     with writer:
         retry = _transient_failures(path) if writer.keys else set()
-        todo = [m for m in dict.fromkeys(molecules) if not writer.done(m) or m in retry]
-        stats.resumed = len(set(molecules)) - len(todo)
-        if progress is not None and stats.resumed:
-            progress(stats.resumed)
-        if todo:
-            _run(todo, provider, execution, writer, stats, progress)
+
+        def todo() -> Iterator[str]:
+            for smiles in molecules:
+                if smiles in distinct:
+                    continue
+                distinct[smiles] = None
+                if writer.done(smiles) and smiles not in retry:
+                    stats.resumed += 1
+                    if progress is not None:
+                        progress(1)
+                    continue
+                yield smiles
+
+        pending = todo()
+        first = next(pending, None)
+        if first is not None:  # no executor (no pool, no cluster) for a fully resumed build
+            _run(chain([first], pending), provider, execution, writer, stats, progress)
+    stats.molecules = len(distinct)
     properties = JournaledProperties(path)
-    missing = [m for m in molecules if m not in properties]
+    missing = [m for m in distinct if m not in properties]
     if missing:  # pragma: no cover - the journal is written by the loop above
         properties.close()
         raise ConfigError(f"{path}: no journaled result for {missing[0]!r}")
-    for smiles in dict.fromkeys(molecules):
+    for smiles in distinct:
         result = properties[smiles]
         stats.provider_seconds += result.seconds
         if result.error is not None:
@@ -212,7 +228,7 @@ def compute_properties(
 
 
 def _run(
-    todo: list[str],
+    todo: Iterable[str],
     provider: PropertyProvider,
     execution: ComputeExecution,
     writer: ResumableJsonlWriter,
@@ -221,9 +237,16 @@ def _run(
 ) -> None:
     executor = make_executor(execution.executor)
     work = GuardedCompute(provider, execution.limits)
+    taken: deque[str] = deque()  # molecules handed out, oldest first: results come in order
+
+    def handed_out() -> Iterator[str]:
+        for smiles in todo:
+            taken.append(smiles)
+            yield smiles
+
     try:
-        outcomes = executor.map(work, todo)
-        for smiles, outcome in zip(todo, outcomes, strict=True):
+        for outcome in executor.map(work, handed_out()):
+            smiles = taken.popleft()
             result = (
                 PropertyResult({}, "", f"{outcome.reason}: {outcome.detail}"[:500])
                 if isinstance(outcome, ItemFailure)

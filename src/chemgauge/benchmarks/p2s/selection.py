@@ -25,9 +25,10 @@ candidate is equally consistent with being the source:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +43,7 @@ __all__ = [
     "candidate_block",
     "choose_site",
     "counterfactual_id",
+    "iter_records",
     "record_id",
     "replayed_record_id",
     "seeded_hash",
@@ -151,7 +153,26 @@ def choose_site(
     the first site with a full block by :func:`_site_key`, then the masked SMILES.
 
     A rule of the source alone: anyone who knows the seed can apply it to any candidate.
+    Memoized per process (a pure function of the source and the config), so the closure
+    check and the audit's replay of the rule reuse the selection's work.
     """
+    chosen, counted = _chosen_site(source, config)
+    reasons.update(dict(counted))
+    return chosen
+
+
+@functools.lru_cache(maxsize=65536)
+def _chosen_site(
+    source: str, config: SelectionConfig
+) -> tuple[tuple[MaskSite, tuple[str, ...]] | None, tuple[tuple[str, int], ...]]:
+    """:func:`choose_site`'s answer and the reasons it counted, as immutable values."""
+    reasons: Counter[str] = Counter()
+    return _choose_site(source, config, reasons), tuple(sorted(reasons.items()))
+
+
+def _choose_site(
+    source: str, config: SelectionConfig, reasons: Counter[str]
+) -> tuple[MaskSite, tuple[str, ...]] | None:
     groups = {key for key, _ in canonical_library()}
     sites = find_mask_sites(
         source, groups, min_scaffold_heavy_atoms=config.min_scaffold_heavy_atoms
@@ -208,17 +229,17 @@ def _make_record(
     )
 
 
-def select_records(
-    sources: Sequence[tuple[int, str, str]], config: SelectionConfig, skipped: Counter[str]
-) -> list[Record]:
-    """Mask one site per source and keep the requested release (source order is kept).
-
-    Two sources that give the same task (same scaffold, same block) keep the first one.
+def iter_records(
+    sources: Iterable[tuple[int, str, str]], config: SelectionConfig, skipped: Counter[str]
+) -> Iterator[Record]:
+    """Mask one site per source and yield the requested release's records in source order,
+    as they are chosen (a build computes the first records' properties while it selects the
+    rest). Two sources that give the same task (same scaffold, same block) keep the first.
     """
-    records: list[Record] = []
+    kept = 0
     seen: set[str] = set()
     for line, source, name in sources:
-        if config.max_records is not None and len(records) >= config.max_records:
+        if config.max_records is not None and kept >= config.max_records:
             break
         record = _make_record(line, source, name, config, skipped)
         if record is None:
@@ -230,5 +251,12 @@ def select_records(
             skipped["same_task_as_an_earlier_source"] += 1
             continue
         seen.add(record.record_id)
-        records.append(record)
-    return records
+        kept += 1
+        yield record
+
+
+def select_records(
+    sources: Sequence[tuple[int, str, str]], config: SelectionConfig, skipped: Counter[str]
+) -> list[Record]:
+    """Every record of :func:`iter_records`, as a list."""
+    return list(iter_records(sources, config, skipped))

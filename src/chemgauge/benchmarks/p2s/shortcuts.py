@@ -149,11 +149,6 @@ def _id_number(tasks: Sequence[Task], context: StrategyContext) -> Picks:
     return picks
 
 
-@functools.lru_cache(maxsize=65536)
-def _replayed(candidate: str, config: SelectionConfig) -> str | None:
-    return replayed_record_id(candidate, config)
-
-
 def _selection_replay(tasks: Sequence[Task], context: StrategyContext) -> Picks:
     """The one candidate that, taken as the source, chemgauge's rule turns into this task."""
     if context.selection is None:
@@ -162,7 +157,9 @@ def _selection_replay(tasks: Sequence[Task], context: StrategyContext) -> Picks:
     for task in tasks:
         target = context.base_ids.get(task.record_id, task.record_id)
         config = dataclasses.replace(context.selection, candidates=len(task.candidates))
-        matched = [i for i, c in enumerate(task.candidates) if _replayed(c, config) == target]
+        matched = [
+            i for i, c in enumerate(task.candidates) if replayed_record_id(c, config) == target
+        ]
         picks.append(matched[0] if len(matched) == 1 else None)
     return picks
 
