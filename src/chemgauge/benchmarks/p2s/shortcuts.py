@@ -107,14 +107,17 @@ def _texts(masked: str, candidate: str, directory: str, base: str | None) -> lis
 def _hash_matches(
     hex_id: str, masked: str, candidate: str, directory: str, base: str | None
 ) -> bool:
-    """Whether some scheme hashes this candidate to the id (cached: views share tasks)."""
-    for parts in _texts(masked, candidate, directory, base):
-        for sep in _SEPARATORS:
-            data = sep.join(parts).encode("utf-8")
-            for algorithm in _ALGORITHMS:
-                if hex_id in algorithm(data).hexdigest():
-                    return True
-    return False
+    """Whether some scheme hashes this candidate to the id (cached: views share tasks).
+    Each distinct byte string is hashed once (a one-part text is the same under every
+    separator)."""
+    payloads = dict.fromkeys(
+        sep.join(parts).encode("utf-8")
+        for parts in _texts(masked, candidate, directory, base)
+        for sep in _SEPARATORS
+    )
+    return any(
+        hex_id in algorithm(data).hexdigest() for data in payloads for algorithm in _ALGORITHMS
+    )
 
 
 def _id_hash(tasks: Sequence[Task], context: StrategyContext) -> Picks:
