@@ -155,16 +155,18 @@ def _page(
     return page_start(title, subtitle, nav, css) + "\n".join(body) + page_end()
 
 
-_INTERVAL = re.compile(r"^(\S+) (\[[^\]]*\].*)$")
+_INTERVAL = re.compile(r"^(\S+) (\[[^\]]*\])(?: (.+))?$")
 
 
 def _cell(text: str) -> str:
-    """A cell's text, with a value's interval (``72.4% [65.1, 78.9] (21/29)``) on a line of
-    its own: tables of rates stay narrow enough to show every column."""
+    """A cell's text, a value's interval and count (``72.4% [65.1, 78.9] (21/29)``) each on a
+    line of its own: tables of rates stay narrow enough to show every column."""
     match = _INTERVAL.match(text)
     if match is None:
         return _e(text)
-    return f'{_e(match.group(1))} <span class="ci">{_e(match.group(2))}</span>'
+    value, interval, rest = match.groups()
+    lines = "".join(f'<span class="ci">{_e(part)}</span>' for part in (interval, rest) if part)
+    return f"{_e(value)} {lines}"
 
 
 def _key(text: str) -> str:

@@ -425,8 +425,7 @@ class RetroAdapter(FamilyAdapter):
                     "none" if rank is None else str(rank + 1),
                 )
             )
-            top = self._top_prediction(row, _load_predictions(run))
-            details.append(("top prediction", top or f"not available (no {JOURNAL_JSONL})"))
+            details.append(("top prediction", self._top_text(row, run)))
         return tuple(details)
 
     #: The product and its true reactants are the item; the top prediction is a run's answer.
@@ -434,8 +433,19 @@ class RetroAdapter(FamilyAdapter):
 
     def item_structures(self, row: Row, run: Run | None = None) -> tuple[Structure, ...]:
         top = None if run is None else self._top_prediction(row, _load_predictions(run))
+        note = "" if top or run is None else self._top_text(row, run)
         return (
             Structure("product", row["product"]),
             Structure("true reactants", ".".join(row["reactants"])),
-            Structure("top prediction", top, "" if top else "not in the run's journal"),
+            Structure("top prediction", top, note),
         )
+
+    def _top_text(self, row: Row, run: Run) -> str:
+        """The top valid prediction, or why there is none (no valid output, no journal)."""
+        predictions = _load_predictions(run)
+        top = self._top_prediction(row, predictions)
+        if top:
+            return top
+        if str(row["target"]) in predictions.outputs:
+            return "no valid output"
+        return f"not available ({JOURNAL_JSONL} not found)"
