@@ -85,3 +85,23 @@ def test_placeholder_for_missing_or_bad_structures() -> None:
     assert "no structure" in structure_svg(None)
     assert "unparsable SMILES" in structure_svg("C1CC")
     assert "class='mol'" in structure_svg("CCO")
+
+
+@pytest.mark.parametrize(
+    ("values", "labels"),
+    [
+        ((1.2, 3.0, 4.5, 9.0, 14.0, 30.0), {"2", "5", "10", "20"}),  # 1-2-5 over 1.4 decades
+        ((0.0004, 0.01, 0.3, 8.0, 120.0), {"0.001", "0.01", "0.1", "1", "10", "100"}),
+    ],
+)
+def test_log_axis_labels_plain_major_ticks_only(
+    values: tuple[float, ...], labels: set[str]
+) -> None:
+    from chemgauge.report.families import Distribution
+    from chemgauge.report.plots import render_plot
+
+    svg = render_plot(Distribution("t", "seconds", values, integer=False, log_x=True), "t")
+    texts = {t.strip() for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg)}
+    assert labels <= texts
+    # No minor-tick label in scientific notation (they ran into each other).
+    assert not any("×" in t or "^" in t for t in texts)

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from tests.report.boards import PATTERNS, make_retro_run, write_data
-from tests.report.conftest import NAMES_B, make_names_run
+from tests.report.conftest import NAMES_A, NAMES_B, make_names_run
 from tests.report.test_browser import _chromium, _console_messages
 from typer.testing import CliRunner
 
@@ -168,7 +168,7 @@ def test_retro_compare_shows_every_column_and_readable_charts(
     data = _measure(retro_pages["compare"], tmp_path)
     _screenshot(retro_pages["compare"], tmp_path)
     holm = [c for c in data["cells"] if c["text"] == "Holm p"]
-    assert len(holm) >= 3  # overall and each breakdown
+    assert len(holm) == 2  # overall and num_reactants (every target has no reaction class)
     assert all(c["right"] <= data["width"] for c in holm)
     assert len(data["plots"]) == 4  # one top-k chart per (convention, matcher), not 24 bars
     assert all(len(labels) >= 10 for labels in data["plots"])
@@ -201,14 +201,37 @@ def test_forward_report_and_its_log_axis(tmp_path: Path) -> None:
     assert _problems(data) == []
 
 
-def test_names_report_layout(tmp_path: Path) -> None:
-    run = make_names_run(tmp_path / "b", NAMES_B)
-    page = tmp_path / "names.html"
-    result = CliRunner().invoke(app, ["report", str(run), "--html", str(page), "-q"])
-    assert result.exit_code == 0, result.output
-    data = _measure(page, tmp_path)
-    assert len(data["mols"]) >= 6
-    assert _problems(data) == []
+def test_names_report_and_compare_layout(tmp_path: Path) -> None:
+    runs = [make_names_run(tmp_path / "a", NAMES_A), make_names_run(tmp_path / "b", NAMES_B)]
+    pages = {"report": tmp_path / "names.html", "compare": tmp_path / "names-compare.html"}
+    for args in (
+        ["report", str(runs[1]), "--html", str(pages["report"])],
+        ["compare", *map(str, runs), "--force", "--html", str(pages["compare"])],
+    ):
+        result = CliRunner().invoke(app, [*args, "-q"])
+        assert result.exit_code == 0, result.output
+    for page in pages.values():
+        data = _measure(page, tmp_path)
+        assert len(data["mols"]) >= 6 and data["plots"]
+        assert _problems(data) == []
+
+
+def test_p2s_report_and_compare_layout(tmp_path: Path) -> None:
+    from tests.report.test_p2s_adapter import _build, _run
+
+    data, table = _build(tmp_path, seed=0)
+    runs = [_run(data, table, tmp_path / "runs", m) for m in ("random", "property_oracle")]
+    pages = {"report": tmp_path / "p2s.html", "compare": tmp_path / "p2s-compare.html"}
+    for args in (
+        ["report", str(runs[0]), "--html", str(pages["report"])],
+        ["compare", *map(str, runs), "--html", str(pages["compare"])],
+    ):
+        result = CliRunner().invoke(app, [*args, "-q"])
+        assert result.exit_code == 0, result.output
+    for page in pages.values():
+        data = _measure(page, tmp_path)
+        assert len(data["mols"]) > 20 and data["plots"]
+        assert _problems(data) == []
 
 
 def test_ocsr_run_page_layout(tmp_path: Path) -> None:
@@ -231,6 +254,13 @@ def test_ocsr_run_page_layout(tmp_path: Path) -> None:
     data = _measure(page, tmp_path)
     _screenshot(page, tmp_path)
     assert len(data["mols"]) >= 4 and data["cells"]
+    assert _problems(data) == []
+    # The report command's page of the same run (its policy claims are long prose).
+    report = tmp_path / "ocsr-report.html"
+    result = CliRunner().invoke(app, ["report", str(tmp_path / "run"), "--html", str(report)])
+    assert result.exit_code == 0, result.output
+    data = _measure(report, tmp_path)
+    assert any(c["text"] == "claim" for c in data["cells"])
     assert _problems(data) == []
 
 

@@ -151,3 +151,15 @@ def test_retro_compare_chart_is_one_top_k_curve_per_convention_and_matcher(
         "raw_slots, stereo_ignored",
     ]
     assert overall.count('class="plot"') == 4
+
+
+def test_retro_compare_page_leaves_out_a_one_bucket_breakdown(runs: Callable[[str], Path]) -> None:
+    a, b = load_run(runs("a")), load_run(runs("b"))
+    comparison = compare_runs(a, b)
+    assert {
+        r["bucket"] for r in comparison["breakdowns"]["reaction_class"]["top1[syntheseus,exact]"]
+    } == {"(none)"}
+    page = render_compare_html(comparison, get_adapter("retro"), a, b)
+    section = page.split('id="breakdowns"', 1)[1].split("</section>", 1)[0]
+    one = section.split("<h3>reaction_class</h3>", 1)[1].split("<h3>", 1)[0]
+    assert "<table>" not in one and "Every paired item is in one bucket ((none))." in one

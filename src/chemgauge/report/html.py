@@ -69,7 +69,7 @@ table { border-collapse: collapse; font-size: 0.9rem; min-width: 50%; }
 th, td { padding: 5px 8px; border-bottom: 1px solid var(--line); text-align: right;
   vertical-align: top; white-space: nowrap; }
 th:first-child, td:first-child, td.key, thead th.key { text-align: left; }
-td.wrap { white-space: normal; overflow-wrap: anywhere; }
+td.wrap { white-space: normal; overflow-wrap: anywhere; text-align: left; min-width: 16em; }
 td.key { white-space: normal; overflow-wrap: anywhere; min-width: 6em; }
 td .ci { display: block; font-size: 0.78rem; color: var(--muted); }
 thead th { background: var(--panel); position: sticky; top: 0; }
@@ -174,6 +174,10 @@ def _key(text: str) -> str:
     return re.sub(r"([\[,])", r"\1<wbr>", _e(text))
 
 
+#: Characters from which a cell's text with spaces is prose that may wrap.
+_PROSE = 40
+
+
 def table_html(table: Table, *, wrap_columns: Sequence[int] = ()) -> str:
     """A titled table in its scroll container; the first column is the row's key."""
     head = "".join(f'<th scope="col">{_e(c)}</th>' for c in table.columns)
@@ -181,7 +185,8 @@ def table_html(table: Table, *, wrap_columns: Sequence[int] = ()) -> str:
     for row in table.rows:
         cells = []
         for i, cell in enumerate(row):
-            if i in wrap_columns:
+            # Prose (a policy's claim, a path) wraps; numbers and short labels stay on a line.
+            if i in wrap_columns or (i > 0 and len(cell) > _PROSE and " " in cell):
                 cells.append(f'<td class="wrap">{_e(cell)}</td>')
             elif i == 0:
                 cells.append(f'<td class="key">{_key(cell)}</td>')
@@ -474,6 +479,12 @@ def render_compare_html(
     for dim, per_metric in comparison["breakdowns"].items():
         body.append(f"<h3>{_e(dim)}</h3>")
         flat = [r for results in per_metric.values() for r in results]
+        tested = {r["bucket"] for r in flat if r["n"]}
+        if len(tested) < 2:
+            # One bucket with pairs is the overall table again.
+            only = f" ({_e(next(iter(tested)))})" if tested else ""
+            body.append(f'<p class="note">Every paired item is in one bucket{only}.</p>')
+            continue
         body.append(_paired_rows(flat, "metric", "bucket"))
     body.append("</section>")
     rows_a = {adapter.item_key(r): r for r in run_a.rows}

@@ -126,8 +126,10 @@ def _distribution(ax: Axes, plot: Distribution) -> None:
             return
     if values:
         bins: int | Sequence[float] = min(40, max(5, int(math.sqrt(len(values)))))
-        if plot.log_x and min(values) > 0:
-            low, high = math.log10(min(values)), math.log10(max(values))
+        low = math.log10(min(values)) if min(values) > 0 else 0.0
+        high = math.log10(max(values)) if min(values) > 0 else 0.0
+        # Under a decade, a log axis has no tick to label: the linear one reads as well.
+        if plot.log_x and min(values) > 0 and high - low >= 1:
             count = int(bins) if isinstance(bins, int) else 20
             bins = [10 ** (low + (high - low) * i / count) for i in range(count + 1)]
             _log_x(ax, high - low)

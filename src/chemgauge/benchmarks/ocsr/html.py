@@ -36,6 +36,7 @@ __all__ = ["render_html", "write_html"]
 DRAWING_CACHE = 64
 
 _CSS = """
+.attempt { margin: 0 0 12px; }
 .attempt .mols img { max-width: 100%; height: auto; display: block; margin: 0 auto;
   border: 1px solid var(--line); border-radius: 4px; }
 .attempt .mols figure > p { margin: 0; padding: 8px; background: var(--panel); }
@@ -141,7 +142,7 @@ def _card(
     if candidate["present"]:
         verdict = "accepted" if candidate["accepted"] else f"rejected: {candidate['reason']}"
         details.append(("validation", verdict))
-    details.append(("recognized SMILES", str(candidate.get("smiles") or "")))
+    details.append(("recognized SMILES", str(candidate.get("smiles") or "none")))
     listed = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in details)
     return (
         f'<article class="failure attempt"><h4>{html.escape(str(row["attempt_id"]))}: '
@@ -168,12 +169,14 @@ def _summary(report: Mapping[str, Any]) -> str:
         ("policy", "completed exact", "provisional exact", "unsupported"),
         tuple(
             (
-                rate.label,
+                policy,
                 f"{fmt_rate(rate)} ({fmt_count(rate)})",
                 str(block["provisional_exact"]),
                 str(block["unsupported"]),
             )
-            for rate, block in zip(policy_rates(finite), finite["policies"].values(), strict=True)
+            for rate, (policy, block) in zip(
+                policy_rates(finite), finite["policies"].items(), strict=True
+            )
         ),
         caption=f"Every rate is over the {finite['planned']} planned attempts with a finite "
         "reference, as in report.json.",
