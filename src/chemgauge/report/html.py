@@ -71,7 +71,8 @@ th, td { padding: 5px 8px; border-bottom: 1px solid var(--line); text-align: rig
 th:first-child, td:first-child, td.key, thead th.key { text-align: left; }
 td.wrap { white-space: normal; overflow-wrap: anywhere; text-align: left; min-width: 16em; }
 td.key { white-space: normal; overflow-wrap: anywhere; min-width: 6em; }
-td .ci { display: block; font-size: 0.78rem; color: var(--muted); }
+td .ci { display: block; font-size: 0.78rem; color: var(--muted); white-space: normal; }
+td .ci > span { white-space: nowrap; }
 thead th { background: var(--panel); position: sticky; top: 0; }
 caption { caption-side: top; text-align: left; font-weight: 600; padding: 4px 0; }
 .plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(420px, 100%), 1fr));
@@ -159,14 +160,15 @@ _INTERVAL = re.compile(r"^(\S+) (\[[^\]]*\])(?: (.+))?$")
 
 
 def _cell(text: str) -> str:
-    """A cell's text, a value's interval and count (``72.4% [65.1, 78.9] (21/29)``) each on a
-    line of its own: tables of rates stay narrow enough to show every column."""
+    """A cell's text, with a value's interval and count (``72.4% [65.1, 78.9] (21/29)``) on a
+    line under it, split in two where the column is narrow: tables of rates stay narrow
+    enough to show every column."""
     match = _INTERVAL.match(text)
     if match is None:
         return _e(text)
     value, interval, rest = match.groups()
-    lines = "".join(f'<span class="ci">{_e(part)}</span>' for part in (interval, rest) if part)
-    return f"{_e(value)} {lines}"
+    parts = " ".join(f"<span>{_e(part)}</span>" for part in (interval, rest) if part)
+    return f'{_e(value)} <span class="ci">{parts}</span>'
 
 
 def _key(text: str) -> str:
