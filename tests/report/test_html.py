@@ -105,3 +105,23 @@ def test_log_axis_labels_plain_major_ticks_only(
     assert labels <= texts
     # No minor-tick label in scientific notation (they ran into each other).
     assert not any("×" in t or "^" in t for t in texts)
+
+
+def test_table_cells_put_intervals_under_values_and_wrap_prose() -> None:
+    from chemgauge.report.families import Table
+    from chemgauge.report.html import table_html
+
+    claim = "canonical isomeric SMILES of the seed's reading, compared as text"
+    page = table_html(
+        Table(
+            "t",
+            ("metric", "rate", "claim"),
+            (("top10[syntheseus,exact]", "72.4% [65.1, 78.9] (21/29)", claim),),
+        )
+    )
+    assert '<td class="key">top10[<wbr>syntheseus,<wbr>exact]</td>' in page
+    assert (
+        '<td>72.4% <span class="ci"><span>[65.1, 78.9]</span> <span>(21/29)</span></span></td>'
+        in page
+    )
+    assert f'<td class="wrap">{claim.replace(chr(39), "&#x27;")}</td>' in page

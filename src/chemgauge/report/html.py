@@ -187,11 +187,13 @@ def table_html(table: Table, *, wrap_columns: Sequence[int] = ()) -> str:
     for row in table.rows:
         cells = []
         for i, cell in enumerate(row):
-            # Prose (a policy's claim, a path) wraps; numbers and short labels stay on a line.
-            if i in wrap_columns or (i > 0 and len(cell) > _PROSE and " " in cell):
+            if i in wrap_columns:
                 cells.append(f'<td class="wrap">{_e(cell)}</td>')
             elif i == 0:
                 cells.append(f'<td class="key">{_key(cell)}</td>')
+            elif _INTERVAL.match(cell) is None and len(cell) > _PROSE and " " in cell:
+                # Prose (a policy's claim) wraps; numbers and short labels stay on a line.
+                cells.append(f'<td class="wrap">{_e(cell)}</td>')
             else:
                 cells.append(f"<td>{_cell(cell)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
