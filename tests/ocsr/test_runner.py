@@ -111,7 +111,9 @@ def test_statuses_denominators_and_localized_errors(
     consistency = {c["case_id"]: c for c in report["consistency"]}
     assert consistency["gly_l_ala"]["same_graph"] and consistency["gly_l_ala"]["same_status"]
     assert "boc_l_ala_sodium" not in consistency  # its repeat was not run
-    assert (tmp_path / "report.html").read_text().count('class="card"') == 16
+    page = (tmp_path / "report.html").read_text()
+    assert page.count('class="failure attempt"') == 16  # one per attempt
+    assert page.count('class="card"') == len(finite["policies"])  # the headline, per policy
 
 
 def test_neutral_image_names_and_validation_apart_from_exactness(

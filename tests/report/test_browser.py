@@ -93,6 +93,3 @@ def test_report_loads_cleanly_and_shows_key_elements(tmp_path: Path) -> None:
     # Nothing wider than the window: the right-most 60 px column is background only.
     margin = image.crop((1366 - 60, 0, 1366, 3000))
     assert margin.getextrema()[0] > 200
-    keep = Path(__file__).parent.parent.parent / ".pytest_cache" / "report-browser.png"
-    keep.parent.mkdir(exist_ok=True)
-    shutil.copyfile(shot, keep)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import html
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -17,7 +19,7 @@ from chemgauge.errors import ConfigError
 from chemgauge.eval.envelope import write_envelope
 from chemgauge.eval.provenance import sha256_json
 from chemgauge.report.compare import compare_runs
-from chemgauge.report.html import render_run_html
+from chemgauge.report.html import render_compare_html, render_run_html
 from chemgauge.report.loading import load_run
 from chemgauge.report.registry import get_adapter
 from chemgauge.report.runs import Run
@@ -245,3 +247,44 @@ def test_held_out_rows_lead_the_headline_and_the_page(extracted_dir: Path) -> No
     assert "Ranking (held out: val + test)" in page and "Leakage audit" in page
     assert "train (in-sample)" in page and "CC(=O)O.CCO" in page
     assert page.index("held out (val + test)") < page.index("overall (includes in-sample")
+
+
+def _table_keys(page: str, title: str) -> list[str]:
+    """The first-column texts of the table captioned ``title``."""
+    table = page.split(f"<caption>{title}</caption>", 1)[1].split("</table>", 1)[0]
+    body = table.split("<tbody>", 1)[1]
+    return [
+        html.unescape(re.sub(r"<[^>]+>", "", cell))
+        for cell in re.findall(r'<tr><td class="key">(.*?)</td>', body)
+    ]
+
+
+def test_forward_html_buckets_in_numeric_order_without_empty_ones(forward_dir: Path) -> None:
+    run = load_run(forward_dir)
+    page = render_run_html(run, get_adapter("forward"), verify_run(run))
+    # The demo corpus's pools hold 0 to 13 candidates; six invalid inputs have no pool.
+    assert _table_keys(page, "candidate_pool_size") == ["0", "2-5", "6-10", "11-50"]
+    # Only invalid inputs lack a reactant count: no valid reaction, no bucket.
+    assert _table_keys(page, "num_reactants") == ["2", "3", "4+"]
+    # A bucket with valid reactions stays, after the named ones.
+    assert _table_keys(page, "reaction_class")[-1] == "<missing>"
+    assert "n/a (n=0)" not in page.split('id="breakdowns"', 1)[1].split("</section>", 1)[0]
+
+
+def test_forward_compare_html_leaves_out_buckets_without_pairs(forward_dir: Path) -> None:
+    a = load_run(forward_dir)
+    b, _ = _demote_top1(a, 2)
+    comparison = compare_runs(a, b)
+    tested = comparison["breakdowns"]["num_reactants"]["top1"]
+    assert [r["bucket"] for r in tested] == ["2", "3", "4+", "<missing>"]
+    assert tested[-1]["n"] == 0  # the invalid inputs: recorded, with nothing tested
+    page = render_compare_html(comparison, get_adapter("forward"), a, b)
+    section = page.split('id="breakdowns"', 1)[1].split("</section>", 1)[0]
+    dimension = section.split("<h3>num_reactants</h3>", 1)[1].split("<h3>", 1)[0]
+    # (bucket, n) of every row shown: metric and bucket cells, then n.
+    pattern = r'<td class="key">[^<]*(?:<wbr>[^<]*)*</td><td class="key">([^<]*)</td><td>(\d+)<'
+    shown = re.findall(pattern, dimension)
+    assert len(shown) == 3 * 5  # three buckets with pairs, five metrics
+    assert all(int(n) > 0 for _, n in shown)
+    assert [b for b, _ in shown[:3]] == ["2", "3", "4+"]  # one metric's buckets, in order
+    assert all(int(n) > 0 for _, n in re.findall(pattern, section))  # every dimension

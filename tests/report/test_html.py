@@ -85,3 +85,43 @@ def test_placeholder_for_missing_or_bad_structures() -> None:
     assert "no structure" in structure_svg(None)
     assert "unparsable SMILES" in structure_svg("C1CC")
     assert "class='mol'" in structure_svg("CCO")
+
+
+@pytest.mark.parametrize(
+    ("values", "labels"),
+    [
+        ((1.2, 3.0, 4.5, 9.0, 14.0, 30.0), {"2", "5", "10", "20"}),  # 1-2-5 over 1.4 decades
+        ((0.0004, 0.01, 0.3, 8.0, 120.0), {"0.001", "0.01", "0.1", "1", "10", "100"}),
+    ],
+)
+def test_log_axis_labels_plain_major_ticks_only(
+    values: tuple[float, ...], labels: set[str]
+) -> None:
+    from chemgauge.report.families import Distribution
+    from chemgauge.report.plots import render_plot
+
+    svg = render_plot(Distribution("t", "seconds", values, integer=False, log_x=True), "t")
+    texts = {t.strip() for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg)}
+    assert labels <= texts
+    # No minor-tick label in scientific notation (they ran into each other).
+    assert not any("×" in t or "^" in t for t in texts)
+
+
+def test_table_cells_put_intervals_under_values_and_wrap_prose() -> None:
+    from chemgauge.report.families import Table
+    from chemgauge.report.html import table_html
+
+    claim = "canonical isomeric SMILES of the seed's reading, compared as text"
+    page = table_html(
+        Table(
+            "t",
+            ("metric", "rate", "claim"),
+            (("top10[syntheseus,exact]", "72.4% [65.1, 78.9] (21/29)", claim),),
+        )
+    )
+    assert '<td class="key">top10[<wbr>syntheseus,<wbr>exact]</td>' in page
+    assert (
+        '<td>72.4% <span class="ci"><span>[65.1, 78.9]</span> <span>(21/29)</span></span></td>'
+        in page
+    )
+    assert f'<td class="wrap">{claim.replace(chr(39), "&#x27;")}</td>' in page

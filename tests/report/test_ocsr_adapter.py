@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from chemgauge.benchmarks.ocsr.cohort import COHORT, build_cohort
 from chemgauge.cli.app import app
 from chemgauge.engines.ocsr.base import RECOGNIZERS
 from chemgauge.report.compare import compare_runs
-from chemgauge.report.html import render_run_html
+from chemgauge.report.html import CSP, PAGE_CSS, render_run_html
 from chemgauge.report.loading import load_run
 from chemgauge.report.registry import get_adapter
 from chemgauge.report.verify import verify_run
@@ -83,3 +84,23 @@ def test_ocsr_html_shows_reference_beside_recognized(runs: Callable[[str], Path]
     failures = page.split('id="failures"', 1)[1].split("</section>", 1)[0]
     assert "tetrahedral_stereo_missing" in failures
     assert "aria-label='recognized'" in failures
+
+
+def _cards(page: str) -> list[str]:
+    return re.findall(r'<div class="card">.*?</div></div>', page)
+
+
+def test_ocsr_run_page_has_the_report_style_and_headline(runs: Callable[[str], Path]) -> None:
+    own = (runs("a") / "report.html").read_text()
+    run = load_run(runs("a"))
+    report = render_run_html(run, get_adapter("ocsr"), verify_run(run))
+    assert PAGE_CSS in own and CSP in own
+    # Exact graphs over the planned attempts with a reference, per policy: the same cards.
+    finite = run.metrics["finite_reference"]
+    assert len(_cards(own)) == len(finite["policies"]) > 1
+    assert _cards(own) == _cards(report)
+    planned = finite["planned"]
+    exact = finite["policies"]["exact"]["completed_exact"]
+    assert f'exact graph (exact)</div><div class="value">{100 * exact / planned:.1f}%' in own
+    assert f'<div class="count">{exact}/{planned}</div>' in _cards(own)[0]
+    assert own.count('<article class="failure attempt">') == len(run.rows)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from chemgauge.benchmarks.retro import RetroEvalConfig, run_retro_eval
 from chemgauge.engines.retro.base import CallableRetroModel
 from chemgauge.errors import ConfigError
 from chemgauge.report.compare import compare_runs
-from chemgauge.report.html import render_run_html
+from chemgauge.report.html import render_compare_html, render_run_html
 from chemgauge.report.loading import load_run
 from chemgauge.report.registry import get_adapter
 from chemgauge.report.verify import verify_run
@@ -115,3 +116,50 @@ def test_retro_html_reads_a_journal_under_its_older_name(tmp_path: Path) -> None
     (folder / "predictions.jsonl").write_text('{"input": "CNC(C)=O"}\n')  # syntheseus's file
     page = render_run_html(load_run(folder), get_adapter("retro"), verify_run(run))
     assert "journal.jsonl not found: no predictions drawn" in page
+
+
+def test_retro_compare_cards_draw_product_truth_and_both_predictions(
+    runs: Callable[[str], Path],
+) -> None:
+    a, b = load_run(runs("a")), load_run(runs("b"))
+    page = render_compare_html(compare_runs(a, b), get_adapter("retro"), a, b)
+    section = page.split('id="discordant"', 1)[1]
+    # Top-1 under syntheseus and exact: only the first target, which A ranks first.
+    listing = section.split("top1[syntheseus,exact]: A right, B wrong</h3>", 1)[1]
+    card = listing.split('<article class="failure">', 1)[1].split("</article>", 1)[0]
+    labels = re.findall(r"aria-label='([^']*)'", card)
+    assert labels == ["product", "true reactants", "A: top prediction"]
+    assert "no structure" in card  # B returned nothing: a placeholder, said in words
+    details = dict(re.findall(r"<dt>([^<]*)</dt><dd>([^<]*)</dd>", card))
+    assert details["A top prediction"] == "CC(O)=O.CN"
+    assert details["B top prediction"] == "no valid output"
+    assert details["A first correct rank (syntheseus, exact)"] == "1"
+    assert details["B first correct rank (syntheseus, exact)"] == "none"
+
+
+def test_retro_compare_chart_is_one_top_k_curve_per_convention_and_matcher(
+    runs: Callable[[str], Path],
+) -> None:
+    a, b = load_run(runs("a")), load_run(runs("b"))
+    page = render_compare_html(compare_runs(a, b), get_adapter("retro"), a, b)
+    overall = page.split('id="overall"', 1)[1].split("</section>", 1)[0]
+    captions = re.findall(r"<figcaption>([^<]*)</figcaption>", overall)
+    assert [c.rsplit(": ", 1)[1] for c in captions] == [
+        "syntheseus, exact",
+        "syntheseus, stereo_ignored",
+        "raw_slots, exact",
+        "raw_slots, stereo_ignored",
+    ]
+    assert overall.count('class="plot"') == 4
+
+
+def test_retro_compare_page_leaves_out_a_one_bucket_breakdown(runs: Callable[[str], Path]) -> None:
+    a, b = load_run(runs("a")), load_run(runs("b"))
+    comparison = compare_runs(a, b)
+    assert {
+        r["bucket"] for r in comparison["breakdowns"]["reaction_class"]["top1[syntheseus,exact]"]
+    } == {"(none)"}
+    page = render_compare_html(comparison, get_adapter("retro"), a, b)
+    section = page.split('id="breakdowns"', 1)[1].split("</section>", 1)[0]
+    one = section.split("<h3>reaction_class</h3>", 1)[1].split("<h3>", 1)[0]
+    assert "<table>" not in one and "Every paired item is in one bucket ((none))." in one

@@ -110,10 +110,18 @@ def highlighted_svg(
     bonds: Sequence[int] = (),
     width: int = 320,
     height: int = 240,
+    bond_length: float | None = None,
 ) -> str:
-    """SVG drawing with the given atoms and bonds highlighted (for the HTML report)."""
+    """SVG drawing with the given atoms and bonds highlighted (for the HTML report).
+
+    ``bond_length`` (pixels) draws every molecule that fits at one scale instead of filling
+    the box; a molecule too big for it is shrunk to fit.
+    """
     drawer = rdMolDraw2D.MolDraw2DSVG(width, height)
-    drawer.drawOptions().includeMetadata = False  # type: ignore[assignment]
+    options = drawer.drawOptions()
+    options.includeMetadata = False  # type: ignore[assignment]
+    if bond_length is not None:
+        options.fixedBondLength = bond_length  # type: ignore[assignment]
     colour = (1.0, 0.55, 0.55)
     valid_atoms = sorted({a for a in atoms if 0 <= a < mol.GetNumAtoms()})
     valid_bonds = sorted({b for b in bonds if 0 <= b < mol.GetNumBonds()})

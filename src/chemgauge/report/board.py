@@ -25,6 +25,7 @@ import orjson
 
 from chemgauge.errors import ConfigError
 from chemgauge.eval.provenance import sha256_json
+from chemgauge.report.buckets import ordered_buckets
 from chemgauge.report.entrants import Entrant, Entry, Refusal
 from chemgauge.report.families import FamilyAdapter
 from chemgauge.report.registry import get_adapter
@@ -293,7 +294,7 @@ def _breakdown_rankings(
             continue
         if len(buckets) < 2:
             continue
-        for bucket in sorted(buckets, key=_natural):
+        for bucket in ordered_buckets(buckets):
             mask = np.array(buckets[bucket], dtype=np.bool_)
             for m, spec in enumerate(specs):
                 sub = [c[m].take(mask) for c in columns]

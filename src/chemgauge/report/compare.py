@@ -18,6 +18,7 @@ import numpy as np
 
 from chemgauge.errors import ConfigError, InputFileError
 from chemgauge.eval.stats import Interval, holm_adjust, mcnemar_exact
+from chemgauge.report.buckets import ordered_buckets
 from chemgauge.report.families import FamilyAdapter, Rate
 from chemgauge.report.registry import get_adapter
 from chemgauge.report.runs import Run
@@ -264,7 +265,7 @@ def compare_runs(
         for m in metrics:
             groups = [
                 (bucket, [(x, y) for _, x, y in pairs_for(m, members[bucket])])
-                for bucket in sorted(members)
+                for bucket in ordered_buckets(members)
             ]
             breakdowns[dim][m] = [
                 r.to_dict() for r in _tests(groups, m, seed=seed, resamples=resamples)

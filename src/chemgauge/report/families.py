@@ -19,9 +19,11 @@ from chemgauge.eval.stats import wilson_interval
 from chemgauge.report.runs import Run
 
 __all__ = [
+    "PANEL_METRICS",
     "Distribution",
     "FailureCase",
     "FamilyAdapter",
+    "MetricPanel",
     "Mismatch",
     "Rate",
     "RatePlot",
@@ -103,6 +105,23 @@ class Distribution:
 
 
 Plot = RatePlot | Distribution
+
+
+@dataclass(frozen=True, slots=True)
+class MetricPanel:
+    """One chart of a comparison: some hit metrics, each drawn at an x label.
+
+    ``kind`` as in :class:`RatePlot` (``line`` for a curve over k).
+    """
+
+    title: str
+    xlabel: str
+    metrics: tuple[tuple[str, str], ...]
+    kind: Literal["bar", "line"] = "bar"
+
+
+#: Hit metrics drawn in one bar chart at most (more are split into several charts).
+PANEL_METRICS = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,10 +314,29 @@ class FamilyAdapter(ABC):
         """The system under test as the run recorded it (model, recognizer, rule set...)."""
         return run.label
 
-    def describe_item(self, row: Row) -> tuple[tuple[str, str], ...]:
+    def metric_panels(self, metrics: Sequence[str]) -> list[MetricPanel]:
+        """How a comparison's chart groups the hit metrics: bar charts of at most
+        :data:`PANEL_METRICS` metrics each by default (a family may group by kind)."""
+        chunks = [metrics[i : i + PANEL_METRICS] for i in range(0, len(metrics), PANEL_METRICS)]
+        return [
+            MetricPanel(
+                "" if len(chunks) == 1 else f"part {i + 1} of {len(chunks)}",
+                "metric",
+                tuple((m, m) for m in chunk),
+            )
+            for i, chunk in enumerate(chunks)
+        ]
+
+    def describe_item(self, row: Row, run: Run | None = None) -> tuple[tuple[str, str], ...]:
         """Short (field, value) text describing a row's answer, for compare listings."""
         return ()
 
-    def item_structures(self, row: Row) -> tuple[Structure, ...]:
-        """Structures for an item in compare listings: the reference, then this run's answer."""
+    #: How many of :meth:`item_structures` describe the item itself (the same for both runs of
+    #: a comparison, drawn once); the rest are a run's answer.
+    item_reference_count: ClassVar[int] = 1
+
+    def item_structures(self, row: Row, run: Run | None = None) -> tuple[Structure, ...]:
+        """Structures for an item in compare listings: the item's own (the first
+        :attr:`item_reference_count`), then this run's answer (``run`` gives a family access
+        to files beside the rows, such as a prediction journal)."""
         return ()

@@ -25,11 +25,20 @@ from chemgauge.report.formatting import fmt_count, fmt_p, fmt_pct, fmt_rate
 from chemgauge.report.runs import Run
 from chemgauge.report.verify import Verification
 
-__all__ = ["render_compare_html", "render_run_html"]
+__all__ = [
+    "CSP",
+    "PAGE_CSS",
+    "page_end",
+    "page_start",
+    "rate_cards",
+    "render_compare_html",
+    "render_run_html",
+    "table_html",
+]
 
-_CSS = """
+PAGE_CSS = """
 :root { --ink: #1b1b1b; --muted: #5a5a5a; --line: #d9d9d9; --bg: #ffffff; --panel: #f6f7f9;
-  --ok: #009E73; --bad: #D55E00; --accent: #0072B2; }
+  --ok: #009E73; --bad: #D55E00; --accent: #0072B2; --mol-width: 240px; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans",
   sans-serif; color: var(--ink); background: var(--bg); }
@@ -60,7 +69,10 @@ table { border-collapse: collapse; font-size: 0.9rem; min-width: 50%; }
 th, td { padding: 5px 8px; border-bottom: 1px solid var(--line); text-align: right;
   vertical-align: top; white-space: nowrap; }
 th:first-child, td:first-child, td.key, thead th.key { text-align: left; }
-td.wrap { white-space: normal; overflow-wrap: anywhere; }
+td.wrap { white-space: normal; overflow-wrap: anywhere; text-align: left; min-width: 16em; }
+td.key { white-space: normal; overflow-wrap: anywhere; min-width: 6em; }
+td .ci { display: block; font-size: 0.78rem; color: var(--muted); white-space: normal; }
+td .ci > span { white-space: nowrap; }
 thead th { background: var(--panel); position: sticky; top: 0; }
 caption { caption-side: top; text-align: left; font-weight: 600; padding: 4px 0; }
 .plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(420px, 100%), 1fr));
@@ -72,13 +84,16 @@ svg.plot { width: 100%; height: auto; display: block; }
 .failure { border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px; }
 .failure h4 { margin: 0 0 6px; font-size: 0.95rem; overflow-wrap: anywhere; }
 .mols { display: flex; flex-wrap: wrap; gap: 8px; }
-.mols figure { flex: 1 1 200px; max-width: 260px; }
+/* One size for every drawing: with the drawings' fixed bond length, one scale. */
+.mols figure { flex: 0 0 var(--mol-width); width: var(--mol-width); }
+.mols figcaption { overflow-wrap: anywhere; }
 svg.mol { width: 100%; height: auto; display: block; border: 1px solid var(--line);
   border-radius: 4px; }
-.mols figure.mark-chosen svg.mol { border: 3px dashed var(--bad); }
-.mols figure.mark-true svg.mol { border: 3px solid var(--ok); }
+/* Frames drawn outside the box (outline, shadow): a framed drawing keeps its size. */
+.mols figure.mark-chosen svg.mol { outline: 3px dashed var(--bad); outline-offset: 1px; }
+.mols figure.mark-true svg.mol { box-shadow: 0 0 0 3px var(--ok); }
 .mols figure.mark-true.mark-chosen svg.mol { outline: 3px dashed var(--accent);
-  outline-offset: 2px; }
+  outline-offset: 4px; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 10px; margin: 6px 0 0;
   font-size: 0.85rem; }
 dt { color: var(--muted); }
@@ -93,12 +108,41 @@ footer { max-width: 1120px; margin: 40px auto 24px; padding: 0 20px; color: var(
 """
 
 
+#: The page may load nothing: a browser blocks (and reports) any external resource.
+CSP = (
+    '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+    "style-src 'unsafe-inline'; img-src data:\">"
+)
+
+
 def _e(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
+
+
+def page_start(title: str, subtitle: str, nav: Sequence[tuple[str, str]], css: str = "") -> str:
+    """A page up to its body: the shared style (plus ``css``), header and section links
+    (``subtitle`` is HTML)."""
+    links = "".join(f'<a href="#{_e(anchor)}">{_e(text)}</a>' for anchor, text in nav)
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"{CSP}\n"
+        f"<title>{_e(title)}</title>\n<style>{PAGE_CSS}{css}</style>\n</head>\n<body>\n"
+        f'<header><h1 id="top">{_e(title)}</h1><p class="sub">{subtitle}</p></header>\n'
+        f'<nav aria-label="sections">{links}</nav>\n<main>\n'
+    )
+
+
+def page_end(note: str = "every number is recomputed from the row file.") -> str:
+    """The end of a page: its footer (``note`` completes the sentence on intervals)."""
+    return (
+        f"\n</main>\n<footer>Written by chemgauge. Intervals are 95%; {_e(note)}</footer>\n"
+        "</body>\n</html>\n"
+    )
 
 
 def _page(
@@ -109,30 +153,49 @@ def _page(
     css: str = "",
 ) -> str:
     """A whole page: the shared style (plus ``css``), header, section links, body, footer."""
-    links = "".join(f'<a href="#{_e(anchor)}">{_e(text)}</a>' for anchor, text in nav)
-    return (
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        # The page may load nothing: a browser blocks (and reports) any external resource.
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-        "style-src 'unsafe-inline'; img-src data:\">\n"
-        f"<title>{_e(title)}</title>\n<style>{_CSS}{css}</style>\n</head>\n<body>\n"
-        f'<header><h1 id="top">{_e(title)}</h1><p class="sub">{subtitle}</p></header>\n'
-        f'<nav aria-label="sections">{links}</nav>\n<main>\n'
-        + "\n".join(body)
-        + "\n</main>\n<footer>Written by chemgauge. Intervals are 95%; every number is "
-        "recomputed from the row file.</footer>\n</body>\n</html>\n"
-    )
+    return page_start(title, subtitle, nav, css) + "\n".join(body) + page_end()
 
 
-def _table(table: Table, *, wrap_columns: Sequence[int] = ()) -> str:
+_INTERVAL = re.compile(r"^(\S+) (\[[^\]]*\])(?: (.+))?$")
+
+
+def _cell(text: str) -> str:
+    """A cell's text, with a value's interval and count (``72.4% [65.1, 78.9] (21/29)``) on a
+    line under it, split in two where the column is narrow: tables of rates stay narrow
+    enough to show every column."""
+    match = _INTERVAL.match(text)
+    if match is None:
+        return _e(text)
+    value, interval, rest = match.groups()
+    parts = " ".join(f"<span>{_e(part)}</span>" for part in (interval, rest) if part)
+    return f'{_e(value)} <span class="ci">{parts}</span>'
+
+
+def _key(text: str) -> str:
+    """A key cell's text with break points after ``[`` and ``,`` (long metric names wrap)."""
+    return re.sub(r"([\[,])", r"\1<wbr>", _e(text))
+
+
+#: Characters from which a cell's text with spaces is prose that may wrap.
+_PROSE = 40
+
+
+def table_html(table: Table, *, wrap_columns: Sequence[int] = ()) -> str:
+    """A titled table in its scroll container; the first column is the row's key."""
     head = "".join(f'<th scope="col">{_e(c)}</th>' for c in table.columns)
     body = []
     for row in table.rows:
         cells = []
         for i, cell in enumerate(row):
-            cls = ' class="wrap"' if i in wrap_columns else ""
-            cells.append(f"<td{cls}>{_e(cell)}</td>")
+            if i in wrap_columns:
+                cells.append(f'<td class="wrap">{_e(cell)}</td>')
+            elif i == 0:
+                cells.append(f'<td class="key">{_key(cell)}</td>')
+            elif _INTERVAL.match(cell) is None and len(cell) > _PROSE and " " in cell:
+                # Prose (a policy's claim) wraps; numbers and short labels stay on a line.
+                cells.append(f'<td class="wrap">{_e(cell)}</td>')
+            else:
+                cells.append(f"<td>{_cell(cell)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     caption = f'<p class="caption">{_e(table.caption)}</p>' if table.caption else ""
     return (
@@ -181,7 +244,7 @@ def _section(section: Section, index: int) -> str:
     parts = [f'<section id="{_e(anchor)}"><h2>{_e(section.title)}</h2>']
     if section.intro:
         parts.append(f"<p>{_e(section.intro)}</p>")
-    parts.extend(_table(t) for t in section.tables)
+    parts.extend(table_html(t) for t in section.tables)
     parts.append(_plots(section.plots, f"s{index}"))
     if section.failures_total is not None:
         shown = len(section.failures)
@@ -199,7 +262,8 @@ def _section(section: Section, index: int) -> str:
     return "".join(parts)
 
 
-def _cards(rates: Sequence[Rate]) -> str:
+def rate_cards(rates: Sequence[Rate]) -> str:
+    """Headline rates as cards: value, interval, count."""
     cards = []
     for r in rates:
         interval = (
@@ -254,7 +318,7 @@ def _provenance(run: Run) -> str:
     rows = tuple(_flatten("", block))
     return (
         '<section id="provenance"><h2>Provenance</h2>'
-        + _table(Table("What produced this run", ("field", "value"), rows), wrap_columns=(1,))
+        + table_html(Table("What produced this run", ("field", "value"), rows), wrap_columns=(1,))
         + "</section>"
     )
 
@@ -269,7 +333,7 @@ def render_run_html(
     body = [
         _verification(verification),
         '<section id="headline"><h2>Headline</h2>',
-        _cards(adapter.headline(run)),
+        rate_cards(adapter.headline(run)),
         "</section>",
         *(_section(s, i) for i, s in enumerate(sections)),
         _provenance(run),
@@ -292,8 +356,11 @@ def _signif(p: float) -> str:
 
 
 def _paired_rows(results: Sequence[Mapping[str, Any]], *firsts: str) -> str:
+    """The paired-test table; rows with no paired item (nothing was tested) are left out."""
     rows = []
     for r in results:
+        if not r["n"]:
+            continue
         d = r["difference"]
         low, high = d["interval"]
         sign = (
@@ -304,10 +371,10 @@ def _paired_rows(results: Sequence[Mapping[str, Any]], *firsts: str) -> str:
         rate_a, rate_b = _rate_from(r["rate_a"]), _rate_from(r["rate_b"])
         rows.append(
             "<tr>"
-            + "".join(f'<td class="key">{_e(r[f])}</td>' for f in firsts)
-            + f"<td>{r['n']}</td><td>{_e(fmt_rate(rate_a))}</td>"
-            f"<td>{_e(fmt_rate(rate_b))}</td><td{sign}>{_e(_pp(d['estimate']))} "
-            f"[{_e(_pp(low))}, {_e(_pp(high))}]</td>"
+            + "".join(f'<td class="key">{_key(str(r[f]))}</td>' for f in firsts)
+            + f"<td>{r['n']}</td><td>{_cell(fmt_rate(rate_a))}</td>"
+            f"<td>{_cell(fmt_rate(rate_b))}</td><td{sign}>{_e(_pp(d['estimate']))} "
+            f'<span class="ci">[{_e(_pp(low))}, {_e(_pp(high))}]</span></td>'
             f"<td>{r['only_a']}</td><td>{r['only_b']}</td><td>{_e(fmt_p(r['mcnemar_p']))}</td>"
             f"<td{_signif(r['holm_p'])}>{_e(fmt_p(r['holm_p']))}</td></tr>"
         )
@@ -317,7 +384,7 @@ def _paired_rows(results: Sequence[Mapping[str, Any]], *firsts: str) -> str:
             "n",
             "A",
             "B",
-            "A - B, pp [95% CI]",
+            "A - B (pp)",
             "only A",
             "only B",
             "McNemar p",
@@ -334,22 +401,24 @@ def _discordant_list(
     keys: Sequence[str],
     total: int,
     adapter: FamilyAdapter,
-    rows_a: Mapping[str, Mapping[str, Any]],
-    rows_b: Mapping[str, Mapping[str, Any]],
+    runs: tuple[Run, Run],
+    rows: tuple[Mapping[str, Mapping[str, Any]], Mapping[str, Mapping[str, Any]]],
     max_items: int,
 ) -> str:
+    run_a, run_b = runs
+    shared = adapter.item_reference_count
     cases = []
     for key in keys[:max_items]:
-        ra, rb = rows_a[key], rows_b[key]
-        sa, sb = adapter.item_structures(ra), adapter.item_structures(rb)
+        ra, rb = rows[0][key], rows[1][key]
+        sa, sb = adapter.item_structures(ra, run_a), adapter.item_structures(rb, run_b)
         structures = (
-            *sa[:1],
-            *(Structure(f"A: {s.label}", s.smiles, s.note, s.mark) for s in sa[1:]),
-            *(Structure(f"B: {s.label}", s.smiles, s.note, s.mark) for s in sb[1:]),
+            *sa[:shared],
+            *(Structure(f"A: {s.label}", s.smiles, s.note, s.mark) for s in sa[shared:]),
+            *(Structure(f"B: {s.label}", s.smiles, s.note, s.mark) for s in sb[shared:]),
         )
         details = (
-            *((f"A {k}", v) for k, v in adapter.describe_item(ra)),
-            *((f"B {k}", v) for k, v in adapter.describe_item(rb)),
+            *((f"A {k}", v) for k, v in adapter.describe_item(ra, run_a)),
+            *((f"B {k}", v) for k, v in adapter.describe_item(rb, run_b)),
         )
         cases.append(_failure(FailureCase(key, key, details, structures)))
     noun = "item" if total == 1 else "items"
@@ -392,15 +461,21 @@ def render_compare_html(
         '<section id="overall"><h2>Overall</h2>',
         _paired_rows(comparison["overall"], "metric"),
     ]
-    plot = RatePlot(
-        title="Hit rate on shared items (95% Wilson intervals)",
-        xlabel="metric",
-        series={
-            label: [(r["metric"], _rate_from(r[key])) for r in comparison["overall"]]
-            for label, key in ((f"A: {a}", "rate_a"), (f"B: {b}", "rate_b"))
-        },
-    )
-    body += [_plots([plot], "cmp"), "</section>", '<section id="breakdowns"><h2>Breakdowns</h2>']
+    overall = {r["metric"]: r for r in comparison["overall"]}
+    plots = [
+        RatePlot(
+            title="Hit rate on shared items (95% Wilson intervals)"
+            + (f": {panel.title}" if panel.title else ""),
+            xlabel=panel.xlabel,
+            series={
+                label: [(x, _rate_from(overall[m][key])) for x, m in panel.metrics]
+                for label, key in ((f"A: {a}", "rate_a"), (f"B: {b}", "rate_b"))
+            },
+            kind=panel.kind,
+        )
+        for panel in adapter.metric_panels(list(overall))
+    ]
+    body += [_plots(plots, "cmp"), "</section>", '<section id="breakdowns"><h2>Breakdowns</h2>']
     body.append(
         '<p class="note">Holm adjusts over the buckets of one metric within a dimension. '
         "Intervals and tests on a handful of pairs say little: read n first.</p>"
@@ -408,6 +483,12 @@ def render_compare_html(
     for dim, per_metric in comparison["breakdowns"].items():
         body.append(f"<h3>{_e(dim)}</h3>")
         flat = [r for results in per_metric.values() for r in results]
+        tested = {r["bucket"] for r in flat if r["n"]}
+        if len(tested) < 2:
+            # One bucket with pairs is the overall table again.
+            only = f" ({_e(next(iter(tested)))})" if tested else ""
+            body.append(f'<p class="note">Every paired item is in one bucket{only}.</p>')
+            continue
         body.append(_paired_rows(flat, "metric", "bucket"))
     body.append("</section>")
     rows_a = {adapter.item_key(r): r for r in run_a.rows}
@@ -416,14 +497,13 @@ def render_compare_html(
     for r in comparison["overall"]:
         metric = r["metric"]
         lists = comparison["discordant"][metric]
-        body.append(f"<h3>{_e(metric)}: A right, B wrong</h3>")
-        body.append(
-            _discordant_list(lists["only_a"], r["only_a"], adapter, rows_a, rows_b, max_items)
-        )
-        body.append(f"<h3>{_e(metric)}: B right, A wrong</h3>")
-        body.append(
-            _discordant_list(lists["only_b"], r["only_b"], adapter, rows_a, rows_b, max_items)
-        )
+        for side, title in (("only_a", "A right, B wrong"), ("only_b", "B right, A wrong")):
+            body.append(f"<h3>{_e(metric)}: {title}</h3>")
+            body.append(
+                _discordant_list(
+                    lists[side], r[side], adapter, (run_a, run_b), (rows_a, rows_b), max_items
+                )
+            )
     body.append("</section>")
     nav = [("overall", "Overall"), ("breakdowns", "Breakdowns"), ("discordant", "Discordant items")]
     title = f"chemgauge {comparison['family']} comparison: {a} vs {b}"

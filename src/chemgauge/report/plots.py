@@ -23,7 +23,7 @@ try:
     import matplotlib
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
-    from matplotlib.ticker import FuncFormatter, MaxNLocator
+    from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 except ImportError as exc:  # pragma: no cover - matplotlib is a dependency
     raise MissingDependencyError("HTML reports need matplotlib: pip install matplotlib") from exc
 
@@ -91,8 +91,9 @@ def _bars(ax: Axes, plot: RatePlot) -> None:
         )
         ax.errorbar(xs, ys, yerr=[lows, highs], fmt="none", ecolor="#333333", capsize=3, lw=1)
     ax.set_xticks(range(len(categories)))
+    # Upright when long: slanted labels would share their boxes with their neighbours'.
     rotate = sum(len(c) for c in categories) > 60
-    ax.set_xticklabels(categories, rotation=30 if rotate else 0, ha="right" if rotate else "center")
+    ax.set_xticklabels(categories, rotation=90 if rotate else 0)
 
 
 def _lines(ax: Axes, plot: RatePlot) -> None:
@@ -125,12 +126,25 @@ def _distribution(ax: Axes, plot: Distribution) -> None:
             return
     if values:
         bins: int | Sequence[float] = min(40, max(5, int(math.sqrt(len(values)))))
-        if plot.log_x and min(values) > 0:
-            low, high = math.log10(min(values)), math.log10(max(values))
+        low = math.log10(min(values)) if min(values) > 0 else 0.0
+        high = math.log10(max(values)) if min(values) > 0 else 0.0
+        # Under a decade, a log axis has no tick to label: the linear one reads as well.
+        if plot.log_x and min(values) > 0 and high - low >= 1:
             count = int(bins) if isinstance(bins, int) else 20
             bins = [10 ** (low + (high - low) * i / count) for i in range(count + 1)]
-            ax.set_xscale("log")
+            _log_x(ax, high - low)
         ax.hist(values, bins=bins, color=OKABE_ITO[0], edgecolor="white", linewidth=0.5)
+
+
+def _log_x(ax: Axes, decades: float) -> None:
+    """A log x axis with plain labels at 1, 2 and 5 per decade when it spans few decades,
+    at powers of ten otherwise; minor ticks stay unlabelled (matplotlib labels them on a
+    short axis, in a scientific notation that runs into its neighbours)."""
+    ax.set_xscale("log")
+    subs = (1.0, 2.0, 5.0) if decades <= 2 else (1.0,)
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
 
 
 def render_plot(plot: Plot, salt: str) -> str:

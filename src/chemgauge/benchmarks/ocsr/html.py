@@ -1,5 +1,8 @@
 """A self-contained HTML page: each image beside its reference and predicted structures.
 
+The page has the style of the other report pages and the report's headline (completed exact
+graphs over the planned attempts with a finite reference, per policy).
+
 Atoms and bonds named by localized errors are highlighted on both drawings; statuses,
 validation, per-policy verdicts and the raw back-end message are shown for every attempt.
 The page is written card by card (:func:`write_html`), so rows stream from the rows file and
@@ -18,24 +21,29 @@ from typing import Any
 from chemgauge.benchmarks.ocsr.evaluate import candidate_mol
 from chemgauge.benchmarks.ocsr.manifest import Case, Manifest
 from chemgauge.benchmarks.ocsr.tallies import summary_facts
-from chemgauge.chem.render import highlighted_svg
 from chemgauge.errors import InputFileError
 from chemgauge.eval.images import ImageRefusedError, read_image_header
 from chemgauge.eval.records import atomic_open
+from chemgauge.report.adapters.ocsr import policy_rates
+from chemgauge.report.drawings import mol_svg
+from chemgauge.report.families import Table
+from chemgauge.report.formatting import fmt_count, fmt_rate
+from chemgauge.report.html import page_end, page_start, rate_cards, table_html
 
 __all__ = ["render_html", "write_html"]
 
 #: Reference drawings kept for reuse (the same case with the same highlights).
 DRAWING_CACHE = 64
 
-_STYLE = """
-body{font-family:sans-serif;margin:1.5em;color:#222}
-table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}
-.card{border:1px solid #bbb;border-radius:6px;margin:1em 0;padding:0.6em}
-.row{display:flex;gap:1em;align-items:flex-start;flex-wrap:wrap}
-.panel{text-align:center}.panel img{max-width:320px;max-height:240px;border:1px solid #ddd}
-.status{font-weight:bold}.match{color:#176b1a}.mismatch{color:#a11}.other{color:#666}
-code{font-size:0.85em;word-break:break-all}
+_CSS = """
+.attempt { margin: 0 0 12px; }
+.attempt .mols img { max-width: 100%; height: auto; display: block; margin: 0 auto;
+  border: 1px solid var(--line); border-radius: 4px; }
+.attempt .mols figure > p { margin: 0; padding: 8px; background: var(--panel); }
+.verdicts span { margin-right: 10px; }
+.match { color: #176b1a; }
+.mismatch { color: #a11; }
+.other { color: var(--muted); }
 """
 
 
@@ -48,8 +56,8 @@ def _highlights(diff: Mapping[str, Any] | None, side: str) -> tuple[list[int], l
     return sorted(atoms), sorted(bonds)
 
 
-def _panel(title: str, body: str) -> str:
-    return f'<div class="panel"><div>{html.escape(title)}</div>{body}</div>'
+def _figure(caption: str, body: str) -> str:
+    return f"<figure>{body}<figcaption>{html.escape(caption)}</figcaption></figure>"
 
 
 def _image_panel(manifest: Manifest, case: Case) -> str:
@@ -62,12 +70,12 @@ def _image_panel(manifest: Manifest, case: Case) -> str:
         header = read_image_header(path)
         data = path.read_bytes()
     except ImageRefusedError as exc:
-        return _panel(title, f"<p>(image not shown: {html.escape(exc.reason)})</p>")
+        return _figure(title, f"<p>(image not shown: {html.escape(exc.reason)})</p>")
     except (InputFileError, OSError) as exc:
-        return _panel(title, f"<p>(image not shown: {html.escape(str(exc))})</p>")
+        return _figure(title, f"<p>(image not shown: {html.escape(str(exc))})</p>")
     mime = f"image/{header.format.lower()}"
     encoded = base64.b64encode(data).decode()
-    return _panel(title, f'<img src="data:{mime};base64,{encoded}">')
+    return _figure(title, f'<img src="data:{mime};base64,{encoded}" alt="{html.escape(title)}">')
 
 
 def _in_order(identity: Mapping[str, str], policies: Sequence[str]) -> dict[str, str]:
@@ -94,20 +102,24 @@ def _card(
             ref_cache.move_to_end(key)
         else:
             mol = manifest.reference_mol(case)
-            ref_cache[key] = "" if mol is None else highlighted_svg(mol, ref_atoms, ref_bonds)
+            ref_cache[key] = (
+                "<p>(reference not drawn)</p>"
+                if mol is None
+                else mol_svg(mol, "reference", ref_atoms, ref_bonds)
+            )
             if len(ref_cache) > DRAWING_CACHE:
                 ref_cache.popitem(last=False)
-        panels.append(_panel("reference", ref_cache[key]))
+        panels.append(_figure("reference", ref_cache[key]))
     else:
         panels.append(
-            _panel("no unique reference", f"<p>{html.escape(str(case.no_reference_reason))}</p>")
+            _figure("no unique reference", f"<p>{html.escape(str(case.no_reference_reason))}</p>")
         )
     pred = candidate_mol(dict(row))
     if pred is not None:
         pred_atoms, pred_bonds = _highlights(diff, "pred")
-        panels.append(_panel("prediction", highlighted_svg(pred, pred_atoms, pred_bonds)))
+        panels.append(_figure("prediction", mol_svg(pred, "prediction", pred_atoms, pred_bonds)))
     else:
-        panels.append(_panel("prediction", "<p>(no readable graph)</p>"))
+        panels.append(_figure("prediction", "<p>(no readable graph)</p>"))
     identity = _in_order(row.get("identity") or {}, policies)
     verdicts = " ".join(
         f'<span class="{"match" if v == "match" else "mismatch" if v == "mismatch" else "other"}">'
@@ -123,37 +135,60 @@ def _card(
         f"<li>{html.escape(e['category'])}: {html.escape(e['detail'])}</li>"
         for e in (diff or {}).get("errors", [])
     )
-    diff_note = "" if diff is None or diff["status"] == "ok" else f" (diff {diff['status']})"
+    details = []
+    if diff is not None and diff["status"] != "ok":
+        details.append(("graph diff", str(diff["status"])))
     candidate = row["candidate"]
-    validation = ""
     if candidate["present"]:
         verdict = "accepted" if candidate["accepted"] else f"rejected: {candidate['reason']}"
-        validation = f" · validation: {html.escape(verdict)}"
+        details.append(("validation", verdict))
+    details.append(("recognized SMILES", str(candidate.get("smiles") or "none")))
+    listed = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in details)
     return (
-        f'<div class="card"><div><span class="status">{html.escape(str(row["attempt_id"]))}'
-        f" — {html.escape(str(row['status']))}</span>{validation} {verdicts}</div>"
-        f"<div>{html.escape(str(message))}</div>"
-        f'<div class="row">{"".join(panels)}</div>'
-        f"<ul>{errors}</ul>{html.escape(diff_note)}"
-        f"<div><code>{html.escape(str(candidate.get('smiles') or ''))}</code></div></div>"
+        f'<article class="failure attempt"><h4>{html.escape(str(row["attempt_id"]))}: '
+        f"{html.escape(str(row['status']))}</h4>"
+        f'<p class="verdicts">{verdicts}</p>'
+        + (f'<p class="note">{html.escape(str(message))}</p>' if message else "")
+        + f'<div class="mols">{"".join(panels)}</div>'
+        + (f"<ul>{errors}</ul>" if errors else "")
+        + f"<dl>{listed}</dl></article>"
     )
 
 
 def _summary(report: Mapping[str, Any]) -> str:
+    """The headline (the report's: completed exact graphs over the planned attempts with a
+    finite reference, per policy) and the tables behind it."""
     finite = report["finite_reference"]
-    head = "".join(f"<th>{html.escape(s)}</th>" for s in finite["statuses"])
-    cells = "".join(f"<td>{n}</td>" for n in finite["statuses"].values())
-    policy_rows = "".join(
-        f"<tr><th>{html.escape(p)}</th><td>{v['completed_exact']}</td><td>{v['provisional_exact']}"
-        f"</td><td>{v['unsupported']}</td><td>{finite['planned']}</td></tr>"
-        for p, v in finite["policies"].items()
+    statuses = Table(
+        "Attempt statuses",
+        ("status", "attempts"),
+        tuple((s, str(n)) for s, n in finite["statuses"].items()),
+    )
+    policies = Table(
+        "Exact graphs by policy",
+        ("policy", "completed exact", "provisional exact", "unsupported"),
+        tuple(
+            (
+                policy,
+                f"{fmt_rate(rate)} ({fmt_count(rate)})",
+                str(block["provisional_exact"]),
+                str(block["unsupported"]),
+            )
+            for rate, (policy, block) in zip(
+                policy_rates(finite), finite["policies"].items(), strict=True
+            )
+        ),
+        caption=f"Every rate is over the {finite['planned']} planned attempts with a finite "
+        "reference, as in report.json.",
     )
     return (
-        f"<h2>Finite-reference attempts ({finite['planned']} planned, {finite['attempted']} "
-        f"attempted)</h2><table><tr>{head}</tr><tr>{cells}</tr></table>"
-        "<h3>Exact graphs by policy (same denominator)</h3><table><tr><th>policy</th>"
-        "<th>completed exact</th><th>provisional exact</th><th>unsupported</th><th>planned</th>"
-        f"</tr>{policy_rows}</table>{_facts(report)}"
+        '<section id="headline"><h2>Headline</h2>'
+        f"<p>{finite['planned']} planned attempts with a finite reference: "
+        f"{finite['attempted']} attempted, {finite['completed']} completed, "
+        f"{finite['provisional']} provisional, {finite['not_run']} not run.</p>"
+        f"{rate_cards(policy_rates(finite))}{table_html(policies)}{table_html(statuses)}"
+        f"{_facts(report)}<p>reproducibility_sha256 <code>"
+        f"{html.escape(str(report['reproducibility_sha256']))}</code></p></section>"
     )
 
 
@@ -168,16 +203,15 @@ def _page(
     ref_cache: OrderedDict[str, str] = OrderedDict()
     policies = list(report.get("policies") or ())
     title = f"chemgauge OCSR report: {manifest.name}"
+    nav = [("headline", "Headline"), ("attempts", "Attempts")]
     yield (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-        f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>"
-        f"{_summary(report)}<p>reproducibility_sha256 <code>"
-        f"{html.escape(str(report['reproducibility_sha256']))}</code></p>"
-        "<h2>Attempts</h2>"
+        page_start(title, f"manifest <code>{html.escape(manifest.name)}</code>", nav, _CSS)
+        + _summary(report)
+        + '<section id="attempts"><h2>Attempts</h2>'
     )
     for row in rows:
         yield _card(manifest, row, ref_cache, policies)
-    yield "</body></html>\n"
+    yield "</section>" + page_end("counts are from the scored rows.")
 
 
 def render_html(

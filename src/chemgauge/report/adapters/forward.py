@@ -28,6 +28,7 @@ from chemgauge.benchmarks.forward.leakage import audit_rows
 from chemgauge.benchmarks.forward.provenance import ROW_HASH_EXCLUDES
 from chemgauge.benchmarks.forward.summary import headline_basis
 from chemgauge.report.adapters.forward_checks import forward_cross_checks
+from chemgauge.report.buckets import ordered_buckets
 from chemgauge.report.families import (
     Distribution,
     FailureCase,
@@ -309,7 +310,9 @@ class ForwardAdapter(FamilyAdapter):
         plots = []
         all_breakdowns = breakdowns(report_rows)
         for dim in _TABLE_DIMENSIONS:
-            buckets = all_breakdowns.get(dim, {})
+            found = all_breakdowns.get(dim, {})
+            # Numeric buckets by value; a bucket with no valid reaction has no rate to show.
+            buckets = {b: found[b] for b in ordered_buckets(found) if found[b]["n_valid"] > 0}
             tables.append(
                 Table(
                     dim,
@@ -342,7 +345,10 @@ class ForwardAdapter(FamilyAdapter):
                 )
         return Section(
             title="Splits and breakdowns",
-            intro="Invalid inputs belong to no split; breakdown buckets are sorted by name.",
+            intro=(
+                "Invalid inputs belong to no split. Breakdown buckets: numbers in numeric order, "
+                "buckets without a valid reaction left out."
+            ),
             tables=tuple(tables),
             plots=tuple(plots),
             anchor="breakdowns",
@@ -484,13 +490,13 @@ class ForwardAdapter(FamilyAdapter):
         text = f"template predictor, {source or 'unknown'} rules"
         return f"{text} ({', '.join(files)})" if files else text
 
-    def describe_item(self, row: Row) -> tuple[tuple[str, str], ...]:
+    def describe_item(self, row: Row, run: Run | None = None) -> tuple[tuple[str, str], ...]:
         best = row["best_correct_rank"]
         return (
             ("outcome", str(row["failure_reason"])),
             ("first correct rank", "none" if best is None else str(best + 1)),
         )
 
-    def item_structures(self, row: Row) -> tuple[Structure, ...]:
+    def item_structures(self, row: Row, run: Run | None = None) -> tuple[Structure, ...]:
         top = row["top_candidates"][0] if row["top_candidates"] else None
         return (Structure("expected product", _products(row)), Structure("top-1", top))

@@ -16,6 +16,7 @@ from chemgauge.benchmarks.names.metrics import LENSES, RowClass, RowResult, aggr
 from chemgauge.benchmarks.names.runner import listings_of
 from chemgauge.chem import try_parse_smiles
 from chemgauge.eval.provenance import sha256_json
+from chemgauge.report.buckets import ordered_buckets
 from chemgauge.report.families import (
     FailureCase,
     FamilyAdapter,
@@ -234,9 +235,11 @@ class NamesAdapter(FamilyAdapter):
         for dim, buckets in groups.items():
             body = []
             series: dict[str, list[tuple[str, Rate]]] = {lens: [] for lens in lenses}
-            for bucket in sorted(buckets):
+            for bucket in ordered_buckets(buckets):
                 # Rows OPSIN failed on are in no rate, as in the headline numbers.
                 members = [r for r in buckets[bucket] if r[lenses[0]] != RowClass.OPSIN_ERROR]
+                if not members:
+                    continue  # no rate to show
                 cells = []
                 for lens in lenses:
                     rate = Rate.wilson(
@@ -251,7 +254,10 @@ class NamesAdapter(FamilyAdapter):
             )
         return Section(
             title="Breakdowns by input structure",
-            intro="Round-trip valid / all per bucket of a property of the input structure.",
+            intro=(
+                "Round-trip valid / all per bucket of a property of the input structure "
+                "(numbers in numeric order; a bucket with no scored pair is left out)."
+            ),
             tables=tuple(tables),
             plots=tuple(plots),
             anchor="breakdowns",
@@ -338,10 +344,10 @@ class NamesAdapter(FamilyAdapter):
         files = [Path(i.path).name for i in run.envelope.inputs if i.role == "input"]
         return f"names in {files[0]}" if files else run.label
 
-    def describe_item(self, row: Row) -> tuple[tuple[str, str], ...]:
+    def describe_item(self, row: Row, run: Run | None = None) -> tuple[tuple[str, str], ...]:
         return (("name", str(row["name"])), ("read back", str(row["opsin_smiles"])))
 
-    def item_structures(self, row: Row) -> tuple[Structure, ...]:
+    def item_structures(self, row: Row, run: Run | None = None) -> tuple[Structure, ...]:
         return (
             Structure("input", row["smiles"]),
             Structure("read back", row["opsin_smiles"]),

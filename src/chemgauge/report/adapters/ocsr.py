@@ -36,7 +36,7 @@ from chemgauge.report.families import (
 from chemgauge.report.formatting import fmt_count, fmt_rate
 from chemgauge.report.runs import Run
 
-__all__ = ["OcsrAdapter"]
+__all__ = ["OcsrAdapter", "policy_rates"]
 
 Row = Mapping[str, Any]
 
@@ -73,6 +73,15 @@ def _rate(block: Mapping[str, Any] | None, label: str) -> Rate:
         return Rate(label, 0, 0, None, None, None)
     low, high = block["wilson95"]
     return Rate(label, block["successes"], block["n"], block["rate"], low, high)
+
+
+def policy_rates(finite: Mapping[str, Any]) -> list[Rate]:
+    """The headline: completed exact graphs over the planned attempts with a finite
+    reference, per policy (``finite``: the report's ``finite_reference`` section)."""
+    return [
+        _rate(block["completed_exact_over_planned"], f"exact graph ({policy})")
+        for policy, block in finite["policies"].items()
+    ]
 
 
 class OcsrAdapter(FamilyAdapter):
@@ -162,11 +171,7 @@ class OcsrAdapter(FamilyAdapter):
         return found
 
     def headline(self, run: Run) -> list[Rate]:
-        recomputed = self.recompute(run).sections["finite_reference"]["policies"]
-        return [
-            _rate(block["completed_exact_over_planned"], f"exact graph ({policy})")
-            for policy, block in recomputed.items()
-        ]
+        return policy_rates(self.recompute(run).sections["finite_reference"])
 
     def sections(self, run: Run, *, max_failures: int) -> list[Section]:
         report = self.recompute(run).sections
@@ -290,13 +295,13 @@ class OcsrAdapter(FamilyAdapter):
         recognizer = run.envelope.provenance.backends.get("recognizer")
         return system_text(recognizer or run.config.get("backend")) or run.label
 
-    def describe_item(self, row: Row) -> tuple[tuple[str, str], ...]:
+    def describe_item(self, row: Row, run: Run | None = None) -> tuple[tuple[str, str], ...]:
         return (
             ("status", str(row["status"])),
             ("recognized", str(row["candidate"].get("smiles") or "nothing")),
         )
 
-    def item_structures(self, row: Row) -> tuple[Structure, ...]:
+    def item_structures(self, row: Row, run: Run | None = None) -> tuple[Structure, ...]:
         return (
             Structure("reference", row["reference_smiles"]),
             Structure("recognized", row["candidate"].get("smiles")),

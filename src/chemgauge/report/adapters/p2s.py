@@ -389,10 +389,10 @@ class P2SAdapter(FamilyAdapter):
     def system_name(self, run: Run) -> str:
         return system_text(run.metrics.get("model") or run.config.get("model")) or run.label
 
-    def describe_item(self, row: Row) -> tuple[tuple[str, str], ...]:
+    def describe_item(self, row: Row, run: Run | None = None) -> tuple[tuple[str, str], ...]:
         return (("chosen", _chosen_text(row)), ("true", str(row["label"])))
 
-    def item_structures(self, row: Row) -> tuple[Structure, ...]:
+    def item_structures(self, row: Row, run: Run | None = None) -> tuple[Structure, ...]:
         candidates: Sequence[str] = row["candidates"]
         selected = row["selected"]
         chosen = (

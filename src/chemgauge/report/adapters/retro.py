@@ -20,10 +20,12 @@ import orjson
 from chemgauge.benchmarks.retro.journal import JOURNAL_JSONL, journal_path
 from chemgauge.benchmarks.retro.metrics import aggregate
 from chemgauge.eval.lines import iter_text_lines
+from chemgauge.report.buckets import ordered_buckets
 from chemgauge.report.families import (
     Distribution,
     FailureCase,
     FamilyAdapter,
+    MetricPanel,
     Mismatch,
     Rate,
     RatePlot,
@@ -41,6 +43,7 @@ from chemgauge.report.runs import Run
 __all__ = ["RetroAdapter", "RetroPredictions"]
 
 Row = Mapping[str, Any]
+_TOP_K = re.compile(r"top(\d+)\[([^,\]]+),([^\]]+)\]")
 
 
 def _config(run: Run) -> Mapping[str, Any]:
@@ -256,8 +259,10 @@ class RetroAdapter(FamilyAdapter):
         convention, matcher = _grid(run)[0]
         ks = [str(k) for k in _config(run)["k"]]
         body = []
-        for cls, blocks in by_class.items():
-            block = blocks[convention][matcher]
+        for cls in ordered_buckets(by_class):
+            block = by_class[cls][convention][matcher]
+            if not block["n"]:
+                continue
             body.append(
                 (
                     cls,
@@ -395,8 +400,52 @@ class RetroAdapter(FamilyAdapter):
                 return f"{name} ({source})"
         return name
 
-    def describe_item(self, row: Row) -> tuple[tuple[str, str], ...]:
-        return (("status", str(row["status"])), ("outputs", str(row["n_outputs"])))
+    def metric_panels(self, metrics: Sequence[str]) -> list[MetricPanel]:
+        """One top-k curve per (convention, matcher): k on the x axis, not 24 bars in a row."""
+        panels: dict[str, list[tuple[str, str]]] = {}
+        others = []
+        for metric in metrics:
+            match = _TOP_K.fullmatch(metric)
+            if match is None:
+                others.append(metric)
+                continue
+            k, convention, matcher = match.groups()
+            panels.setdefault(f"{convention}, {matcher}", []).append((k, metric))
+        out = [MetricPanel(title, "k", tuple(points), "line") for title, points in panels.items()]
+        return out + (super().metric_panels(others) if others else [])
 
-    def item_structures(self, row: Row) -> tuple[Structure, ...]:
-        return (Structure("true reactants", ".".join(row["reactants"])),)
+    def describe_item(self, row: Row, run: Run | None = None) -> tuple[tuple[str, str], ...]:
+        details = [("status", str(row["status"])), ("outputs", str(row["n_outputs"]))]
+        if run is not None and _grid(run):
+            convention, matcher = _grid(run)[0]
+            rank = _rank(row, convention, matcher)
+            details.append(
+                (
+                    f"first correct rank ({convention}, {matcher})",
+                    "none" if rank is None else str(rank + 1),
+                )
+            )
+            details.append(("top prediction", self._top_text(row, run)))
+        return tuple(details)
+
+    #: The product and its true reactants are the item; the top prediction is a run's answer.
+    item_reference_count = 2
+
+    def item_structures(self, row: Row, run: Run | None = None) -> tuple[Structure, ...]:
+        top = None if run is None else self._top_prediction(row, _load_predictions(run))
+        note = "" if top or run is None else self._top_text(row, run)
+        return (
+            Structure("product", row["product"]),
+            Structure("true reactants", ".".join(row["reactants"])),
+            Structure("top prediction", top, note),
+        )
+
+    def _top_text(self, row: Row, run: Run) -> str:
+        """The top valid prediction, or why there is none (no valid output, no journal)."""
+        predictions = _load_predictions(run)
+        top = self._top_prediction(row, predictions)
+        if top:
+            return top
+        if str(row["target"]) in predictions.outputs:
+            return "no valid output"
+        return f"not available ({JOURNAL_JSONL} not found)"
