@@ -23,6 +23,7 @@ from chemgauge.engines.ocsr.base import RECOGNIZERS
 from chemgauge.engines.ocsr.recognizers import PythonRecognizer
 from chemgauge.errors import ConfigError
 from chemgauge.eval.envelope import without_timing
+from chemgauge.report.ocsr_page import write_html
 
 GLY_ALA = "NCC(=O)N[C@@H](C)C(=O)O"
 BOC = "CC(C)(C)OC(=O)N[C@@H](C)C(=O)[O-].[Na+]"
@@ -43,7 +44,7 @@ def _run(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     rows = run_attempts(manifest, PythonRecognizer(name), config, out)
     scored = score_attempts(manifest, rows)
-    report = write_report(out, manifest, scored, POLICIES, {"test": True})
+    report = write_report(out, manifest, scored, POLICIES, {"test": True}, page=write_html)
     return scored, report
 
 

@@ -60,7 +60,7 @@ def test_rows_follow_the_plan_not_completion_order(small_cohort: Manifest, tmp_p
     assert sorted(finished) == sorted(plan) and finished != plan  # ethanol#r1 came late
     assert _ids(iter_attempt_rows(journal, small_cohort, config)) == plan
     rows = iter_scored(small_cohort, iter_attempt_rows(journal, small_cohort, config))
-    report = write_report(tmp_path, small_cohort, rows, POLICIES, {}, html=False)
+    report = write_report(tmp_path, small_cohort, rows, POLICIES, {})
     assert _ids(iter_rows_file(tmp_path / "scored.jsonl")) == plan
     assert report["metrics"]["all_attempts"]["planned"] == len(plan)
     # Re-scoring the out-of-order journal reads it back in plan order too.
@@ -95,7 +95,7 @@ def test_scored_rows_are_written_as_the_report_reads_them(
     name = answers({"gly_l_ala": GLY_ALA, "gly_l_ala_lowres": "NCC(=O)NCC(=O)O"})
     rows = run_attempts(small_cohort, PythonRecognizer(name), RunConfig(), tmp_path)
     held = list(iter_scored(small_cohort, rows))
-    report = write_report(tmp_path, small_cohort, iter(held), POLICIES, {}, html=False)
+    report = write_report(tmp_path, small_cohort, iter(held), POLICIES, {})
     written = (tmp_path / "scored.jsonl").read_bytes().splitlines()
     assert written == [orjson.dumps(r, option=orjson.OPT_SORT_KEYS) for r in held]
     assert report["metrics"]["finite_reference"]["policies"]["exact"]["completed_exact"] == 1

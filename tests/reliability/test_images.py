@@ -39,6 +39,7 @@ from chemgauge.engines.ocsr.base import RECOGNIZERS
 from chemgauge.engines.ocsr.recognizers import PythonRecognizer
 from chemgauge.errors import ConfigError, InputFileError
 from chemgauge.eval.images import ImageLimits, ImageRefusedError, read_image_header
+from chemgauge.report.ocsr_page import write_html
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -175,7 +176,7 @@ def test_an_ocsr_run_records_the_bomb_and_never_hands_it_on(tmp_path: Path, bomb
     assert "not an image format" in by_case["text"]["not_run_reason"]
     assert str(tmp_path) not in json.dumps(rows)
     scored = score_attempts(manifest, rows)
-    report = write_report(out, manifest, scored, POLICIES, {"test": True})
+    report = write_report(out, manifest, scored, POLICIES, {"test": True}, page=write_html)
     assert report["metrics"]["finite_reference"]["not_run"] == 2
     page = (out / "report.html").read_text()
     assert "image not shown: image declares 100000 x 100000 pixels" in page

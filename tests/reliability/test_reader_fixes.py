@@ -181,7 +181,7 @@ def _record_run(folder: Path) -> None:
         "attempts_config_sha256": "0" * 64,
     }
     manifest = load_manifest(folder / "m.json", verify=False)
-    write_report(folder, manifest, [], POLICIES, extra, html=False, manifest_path=folder / "m.json")
+    write_report(folder, manifest, [], POLICIES, extra, manifest_path=folder / "m.json")
 
 
 def test_ocsr_score_cli_names_a_bad_journal_line(tmp_path: Path) -> None:

@@ -167,6 +167,7 @@ def _score_and_report(
     from chemgauge.benchmarks.ocsr.manifest import load_manifest
     from chemgauge.benchmarks.ocsr.report import write_report
     from chemgauge.benchmarks.ocsr.scoring import POLICIES
+    from chemgauge.report.ocsr_page import write_html
 
     quiet, html = settings
     extra, execution, notes = record
@@ -179,7 +180,7 @@ def _score_and_report(
             scored,
             POLICIES,
             extra,
-            html=html,
+            page=write_html if html else None,
             manifest_path=manifest_path,
             execution=execution,
             notes=notes,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,7 @@ from chemgauge.eval.records import atomic_write_rows
 __all__ = [
     "REPORT_VERSION",
     "SECTIONS_SINCE_2",
+    "PageWriter",
     "ReportTally",
     "aggregate",
     "iter_rows_file",
@@ -67,6 +68,9 @@ REPORT_VERSION = 2
 #: Metrics sections a version-1 report does not have.
 SECTIONS_SINCE_2 = ("served", "abbreviations", "repeats")
 _INTERNED = {status: status for status in ATTEMPT_STATUSES}
+
+#: Writes the run's HTML page: (path, manifest, scored rows streamed from the file, report body).
+PageWriter = Callable[[Path, Manifest, Iterable[Mapping[str, Any]], Mapping[str, Any]], object]
 
 
 @dataclass(slots=True)
@@ -263,13 +267,16 @@ def write_report(
     policies: Sequence[str],
     extra: Mapping[str, Any],
     *,
-    html: bool = True,
+    page: PageWriter | None = None,
     manifest_path: str | Path | None = None,
     execution: Mapping[str, Any] | None = None,
     notes: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Write ``scored.jsonl``, ``report.json`` (a run envelope) and (optionally)
     ``report.html`` atomically, and return the report.
+
+    ``page`` writes ``report.html`` (the report layer's :func:`chemgauge.report.ocsr_page.
+    write_html`); it is passed in because the page belongs to a higher layer than scoring.
 
     ``extra`` is the run's configuration beyond the policies (the back-end's description, the
     run config, the journal's attempt hash, the scoring claims; the back-end also goes to
@@ -314,8 +321,6 @@ def write_report(
         out / "report.json",
     )
     write_envelope(out / "report.json", envelope)
-    if html:
-        from chemgauge.benchmarks.ocsr.html import write_html
-
-        write_html(out / "report.html", manifest, iter_rows_file(scored), body)
+    if page is not None:
+        page(out / "report.html", manifest, iter_rows_file(scored), body)
     return envelope.model_dump(mode="json")
