@@ -8,6 +8,7 @@ SMILES that keep the dummy's map number, so they are compared as text.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
@@ -89,10 +90,13 @@ def fragment_heavy_atoms(smiles: str) -> int:
     return sum(1 for a in mol.GetAtoms() if a.GetAtomicNum() > 1)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def attach_group(masked_smiles: str, group: str) -> str | None:
     """Canonical SMILES of the scaffold completed with the group; ``None`` if not valid.
 
     Valid means RDKit sanitizes the zipped molecule (valences, charges, aromaticity).
+    Memoized per process (a pure function of two strings; a build completes each scaffold
+    with its whole pool once per candidate it replays, so most calls repeat).
     """
     scaffold = _parse_fragment(masked_smiles)
     piece = _parse_fragment(group)
@@ -101,7 +105,8 @@ def attach_group(masked_smiles: str, group: str) -> str | None:
         Chem.SanitizeMol(zipped)
     except Exception:  # RDKit raises several unrelated types for an impossible valence
         return None
-    if any(a.GetAtomicNum() == 0 for a in zipped.GetAtoms()):
+    atom = zipped.GetAtomWithIdx  # by index: cheaper than RDKit's atom sequence
+    if any(atom(i).GetAtomicNum() == 0 for i in range(zipped.GetNumAtoms())):
         return None
     # Round-trip through text so the key matches what parsing the completed SMILES gives.
     mol = try_parse_smiles(mol_to_canonical(zipped))
@@ -124,7 +129,8 @@ def completes_scaffold(masked_smiles: str, smiles: str) -> bool:
 
 
 def _heavy(mol: Chem.Mol) -> int:
-    return sum(1 for a in mol.GetAtoms() if a.GetAtomicNum() > 1)
+    """Atoms heavier than hydrogen (the ``[*:1]`` dummy, atomic number 0, is not one)."""
+    return int(mol.GetNumHeavyAtoms())
 
 
 def find_mask_sites(
@@ -148,7 +154,9 @@ def find_mask_sites(
         cut = Chem.FragmentOnBonds(
             mol, [bond.GetIdx()], addDummies=True, dummyLabels=[(MASK_LABEL, MASK_LABEL)]
         )
-        for atom in cut.GetAtoms():
+        atom_at = cut.GetAtomWithIdx  # by index: cheaper than RDKit's atom sequence
+        for index in range(cut.GetNumAtoms()):
+            atom = atom_at(index)
             if atom.GetAtomicNum() == 0:
                 atom.SetIsotope(0)
                 atom.SetAtomMapNum(MASK_LABEL)

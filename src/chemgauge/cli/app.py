@@ -13,6 +13,10 @@ Exit statuses, the same for every command (:data:`EXIT_STATUSES`, also in ``--he
   first, no output is replaced, and the same command resumes the run.
 
 Standard output closed early (the reader of a pipe exited) ends the command quietly.
+
+A run imports only the command it names (``chemgauge p2s build`` never loads the forward or
+board code: about 0.3 s of every start); help, an unknown name and the module's ``app``
+attribute build the whole command tree.
 """
 
 from __future__ import annotations
@@ -29,7 +33,6 @@ from typing import Any, NoReturn
 import typer
 
 import chemgauge
-from chemgauge.cli import board, canon, examples, listing, matchers, report
 from chemgauge.cli.scripting import build_command
 from chemgauge.errors import ChemgaugeError, excerpt
 from chemgauge.eval.interrupts import install_handlers, interrupted, stop_descendants
@@ -41,17 +44,21 @@ EXIT_STATUSES = (
     "129/130/143 stopped by SIGHUP/Ctrl-C/SIGTERM (children stopped, rerun to resume)."
 )
 
-app = typer.Typer(
-    name="chemgauge",
-    help="Honest, reproducible benchmarks for chemical structure-prediction systems.",
-    epilog=EXIT_STATUSES,
-    no_args_is_help=True,
-    # Plain help (no boxes, no type tags) and -h everywhere: see chemgauge.cli.scripting.
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
+#: Top-level command name -> the module of ``chemgauge.cli`` that defines it (families are
+#: Typer sub-apps named like their module; ``report`` registers three commands).
+COMMAND_MODULES = {
+    "canon": "canon",
+    "matchers": "matchers",
+    "list": "listing",
+    "examples": "examples",
+    "report": "report",
+    "compare": "report",
+    "verify": "report",
+    "board": "board",
+}
+# Each benchmark family lives in its own module exposing ``app`` (a Typer sub-app). A module
+# that exists is imported for real, so a broken one fails loudly instead of vanishing.
+FAMILY_MODULES = ("forward", "retro", "names", "ocsr", "p2s")
 
 
 def _version(value: bool) -> None:
@@ -62,8 +69,7 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
-def root(
+def _root(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
@@ -71,24 +77,74 @@ def root(
     """Honest, reproducible benchmarks for chemical structure-prediction systems."""
 
 
-app.command("canon")(canon.canon)
-app.command("matchers")(matchers.matchers)
-app.command("list")(listing.list_command)
-app.command("examples")(examples.examples)
-# Top-level `report RUN_DIR`, `compare RUN_A RUN_B` and `verify RUN_DIR` (not a sub-app).
-report.register(app)
-app.command("board", short_help="Rank many runs: intervals, pairwise tests, letter groups.")(
-    board.board
-)
+def _register(root: typer.Typer, module_name: str) -> None:
+    """Add the commands of one ``chemgauge.cli`` module to the root app."""
+    module = importlib.import_module(f"chemgauge.cli.{module_name}")
+    if module_name in FAMILY_MODULES:
+        module.app.rich_markup_mode = None
+        root.add_typer(module.app, name=module_name)
+    elif module_name == "report":
+        # Top-level `report RUN_DIR`, `compare RUN_A RUN_B` and `verify RUN_DIR`.
+        module.register(root)
+    elif module_name == "board":
+        root.command(
+            "board", short_help="Rank many runs: intervals, pairwise tests, letter groups."
+        )(module.board)
+    else:
+        command = next(name for name, mod in COMMAND_MODULES.items() if mod == module_name)
+        function = {"listing": "list_command"}.get(module_name, module_name)
+        root.command(command)(getattr(module, function))
 
-# Each benchmark family lives in its own module exposing ``app`` (a Typer sub-app). A module
-# that exists is imported for real, so a broken one fails loudly instead of vanishing.
-FAMILY_MODULES = ("forward", "retro", "names", "ocsr", "p2s")
-for _family in FAMILY_MODULES:
-    if importlib.util.find_spec(f"chemgauge.cli.{_family}") is not None:
-        _module = importlib.import_module(f"chemgauge.cli.{_family}")
-        _module.app.rich_markup_mode = None
-        app.add_typer(_module.app, name=_family)
+
+def make_app(command: str | None = None) -> typer.Typer:
+    """The ``chemgauge`` app: every command, or only the top-level ``command`` (a run needs
+    no other module)."""
+    root = typer.Typer(
+        name="chemgauge",
+        help="Honest, reproducible benchmarks for chemical structure-prediction systems.",
+        epilog=EXIT_STATUSES,
+        no_args_is_help=True,
+        # Plain help (no boxes, no type tags) and -h everywhere: see chemgauge.cli.scripting.
+        rich_markup_mode=None,
+        context_settings={"help_option_names": ["-h", "--help"]},
+        pretty_exceptions_enable=False,
+        add_completion=False,
+    )
+    root.callback()(_root)
+    if command is not None:
+        _register(root, COMMAND_MODULES.get(command, command))
+        return root
+    for module_name in dict.fromkeys(COMMAND_MODULES.values()):
+        _register(root, module_name)
+    for family in FAMILY_MODULES:
+        if importlib.util.find_spec(f"chemgauge.cli.{family}") is not None:
+            _register(root, family)
+    return root
+
+
+def _requested(argv: list[str]) -> str | None:
+    """The top-level command a command line runs, when it names a known one and is not a
+    request for the top-level help or version; otherwise ``None`` (build every command)."""
+    if not argv or argv[0].startswith("-"):
+        return None
+    name = argv[0]
+    known = name in COMMAND_MODULES or (
+        name in FAMILY_MODULES and importlib.util.find_spec(f"chemgauge.cli.{name}") is not None
+    )
+    return name if known else None
+
+
+_FULL_APP: typer.Typer | None = None
+
+
+def __getattr__(name: str) -> Any:
+    """``app``: the whole command tree, built on first use (tests, help, documentation)."""
+    global _FULL_APP
+    if name == "app":
+        if _FULL_APP is None:
+            _FULL_APP = make_app()
+        return _FULL_APP
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # OS errors that are the environment's, not a bug: reported in one line, like a ChemgaugeError.
@@ -125,7 +181,7 @@ def main() -> None:
     process first."""
     install_handlers()
     try:
-        code = build_command(app)(standalone_mode=False)
+        code = build_command(make_app(_requested(sys.argv[1:])))(standalone_mode=False)
     except ChemgaugeError as exc:
         _fail(str(exc), exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):

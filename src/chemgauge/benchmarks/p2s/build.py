@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 
 from chemgauge.benchmarks.p2s import audit, selection
-from chemgauge.benchmarks.p2s.audit import attack_views, score_attack
+from chemgauge.benchmarks.p2s.audit import Attack, attack_views, score_attack
 from chemgauge.benchmarks.p2s.compute import PROPERTY_JOURNAL, ComputeExecution, compute_properties
 from chemgauge.benchmarks.p2s.library import LIBRARY_VERSION
 from chemgauge.benchmarks.p2s.selection import ID_SCHEME_VERSION, Record, SelectionConfig
@@ -36,6 +36,7 @@ from chemgauge.benchmarks.p2s.views import ViewCounts, Views, directory_views
 from chemgauge.chem import describe_parse_failure, try_canonical_smiles
 from chemgauge.engines.p2s.properties import PropertyProvider
 from chemgauge.errors import AuditError, ConfigError
+from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
 from chemgauge.eval.provenance import run_provenance
 from chemgauge.eval.records import (
     RejectionStats,
@@ -179,9 +180,41 @@ def _check_not_empty(
         )
 
 
-def _audit(built: dict[str, Views], alpha: float, selection: SelectionConfig) -> dict[str, Any]:
+_AttackUnit = tuple[str, dict[str, list[Task]], SelectionConfig]
+
+
+def _attack_units(units: list[_AttackUnit]) -> list[list[Attack]]:
+    """Every strategy on each unit's views (one directory a unit): the executor's chunk
+    function, so directories are attacked side by side."""
+    return [attack_views(directory, tasks, chosen) for directory, tasks, chosen in units]
+
+
+def _attack(units: list[_AttackUnit], executor: ExecutorConfig) -> list[Attack]:
+    """The attacks of every directory, on the build's local workers when it has several (a
+    pool forked now inherits this process's memo of the selection, which the replay strategy
+    reuses); otherwise here. A unit whose worker failed is attacked again here, so a real
+    error surfaces with its own message."""
+    results: list[list[Attack] | ItemFailure] = []
+    if executor.kind == "local" and executor.workers() > 1 and len(units) > 1:
+        runner = make_executor(executor)
+        try:
+            for found in runner.map(_attack_units, units, chunk_size=1):
+                results.append(found)
+        finally:
+            runner.close()
+    else:
+        results.extend(_attack_units(units))
+    attacks: list[Attack] = []
+    for unit, outcome in zip(units, results, strict=True):
+        attacks.extend(_attack_units([unit])[0] if isinstance(outcome, ItemFailure) else outcome)
+    return attacks
+
+
+def _audit(
+    built: dict[str, Views], alpha: float, selection: SelectionConfig, executor: ExecutorConfig
+) -> dict[str, Any]:
     """The shortcut audit of the views about to be written; refuses a release that fails."""
-    attacks = []
+    units: list[_AttackUnit] = []
     labels: dict[str, dict[str, int]] = {}
     for directory, views in built.items():
         tasks = {
@@ -198,9 +231,10 @@ def _audit(built: dict[str, Views], alpha: float, selection: SelectionConfig) ->
             ]
             for condition, (rows, _) in views.items()
         }
-        attacks.extend(attack_views(directory, tasks, selection))
+        units.append((directory, tasks, selection))
         for condition, (_, rows) in views.items():
             labels[f"{directory}/{condition}"] = {r["record_id"]: r["label"] for r in rows}
+    attacks = _attack(units, executor)
     report = score_attack(attacks, labels, alpha)
     if not report["passed"]:
         raise AuditError(
@@ -264,7 +298,7 @@ def build_benchmark(
             for directory in config.directories
         }
     _check_not_empty(built, result.skipped, failures)
-    result.audit = _audit(built, config.audit_alpha, config.selection())
+    result.audit = _audit(built, config.audit_alpha, config.selection(), execution.executor)
     for directory, views in built.items():
         result.counts[directory] = {}
         for condition, (tasks, labels) in views.items():

@@ -116,19 +116,29 @@ def counterfactual_id(seed: int, directory: str, base_record_id: str, ordinal: i
     )
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def _ordered_pool(seed: int, masked_smiles: str, pool_key: tuple[int, str]) -> tuple[str, ...]:
+    """The pool's distinct valid completions of the scaffold in the seeded order. Memoized per
+    process: every candidate of a block replays the same scaffold and pool."""
+    pool = pools().get(pool_key, ())
+    completions = [c for c in (attach_group(masked_smiles, g) for g in pool) if c]
+    return tuple(
+        sorted(
+            dict.fromkeys(completions),
+            key=lambda c: (seeded_hash(seed, "pool", masked_smiles, c), c),
+        )
+    )
+
+
 def candidate_block(
     seed: int, site: MaskSite, candidates: int, skipped: Counter[str]
 ) -> tuple[str, ...] | None:
     """The block of the site's pool that holds the source, or ``None`` (reason counted)."""
-    pool = pools().get((site.group_heavy_atoms, attachment_class(site.group)), ())
-    completions = [c for c in (attach_group(site.masked_smiles, g) for g in pool) if c]
-    completions = list(dict.fromkeys(completions))
-    if len(completions) < candidates:
+    pool_key = (site.group_heavy_atoms, attachment_class(site.group))
+    ordered = _ordered_pool(seed, site.masked_smiles, pool_key)
+    if len(ordered) < candidates:
         skipped["pool_smaller_than_task"] += 1
         return None
-    ordered = sorted(
-        completions, key=lambda c: (seeded_hash(seed, "pool", site.masked_smiles, c), c)
-    )
     source = attach_group(site.masked_smiles, site.group)
     position = ordered.index(source) if source in ordered else -1
     usable = len(ordered) - len(ordered) % candidates
