@@ -11,11 +11,14 @@ from chemgauge.benchmarks.names.metrics import (
     RoundTripError,
     RowClass,
     aggregate,
+    classify_keyed,
     classify_parsed,
     classify_row,
     is_abstention,
+    keyed,
 )
 from chemgauge.benchmarks.names.runner import CoverageConfig, ReadBack, score_pairs
+from chemgauge.chem.parity import KeyedStructure
 
 L_ALANINE = "C[C@H](N)C(=O)O"
 FAKE_OPSIN = {
@@ -94,6 +97,53 @@ def test_a_read_back_without_a_key_is_never_valid() -> None:
     assert row.reasons == {"parity": "not_standardizable"}
     for lens in ("parity", "strict", "exact"):
         assert classify_parsed("CCO", "", (lens,))[0][lens] is not V
+
+
+@pytest.mark.parametrize(
+    ("smiles", "read_back"),
+    [
+        ("CC", "*CC"),  # 'ethyl': OPSIN writes the attachment point as a dummy atom
+        ("CCC", "*CC"),
+        ("CC(C)=O", "*C(C)=O"),  # 'acetyl'
+        ("c1ccccc1", "*c1ccccc1"),  # 'phenyl'
+        ("CCO", "C1CC"),  # a read-back RDKit cannot parse has no key either
+    ],
+)
+def test_a_read_back_whose_key_is_none_never_matches_under_any_lens(
+    smiles: str, read_back: str
+) -> None:
+    expected, parsed = keyed(smiles), keyed(read_back)
+    # the precondition, by hand: the input has both keys, the read-back neither
+    assert expected.inchikey is not None and expected.strict_key is not None
+    assert parsed.inchikey is None and parsed.strict_key is None
+    classes, _ = classify_keyed(expected, parsed)
+    assert set(classes) == {"parity", "strict", "exact"}
+    assert V not in classes.values()
+    # the key lenses call it wrong: the namer emitted a name for another (unkeyable) thing
+    assert classes["strict"] is W and classes["exact"] is W
+    # a lens asked alone judges the same
+    for lens in ("parity", "strict", "exact"):
+        assert classify_keyed(expected, parsed, (lens,))[0] == {lens: classes[lens]}
+    # and so does the whole row, whatever OPSIN's spelling of the read-back
+    row = classify_row(smiles, "a name", lambda name: read_back)
+    assert row.emitted and row.opsin_parsed and row.opsin_smiles == read_back
+    assert dict(row.classes) == classes
+
+
+def test_a_key_lens_never_matches_a_read_back_without_a_key_to_one_with_a_key() -> None:
+    # Hand-built keys, no chemistry in between: ethanol's InChIKey and strict key against a
+    # read-back whose keys are None (the shape OPSIN's '*' answers take).
+    ethanol = keyed("CCO")
+    keyless = KeyedStructure("*CC", None, None)
+    for lens in ("strict", "exact"):
+        assert classify_keyed(ethanol, keyless, (lens,)) == ({lens: W}, {})
+        assert classify_keyed(ethanol, ethanol, (lens,)) == ({lens: V}, {})
+        # the other way round the input has no key: the lens cannot judge, never credits
+        assert classify_keyed(keyless, ethanol, (lens,)) == (
+            {lens: RowClass.UNSCORABLE},
+            {lens: "input_has_no_key"},
+        )
+        assert classify_keyed(keyless, keyless, (lens,))[0] == {lens: RowClass.UNSCORABLE}
 
 
 def test_parity_unscorable_is_counted_with_its_reason_never_wrong() -> None:

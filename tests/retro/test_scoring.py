@@ -6,8 +6,16 @@ from typing import Any
 
 import pytest
 
+from chemgauge.benchmarks.retro import scoring
 from chemgauge.benchmarks.retro.metrics import aggregate, top_k_block
-from chemgauge.benchmarks.retro.scoring import ScoreSettings, ScoreTask, score_target
+from chemgauge.benchmarks.retro.scoring import (
+    ScoreSettings,
+    ScoreTask,
+    convention_ranks,
+    score_chunk,
+    score_target,
+)
+from chemgauge.chem.reactant_sets import ReactantSetScorer
 from chemgauge.eval.stats import wilson_interval
 
 SETTINGS = ScoreSettings(matchers=("exact", "stereo_ignored"))
@@ -184,3 +192,143 @@ def test_invalid_outputs_are_counted_by_reason() -> None:
         "syntax": 2,
         "unrecorded": 1,
     }
+
+
+# -- conventions, settings and row fields ---------------------------------------------------
+
+
+def test_each_convention_gives_each_raw_output_its_rank() -> None:
+    # [invalid, CCO, OCC (= CCO), truth]: raw slots keep all four; syntheseus drops the invalid
+    # one and the repeat; keep-repeats drops only the invalid one
+    comparison = ReactantSetScorer(["exact"]).compare(
+        ["CC(=O)O", "CN"], ["C1CC", "CCO", "OCC", "CN.CC(=O)O"]
+    )
+    assert convention_ranks(comparison, "raw_slots") == [0, 1, 2, 3]
+    assert convention_ranks(comparison, "syntheseus") == [None, 0, None, 1]
+    assert convention_ranks(comparison, "syntheseus_keep_repeats") == [None, 0, 1, 2]
+
+
+def test_an_unknown_convention_is_refused_with_the_known_ones() -> None:
+    comparison = ReactantSetScorer(["exact"]).compare(["CCO"], ["CCO"])
+    with pytest.raises(
+        ValueError,
+        match=r"unknown convention 'skip_repeats'; choose one of "
+        r"syntheseus, raw_slots, syntheseus_keep_repeats$",
+    ):
+        convention_ranks(comparison, "skip_repeats")
+
+
+def test_default_settings_derive_syntheseus_and_raw_slots_under_exact_and_stereo_ignored() -> None:
+    task = ScoreTask(_target(2, ("C[C@H](N)C(=O)O",)), ("NC(C)C(=O)O", "C[C@H](N)C(=O)O"), 2)
+    row = score_target(task, ScoreSettings())
+    # the flat output is right once stereo is ignored (rank 0), the exact one only at rank 1
+    assert row["hits"] == {
+        "syntheseus": {"exact": 1, "stereo_ignored": 0},
+        "raw_slots": {"exact": 1, "stereo_ignored": 0},
+    }
+    assert "round_trip" not in row
+
+
+def test_a_status_from_the_model_is_kept_and_counts_pass_through() -> None:
+    task = ScoreTask(_target(2, ("CC(=O)O", "CN")), ("CCO",), 4, "missing_from_predictions")
+    row = score_target(task, SETTINGS)
+    assert row["status"] == "missing_from_predictions"
+    assert (row["n_returned"], row["n_outputs"]) == (4, 1)
+    assert row["target"] == "test:2" and row["reactants"] == ["CC(=O)O", "CN"]
+
+
+def test_keys_the_matcher_cannot_compute_are_listed_per_matcher() -> None:
+    # A dummy atom has no InChI: unsupported under inchi and inchikey, fine under exact
+    settings = ScoreSettings(matchers=("inchikey", "exact", "inchi"), conventions=("syntheseus",))
+    task = ScoreTask(_target(2, ("*C(C)=O", "CN")), ("CCO", "*C(C)=O.CN"), 2)
+    row = score_target(task, settings)
+    assert row["unsupported"] == {"inchikey": [1], "exact": [], "inchi": [1]}
+    assert row["truth_unsupported"] == ["inchi", "inchikey"]  # sorted by name
+    assert row["hits"]["syntheseus"] == {"inchikey": None, "exact": 1, "inchi": None}
+
+
+def test_score_chunk_scores_every_task_in_input_order() -> None:
+    tasks = [
+        ScoreTask(_target(line, ("CC(=O)O", "CN")), outputs, len(outputs))
+        for line, outputs in ((2, ("CCO", "CN.CC(=O)O")), (3, ()), (4, ("CN.CC(=O)O",)))
+    ]
+    rows = score_chunk([(task, SETTINGS) for task in tasks])
+    assert [r["line"] for r in rows] == [2, 3, 4]
+    assert [r["hits"]["syntheseus"]["exact"] for r in rows] == [1, None, 0]
+
+
+# -- round trips (a dict-backed fake forward model) -------------------------------------------
+
+PRODUCT = "CNC(C)=O"
+#: reactant spelling -> ranked forward candidates (product multisets)
+FORWARD = {
+    "CN.CC(=O)O": [PRODUCT],
+    "CC(=O)Cl.CN": ["CCO.Cl", f"{PRODUCT}.Cl"],  # the product only as second candidate
+    "CCO": ["CC=O"],
+    "CCN": [],  # no candidate at all
+    "CCNC(C)=O": ["CCNC(C)=O"],  # N-ethylacetamide spells the product as a substring
+}
+
+
+@pytest.fixture
+def fake_forward(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    calls: list[str] = []
+
+    def forward(reactants: list[str]) -> list[list[str]]:
+        calls.extend(reactants)
+        return [FORWARD[r] for r in reactants]
+
+    monkeypatch.setitem(scoring._FORWARD, "fake", forward)
+    return calls
+
+
+def _trip(outputs: tuple[str, ...], **settings: Any) -> dict[str, Any]:
+    config = ScoreSettings(matchers=("exact",), round_trip_model="fake", **settings)
+    task = ScoreTask(_target(2, ("CC(=O)O", "CN")), outputs, len(outputs))
+    trip: dict[str, Any] = score_target(task, config)["round_trip"]
+    return trip
+
+
+def test_round_trip_checks_syntheseus_ranks_below_the_maximum_only(
+    fake_forward: list[str],
+) -> None:
+    # syntheseus ranks: CCO 0, CCN 1, truth 2 (the invalid output and the repeat hold none)
+    outputs = ("C1CC", "CCO", "OCC", "CCN", "CN.CC(=O)O")
+    assert _trip(outputs, round_trip_max_rank=2) == {
+        "checked": 2,
+        "round_trips": 0,
+        "first_rank": None,
+        "no_candidates": 1,
+    }
+    assert fake_forward == ["CCO", "CCN"]  # rank exactly max_rank is not sent
+    assert _trip(outputs, round_trip_max_rank=3) == {
+        "checked": 3,
+        "round_trips": 1,
+        "first_rank": 2,  # a syntheseus rank, not the raw slot 4
+        "no_candidates": 1,
+    }
+
+
+def test_round_trip_looks_at_the_first_num_results_candidates(fake_forward: list[str]) -> None:
+    outputs = ("CC(=O)Cl.CN", "CN.CC(=O)O")
+    one = _trip(outputs, round_trip_num_results=1)
+    assert (one["round_trips"], one["first_rank"]) == (1, 1)
+    two = _trip(outputs, round_trip_num_results=2)
+    assert (two["round_trips"], two["first_rank"]) == (2, 0)  # the product beside HCl counts
+
+
+def test_round_trip_needs_the_product_as_a_whole_molecule(fake_forward: list[str]) -> None:
+    trip = _trip(("CCNC(C)=O",))
+    assert (trip["checked"], trip["round_trips"], trip["first_rank"]) == (1, 0, None)
+
+
+def test_round_trip_defaults_check_ten_proposals_against_the_top_candidate(
+    fake_forward: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alkanes = tuple("C" * n for n in range(1, 12))  # 11 distinct valid wrong proposals
+    monkeypatch.setitem(FORWARD, "CC(=O)Cl.CN", ["CCO.Cl", PRODUCT])
+    for alkane in alkanes:
+        monkeypatch.setitem(FORWARD, alkane, ["C"])
+    trip = _trip(alkanes)
+    assert (trip["checked"], trip["no_candidates"]) == (10, 0)
+    assert _trip(("CC(=O)Cl.CN",))["round_trips"] == 0  # second candidate: not looked at
