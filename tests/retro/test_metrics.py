@@ -101,12 +101,19 @@ def test_a_rank_at_max_k_or_past_it_counts_in_no_top_k() -> None:
 
 
 def test_the_curve_counts_each_hit_from_its_rank_on() -> None:
-    # ranks 0, 1, 1, 3 and a miss over 5 targets: cumulative hits 1, 3, 3, 4 at k = 1..4
-    block = top_k_block([1, 0, None, 3, 1], ks=(1, 2, 3, 4), max_k=4)
+    # ranks 0, 1, 1, 3 and two misses over 6 targets: cumulative hits 1, 3, 3, 4 at k = 1..4
+    block = top_k_block([1, 0, None, 3, 1, None], ks=(1, 2, 3, 4), max_k=4)
     assert [block["top_k"][str(k)]["hits"] for k in (1, 2, 3, 4)] == [1, 3, 3, 4]
-    assert block["curve"] == [1 / 5, 3 / 5, 3 / 5, 4 / 5]
+    assert block["curve"] == [1 / 6, 3 / 6, 3 / 6, 4 / 6]
     assert list(block["top_k"]) == ["1", "2", "3", "4"]
-    assert block["n"] == 5 and block["misses"] == 1
+    assert block["n"] == 6 and block["misses"] == 2
+
+
+def test_a_k_past_the_curve_is_refused_not_reported_as_zero() -> None:
+    # the curve stops at max_k: a top-3 of a block measured to k = 2 has no count at all
+    # (the run's config refuses such a k first, with a message)
+    with pytest.raises(IndexError):
+        top_k_block([0, 2], ks=(3,), max_k=2)
 
 
 # -- MRR at each boundary -------------------------------------------------------------------
@@ -183,26 +190,28 @@ def test_flags_by_rank_count_outputs_present_at_each_rank() -> None:
         # 5 outputs, max_k 3: invalid at 0-based 0 and 4, 'OCC' repeats 'CCO' at 3
         _row([INVALID, TRUTH, "CCO", "OCC", INVALID]),
         _row(["CCO", "OCC"]),  # 2 outputs: a repeat at 1
+        _row([INVALID, "CCN"]),  # 2 outputs: invalid at 0
         _row(["CCO"]),  # 1 output
         _row([]),  # none: present at no rank
     ]
     m = _metrics(rows, ks=(1,), max_k=3)
     out = m["outputs"]
-    assert (out["total"], out["invalid"], out["duplicates"]) == (8, 2, 2)
-    assert out["invalid_rate"] == 2 / 8 and out["duplicate_rate"] == 2 / 8
-    # outputs present at rank 1: rows 1-3 (3); rank 2: rows 1-2 (2); rank 3: row 1 (1).
+    assert (out["total"], out["invalid"], out["duplicates"]) == (10, 3, 2)
+    assert out["invalid_rate"] == 3 / 10 and out["duplicate_rate"] == 2 / 10
+    # outputs present at rank 1: rows 1-4 (4); rank 2: rows 1-3 (3); rank 3: row 1 (1).
     # Flags past rank 3 (0-based 3 and 4 of row 1) are in the totals, not in the table.
     assert out["invalid_by_rank"] == [
-        {"rank": 1, "outputs": 3, "count": 1, "rate": 1 / 3},
-        {"rank": 2, "outputs": 2, "count": 0, "rate": 0.0},
+        {"rank": 1, "outputs": 4, "count": 2, "rate": 2 / 4},
+        {"rank": 2, "outputs": 3, "count": 0, "rate": 0.0},
         {"rank": 3, "outputs": 1, "count": 0, "rate": 0.0},
     ]
     assert out["duplicate_by_rank"] == [
-        {"rank": 1, "outputs": 3, "count": 0, "rate": 0.0},
-        {"rank": 2, "outputs": 2, "count": 1, "rate": 0.5},
+        {"rank": 1, "outputs": 4, "count": 0, "rate": 0.0},
+        {"rank": 2, "outputs": 3, "count": 1, "rate": 1 / 3},
         {"rank": 3, "outputs": 1, "count": 0, "rate": 0.0},
     ]
-    # per-target raw counts 5, 2, 1, 0; valid unique 2 (C1CC twice, OCC dropped), 1, 1, 0
+    # per-target raw counts 5, 2, 2, 1, 0; valid unique 2 (C1CC twice, OCC dropped), 1, 1,
+    # 1, 0
     assert (out["per_target_raw"]["min"], out["per_target_raw"]["max"]) == (0, 5)
     assert (out["per_target_valid_unique"]["min"], out["per_target_valid_unique"]["max"]) == (0, 2)
 
@@ -236,6 +245,15 @@ def test_a_run_whose_rows_record_no_reasons_reports_no_reason_breakdown() -> Non
     assert out["invalid"] == 2
 
 
+def test_invalid_outputs_of_rows_without_reasons_add_up_as_unrecorded() -> None:
+    rows = [_row([INVALID, TRUTH]), _row([INVALID, "", "CCO"]), _row(["c1cccc1"])]
+    for row in rows[:2]:
+        del row["invalid_reasons"]  # two old rows (3 invalid outputs), one new one
+    out = _metrics(rows, ks=(1,), max_k=3)["outputs"]
+    assert out["invalid_by_reason"] == {"kekulization": 1, "unrecorded": 3}
+    assert out["invalid"] == 4
+
+
 def test_outputs_and_truths_without_a_key_are_counted_per_matcher() -> None:
     # A dummy atom (*) has no InChI: under the inchikey matcher that output cannot be judged
     # (while exact, on canonical SMILES, can), and a truth with one matches nothing.
@@ -243,15 +261,16 @@ def test_outputs_and_truths_without_a_key_are_counted_per_matcher() -> None:
     rows = [
         _row(["*C(C)=O.CN", TRUTH], settings=settings),
         _row(["*C(C)=O.CN", "CCO"], settings=settings, reactants=("*C(C)=O", "CN")),
+        _row(["CCO"], settings=settings, reactants=("*C(C)=O", "CN")),
     ]
     assert rows[0]["unsupported"] == {"exact": [], "inchikey": [0]}
-    assert rows[1]["truth_unsupported"] == ["inchikey"]
+    assert rows[1]["truth_unsupported"] == rows[2]["truth_unsupported"] == ["inchikey"]
     m = aggregate(
         rows, conventions=("syntheseus",), matchers=("exact", "inchikey"), ks=(1, 2), max_k=2
     )
     assert m["unsupported"] == {
         "exact": {"outputs": 0, "targets_truth_unsupported": 0},
-        "inchikey": {"outputs": 2, "targets_truth_unsupported": 1},
+        "inchikey": {"outputs": 2, "targets_truth_unsupported": 2},
     }
     accuracy = m["accuracy"]["syntheseus"]
     assert accuracy["exact"]["top_k"]["1"]["hits"] == 1  # the * set is row 2's truth

@@ -15,7 +15,7 @@ from chemgauge.benchmarks.retro.scoring import (
     score_chunk,
     score_target,
 )
-from chemgauge.chem.reactant_sets import ReactantSetScorer
+from chemgauge.chem.reactant_sets import ReactantSetComparison, ReactantSetScorer
 from chemgauge.eval.stats import wilson_interval
 
 SETTINGS = ScoreSettings(matchers=("exact", "stereo_ignored"))
@@ -266,6 +266,7 @@ FORWARD = {
     "CC(=O)Cl.CN": ["CCO.Cl", f"{PRODUCT}.Cl"],  # the product only as second candidate
     "CCO": ["CC=O"],
     "CCN": [],  # no candidate at all
+    "CCCN": [],
     "CCNC(C)=O": ["CCNC(C)=O"],  # N-ethylacetamide spells the product as a substring
 }
 
@@ -292,20 +293,21 @@ def _trip(outputs: tuple[str, ...], **settings: Any) -> dict[str, Any]:
 def test_round_trip_checks_syntheseus_ranks_below_the_maximum_only(
     fake_forward: list[str],
 ) -> None:
-    # syntheseus ranks: CCO 0, CCN 1, truth 2 (the invalid output and the repeat hold none)
-    outputs = ("C1CC", "CCO", "OCC", "CCN", "CN.CC(=O)O")
-    assert _trip(outputs, round_trip_max_rank=2) == {
-        "checked": 2,
-        "round_trips": 0,
-        "first_rank": None,
-        "no_candidates": 1,
-    }
-    assert fake_forward == ["CCO", "CCN"]  # rank exactly max_rank is not sent
+    # syntheseus ranks: CCO 0, CCN 1, CCCN 2, truth 3 (the invalid output and the repeat
+    # hold none); CCN and CCCN get no forward candidate
+    outputs = ("C1CC", "CCO", "OCC", "CCN", "CCCN", "CN.CC(=O)O")
     assert _trip(outputs, round_trip_max_rank=3) == {
         "checked": 3,
+        "round_trips": 0,
+        "first_rank": None,
+        "no_candidates": 2,
+    }
+    assert fake_forward == ["CCO", "CCN", "CCCN"]  # rank exactly max_rank is not sent
+    assert _trip(outputs, round_trip_max_rank=4) == {
+        "checked": 4,
         "round_trips": 1,
-        "first_rank": 2,  # a syntheseus rank, not the raw slot 4
-        "no_candidates": 1,
+        "first_rank": 3,  # a syntheseus rank, not the raw slot 5
+        "no_candidates": 2,
     }
 
 
@@ -332,3 +334,117 @@ def test_round_trip_defaults_check_ten_proposals_against_the_top_candidate(
     trip = _trip(alkanes)
     assert (trip["checked"], trip["no_candidates"]) == (10, 0)
     assert _trip(("CC(=O)Cl.CN",))["round_trips"] == 0  # second candidate: not looked at
+
+
+def test_the_forward_model_is_built_once_per_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    from chemgauge.benchmarks.retro import roundtrip
+
+    built: list[str] = []
+
+    def build(name: str) -> Any:
+        built.append(name)
+        return lambda reactants: [FORWARD[r] for r in reactants]
+
+    monkeypatch.setattr(roundtrip, "build_forward_function", build)
+    monkeypatch.setattr(scoring, "_FORWARD", {})
+    assert _trip_with("built", ("CN.CC(=O)O",))["round_trips"] == 1
+    assert _trip_with("built", ("CCO", "CN.CC(=O)O"))["first_rank"] == 1
+    assert built == ["built"]
+
+
+def _trip_with(model: str, outputs: tuple[str, ...]) -> dict[str, Any]:
+    config = ScoreSettings(matchers=("exact",), round_trip_model=model)
+    task = ScoreTask(_target(2, ("CC(=O)O", "CN")), outputs, len(outputs))
+    trip: dict[str, Any] = score_target(task, config)["round_trip"]
+    return trip
+
+
+# -- the scorer: one per matcher set, trusting the loaders' canonical truth -------------------
+
+
+def test_one_scorer_per_matcher_set_is_kept_across_targets(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(scoring, "_SCORERS", {})
+    first = _row(2, ["CCO", "CN.CC(=O)O"])
+    scorer = scoring._SCORERS[("exact", "stereo_ignored")]
+    parsed = scorer.parsed
+    second = _row(3, ["OCC", "CC(=O)O.CN"])
+    assert list(scoring._SCORERS) == [("exact", "stereo_ignored")]
+    assert scoring._SCORERS[("exact", "stereo_ignored")] is scorer  # reused, not rebuilt
+    assert (
+        first["hits"]
+        == second["hits"]
+        == {
+            "syntheseus": {"exact": 1, "stereo_ignored": 1},
+            "raw_slots": {"exact": 1, "stereo_ignored": 1},
+        }
+    )
+    assert scorer.parsed > parsed  # the second target's new spelling OCC went through it
+
+
+def test_the_canonical_truth_is_its_own_exact_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The loaders write canonical SMILES, so the truth's exact keys are its texts: an output
+    # spelled like the truth shares its components and needs no key computed at all, where
+    # recomputing would canonicalize acetic acid and methylamine (2 keys).
+    monkeypatch.setattr(scoring, "_SCORERS", {})
+    settings = ScoreSettings(matchers=("exact",), conventions=("syntheseus",))
+    task = ScoreTask(_target(2, ("CC(=O)O", "CN")), ("CC(=O)O.CN",), 1)
+    assert score_target(task, settings)["hits"] == {"syntheseus": {"exact": 0}}
+    assert scoring._SCORERS[("exact",)].keys_computed == 0
+
+
+def _comparison(**fields: Any) -> ReactantSetComparison:
+    """Three outputs (invalid, valid, the truth), every per-output field of length 3 unless
+    a field is given."""
+    base: dict[str, Any] = {
+        "valid": (False, True, True),
+        "first_seen": (None, 1, 2),
+        "correct": {"exact": (False, False, True)},
+        "unsupported": {"exact": ()},
+        "truth_unsupported": {"exact": False},
+        "product_in_outputs": (),
+        "invalid_reasons": ("syntax",),
+        "keys_computed": 0,
+    }
+    return ReactantSetComparison(**{**base, **fields})
+
+
+class _FixedScorer:
+    def __init__(self, comparison: ReactantSetComparison) -> None:
+        self.comparison = comparison
+
+    def compare(self, *args: Any, **kwargs: Any) -> ReactantSetComparison:
+        return self.comparison
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "conventions"),
+    [
+        ("first_seen", (None, 1), ("syntheseus",)),  # read beside valid by the convention
+        ("first_seen", (None, 1), ("raw_slots",)),  # and by the unique-output count
+        ("correct", {"exact": (False, False)}, ("raw_slots",)),  # read beside the ranks
+    ],
+)
+def test_misaligned_per_output_fields_are_an_error_never_a_truncation(
+    monkeypatch: pytest.MonkeyPatch, field: str, value: Any, conventions: tuple[str, ...]
+) -> None:
+    # A comparison one entry short for the last output (here: the truth) must not score it
+    # as a miss: every per-output field is read in lockstep and a length mismatch raises.
+    whole = _comparison()
+    monkeypatch.setattr(scoring, "_SCORERS", {("exact",): _FixedScorer(whole)})
+    settings = ScoreSettings(matchers=("exact",), conventions=conventions)
+    task = ScoreTask(_target(2, ("CC(=O)O", "CN")), ("C1CC", "CCO", "CN.CC(=O)O"), 3)
+    # whole: the truth holds syntheseus rank 1 (after CCO) and raw slot 2
+    rank = {"syntheseus": 1, "raw_slots": 2}[conventions[0]]
+    assert score_target(task, settings)["hits"] == {conventions[0]: {"exact": rank}}
+    monkeypatch.setitem(scoring._SCORERS, ("exact",), _FixedScorer(_comparison(**{field: value})))
+    with pytest.raises(ValueError, match="zip"):
+        score_target(task, settings)
+
+
+def test_syntheseus_ranks_refuse_a_first_seen_shorter_than_the_outputs() -> None:
+    # the last output has no first-seen entry: dropping it would silently shorten the ranks
+    assert convention_ranks(_comparison(), "syntheseus") == [None, 0, 1]
+    with pytest.raises(ValueError, match="zip"):
+        convention_ranks(_comparison(first_seen=(None, 1)), "syntheseus")
