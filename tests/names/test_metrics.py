@@ -10,12 +10,16 @@ from chemgauge.benchmarks.names.metrics import (
     CoverageTally,
     RoundTripError,
     RowClass,
+    RowResult,
     aggregate,
+    classify_keyed,
     classify_parsed,
     classify_row,
     is_abstention,
+    keyed,
 )
 from chemgauge.benchmarks.names.runner import CoverageConfig, ReadBack, score_pairs
+from chemgauge.chem.parity import KeyedStructure
 
 L_ALANINE = "C[C@H](N)C(=O)O"
 FAKE_OPSIN = {
@@ -94,6 +98,53 @@ def test_a_read_back_without_a_key_is_never_valid() -> None:
     assert row.reasons == {"parity": "not_standardizable"}
     for lens in ("parity", "strict", "exact"):
         assert classify_parsed("CCO", "", (lens,))[0][lens] is not V
+
+
+@pytest.mark.parametrize(
+    ("smiles", "read_back"),
+    [
+        ("CC", "*CC"),  # 'ethyl': OPSIN writes the attachment point as a dummy atom
+        ("CCC", "*CC"),
+        ("CC(C)=O", "*C(C)=O"),  # 'acetyl'
+        ("c1ccccc1", "*c1ccccc1"),  # 'phenyl'
+        ("CCO", "C1CC"),  # a read-back RDKit cannot parse has no key either
+    ],
+)
+def test_a_read_back_whose_key_is_none_never_matches_under_any_lens(
+    smiles: str, read_back: str
+) -> None:
+    expected, parsed = keyed(smiles), keyed(read_back)
+    # the precondition, by hand: the input has both keys, the read-back neither
+    assert expected.inchikey is not None and expected.strict_key is not None
+    assert parsed.inchikey is None and parsed.strict_key is None
+    classes, _ = classify_keyed(expected, parsed)
+    assert set(classes) == {"parity", "strict", "exact"}
+    assert V not in classes.values()
+    # the key lenses call it wrong: the namer emitted a name for another (unkeyable) thing
+    assert classes["strict"] is W and classes["exact"] is W
+    # a lens asked alone judges the same
+    for lens in ("parity", "strict", "exact"):
+        assert classify_keyed(expected, parsed, (lens,))[0] == {lens: classes[lens]}
+    # and so does the whole row, whatever OPSIN's spelling of the read-back
+    row = classify_row(smiles, "a name", lambda name: read_back)
+    assert row.emitted and row.opsin_parsed and row.opsin_smiles == read_back
+    assert dict(row.classes) == classes
+
+
+def test_a_key_lens_never_matches_a_read_back_without_a_key_to_one_with_a_key() -> None:
+    # Hand-built keys, no chemistry in between: ethanol's InChIKey and strict key against a
+    # read-back whose keys are None (the shape OPSIN's '*' answers take).
+    ethanol = keyed("CCO")
+    keyless = KeyedStructure("*CC", None, None)
+    for lens in ("strict", "exact"):
+        assert classify_keyed(ethanol, keyless, (lens,)) == ({lens: W}, {})
+        assert classify_keyed(ethanol, ethanol, (lens,)) == ({lens: V}, {})
+        # the other way round the input has no key: the lens cannot judge, never credits
+        assert classify_keyed(keyless, ethanol, (lens,)) == (
+            {lens: RowClass.UNSCORABLE},
+            {lens: "input_has_no_key"},
+        )
+        assert classify_keyed(keyless, keyless, (lens,))[0] == {lens: RowClass.UNSCORABLE}
 
 
 def test_parity_unscorable_is_counted_with_its_reason_never_wrong() -> None:
@@ -329,3 +380,106 @@ def test_a_structure_is_keyed_once_whatever_its_spelling(monkeypatch: pytest.Mon
     again = classify_parsed("C(O)C", "[CH3][CH2][OH]")
     assert first == again == ({"parity": V, "strict": V, "exact": V}, {})
     assert len(calls) == 1
+
+
+def test_a_classified_row_keeps_its_structure_and_name_whatever_the_outcome() -> None:
+    for name in ("ethanol", "methanol", "gibberish", "timed out", "", None):
+        row = classify_row("CCO", name, fake)
+        assert (row.smiles, row.name) == ("CCO", name)
+    assert classify_row("CCO", "ethanol", fake).opsin_smiles == "OCC"  # OPSIN's spelling
+
+
+def test_a_lens_subset_is_judged_alone() -> None:
+    assert classify_parsed(L_ALANINE, "N[C@H](C)C(=O)O", ("exact",)) == ({"exact": W}, {})
+    assert classify_parsed("*CC", "*CC", ("strict",)) == (
+        {"strict": RowClass.UNSCORABLE},
+        {"strict": "input_has_no_key"},
+    )
+    for name, outcome in [("D-alanine", V), ("", A), ("gibberish", U)]:
+        row = classify_row(L_ALANINE, name, fake, lenses=("parity",))
+        assert dict(row.classes) == {"parity": outcome}
+    error = classify_row(L_ALANINE, "timed out", fake, lenses=("strict", "exact"))
+    assert dict(error.classes) == dict.fromkeys(("strict", "exact"), RowClass.OPSIN_ERROR)
+
+
+def test_a_rows_file_row_reads_back_as_the_result_it_records() -> None:
+    # score_pairs writes the rows file; from_row reads it; classify_row is the same contract
+    # judged one pair at a time. The three must agree, reasons included.
+    pairs = [
+        NamePair("1", 1, "CCO", "ethanol"),  # valid
+        NamePair("2", 2, L_ALANINE, "D-alanine"),  # exact-wrong only
+        NamePair("3", 3, "CCO", ""),  # abstained
+        NamePair("4", 4, "CCO", "gibberish"),  # unparseable
+        NamePair("5", 5, "*CC", "ethyl"),  # unscorable under the key lenses, with reasons
+    ]
+    rows = score_pairs(
+        pairs, lambda ns: [ReadBack(fake(n), "success" if fake(n) else "failure") for n in ns],
+        CoverageConfig(),
+    )  # fmt: skip
+    lenses = ("parity", "strict", "exact")
+    for pair, row in zip(pairs, rows, strict=True):
+        result = RowResult.from_row(row, lenses)
+        assert result == classify_row(pair.smiles, pair.name, fake)
+        assert (result.parity, result.strict) == (
+            result.classes["parity"],
+            result.classes["strict"],
+        )
+    ethyl = RowResult.from_row(rows[4], lenses)
+    assert ethyl.reasons == {"strict": "input_has_no_key", "exact": "input_has_no_key"}
+    assert ethyl.opsin_smiles == "*CC" and ethyl.opsin_parsed is True
+    alanine = RowResult.from_row(rows[1], ("exact",))
+    assert dict(alanine.classes) == {"exact": W}
+    # rows written before reasons were recorded carry none (no key, or a null)
+    old = {k: v for k, v in rows[4].items() if k != "unscorable_reasons"}
+    assert RowResult.from_row(old, lenses).reasons == {}
+    assert RowResult.from_row({**old, "unscorable_reasons": None}, lenses).reasons == {}
+
+
+def test_tally_counts_every_repeat_of_an_opsin_error_and_of_a_reason() -> None:
+    rows = [
+        classify_row("CCO", "timed out", fake),
+        classify_row("CCC", "timed out", fake),
+        classify_row("*CC", "ethyl", fake),  # no key: unscorable under strict and exact
+        classify_row("*C", "methyl", lambda n: "*C"),
+        classify_row("CCO", "ethanol", fake),
+    ]
+    report = aggregate(rows)
+    assert (report["total"], report["opsin_error"], report["rated"]) == (5, 2, 3)
+    for lens in ("strict", "exact"):
+        block = report["lenses"][lens]
+        assert block["unscorable"] == 2
+        assert block["unscorable_reasons"] == {"input_has_no_key": 2}
+        assert (block["abs_rt_valid"]["count"], block["abs_rt_valid"]["n"]) == (1, 3)
+    assert report["lenses"]["parity"]["unscorable_reasons"] == {}
+
+
+def test_a_spelling_met_again_is_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    from chemgauge.chem import parity
+
+    parses: list[str] = []
+    real = parity.try_parse_smiles
+
+    def counting(smiles: str) -> object:
+        parses.append(smiles)
+        return real(smiles)
+
+    monkeypatch.setattr(parity, "try_parse_smiles", counting)
+    metrics_module.clear_structure_memo()
+    first = keyed("CCO")
+    assert keyed("CCO") is first and keyed("OCC") is first  # one structure, two spellings
+    assert keyed("OCC") is first
+    assert parses == ["CCO", "OCC"]  # each spelling parsed once
+    garbled = keyed("C1CC")
+    assert keyed("C1CC") is garbled and parses.count("C1CC") == 1
+
+
+def test_the_structure_memo_is_cleared_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(metrics_module, "_MEMO_LIMIT", 2)
+    metrics_module.clear_structure_memo()
+    keyed("CCO")
+    keyed("OCC")  # a second spelling of the same structure: the memo is now full (2)
+    assert set(metrics_module._memo) == {"CCO", "OCC"}
+    ethane = keyed("CC")  # full: cleared before this one is added
+    assert set(metrics_module._memo) == {"CC"}
+    assert ethane.inchikey == "OTMSDBZUPAUEDD-UHFFFAOYSA-N"  # ethane's standard InChIKey
+    metrics_module.clear_structure_memo()
