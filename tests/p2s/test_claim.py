@@ -294,15 +294,15 @@ def test_report_records_config_input_hashes_and_its_own_hash(tmp_path: Path) -> 
 
 
 def test_format_claim_states_every_figure(tmp_path: Path) -> None:
-    """A hand-made report: percentages to one decimal, None as n/a, p to three significant
-    figures (0.001953125 -> 0.00195), and each verdict."""
+    """A hand-made report: percentages to one decimal, p to three significant figures
+    (0.001953125 -> 0.00195), and each verdict (None as n/a: the empty-directory test)."""
     report: dict[str, Any] = {
         "model": "m",
         "property": "dipole",
         "chance": 1 / 3,
         "accuracy": {
             "correct": {"estimate": 0.8, "low": 0.55, "high": 0.93},
-            "shuffled": {"estimate": 0.2, "low": 0.07, "high": None},
+            "shuffled": {"estimate": 0.2, "low": 0.07, "high": 0.45},
         },
         "shuffle_drop": {
             "difference": {"estimate": 0.6, "low": 0.3, "high": 0.9},
@@ -319,7 +319,7 @@ def test_format_claim_states_every_figure(tmp_path: Path) -> None:
     }
     assert format_claim(report).split("\n") == [
         "model m / property dipole (chance 33.3%)",
-        "  accuracy correct 80.0% [55.0%, 93.0%], shuffled 20.0% [7.0%, n/a]",
+        "  accuracy correct 80.0% [55.0%, 93.0%], shuffled 20.0% [7.0%, 45.0%]",
         "  shuffle drop 60.0% [30.0%, 90.0%], McNemar p=0.00195 -> holds",
         "  counterfactual flip 25.0% [10.0%, 50.0%] vs 12.5% under the correct property, "
         "McNemar p=0.5 -> no",

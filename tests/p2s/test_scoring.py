@@ -596,6 +596,6 @@ def test_standalone_help_says_what_it_scores_and_where_the_data_is(
     with pytest.raises(SystemExit) as exit_:
         main(["--help"])
     assert exit_.value.code == 0
-    out = " ".join(capsys.readouterr().out.split())
-    assert "Score one p2s prediction file." in out
-    assert "--data DATA benchmark data folder" in out
+    out = capsys.readouterr().out
+    assert "\n\nScore one p2s prediction file.\n\n" in out  # the description, on its own
+    assert "--data DATA benchmark data folder" in " ".join(out.split())

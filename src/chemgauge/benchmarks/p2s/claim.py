@@ -59,7 +59,7 @@ def prediction_paths(run_dir: str | Path, directory: str) -> dict[str, Path]:
 
 
 def _rate(hits: int, n: int, confidence: float) -> dict[str, Any]:
-    return {"hits": hits, "n": n, **wilson_interval(hits, n, confidence).to_dict()}
+    return {"hits": hits, **wilson_interval(hits, n, confidence).to_dict()}  # the interval has n
 
 
 def _paired(
