@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from chemgauge.benchmarks.p2s.build import BuildConfig
 from chemgauge.cli import app
+from chemgauge.errors import ConfigError
 
 from .conftest import SOURCES, write_table
 
@@ -184,3 +185,24 @@ def test_structure_only_runs_are_recorded_as_such(tmp_path: Path, built: dict[st
     assert again.exit_code == 0, again.output
     rows = (runs / "random@no_property" / "rows.jsonl").read_text().split("\n")[0]
     assert json.loads(rows)["properties"] == {}
+
+
+def test_claim_rejects_an_alpha_outside_0_1_before_reading_anything(tmp_path: Path) -> None:
+    """A level of 1.5 would let the claim hold on the sign of the difference alone."""
+    result = runner.invoke(
+        app,
+        [
+            "p2s",
+            "claim",
+            "--property",
+            "dipole",
+            "--run",
+            str(tmp_path / "absent"),
+            "--alpha",
+            "1.5",
+        ],
+    )
+    # the app raises; chemgauge's entry point turns a ConfigError into its message, exit 2
+    assert isinstance(result.exception, ConfigError), result.output
+    assert str(result.exception) == "alpha must be in (0, 1), got 1.5"
+    assert result.exception.exit_code == 2

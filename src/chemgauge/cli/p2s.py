@@ -266,12 +266,12 @@ def claim(
     out: Path | None = typer.Option(None, "--out", "-o", help="Write the JSON report here."),
 ) -> None:
     """Shuffle drop and counterfactual flip, with intervals and exact McNemar: the use claim."""
+    try:
+        config = ClaimConfig(alpha=alpha, seed=seed)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     report = claim_report(
-        _data(data),
-        prop,
-        prediction_paths(run, prop),
-        model=model or run.name,
-        config=ClaimConfig(alpha=alpha, seed=seed),
+        _data(data), prop, prediction_paths(run, prop), model=model or run.name, config=config
     )
     if out is not None:
         atomic_write_json(out, report)

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from chemgauge.benchmarks.p2s.scoring import ScoreResult, read_predictions, score_view
 from chemgauge.benchmarks.p2s.taskfile import load_directory
 from chemgauge.eval.provenance import sha256_file, sha256_json
@@ -45,6 +47,10 @@ class ClaimConfig:
     seed: int = 0
     resamples: int = 2000
 
+    def __post_init__(self) -> None:
+        if not 0 < self.alpha < 1:
+            raise ValueError(f"alpha must be in (0, 1), got {self.alpha}")
+
 
 def prediction_paths(run_dir: str | Path, directory: str) -> dict[str, Path]:
     """``<run>/<property>/<condition>.jsonl`` for the three views."""
@@ -53,23 +59,25 @@ def prediction_paths(run_dir: str | Path, directory: str) -> dict[str, Path]:
 
 
 def _rate(hits: int, n: int, confidence: float) -> dict[str, Any]:
-    return {"hits": hits, "n": n, **wilson_interval(hits, n, confidence).to_dict()}
+    return {"hits": hits, **wilson_interval(hits, n, confidence).to_dict()}  # the interval has n
 
 
 def _paired(
     a: list[bool], b: list[bool], config: ClaimConfig, salt: str
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    diff = paired_bootstrap_difference(
-        [float(x) for x in a],
-        [float(x) for x in b],
-        seed=config.seed,
-        resamples=config.resamples,
-        confidence=config.confidence,
+    fa, fb = [float(x) for x in a], [float(x) for x in b]
+    diff = paired_bootstrap_difference(  # raises unless a and b pair up item for item
+        fa, fb, seed=config.seed, resamples=config.resamples, confidence=config.confidence
     )
-    only_a = sum(1 for x, y in zip(a, b, strict=True) if x and not y)
-    only_b = sum(1 for x, y in zip(a, b, strict=True) if y and not x)
-    test = mcnemar_exact(only_a, only_b)
+    step = np.subtract(fa, fb)  # +1: only a right, -1: only b right, 0: concordant
+    test = mcnemar_exact(int(np.sum(step > 0)), int(np.sum(step < 0)))
     return {**diff.to_dict(), "compares": salt}, test.to_dict()
+
+
+def _holds(difference: dict[str, Any], test: dict[str, Any], alpha: float) -> bool:
+    """A positive difference with McNemar's p below ``alpha`` (a p below 1 needs discordant
+    pairs, so the estimate is then a number)."""
+    return bool(test["p_value"] < alpha and difference["estimate"] > 0)
 
 
 def claim_statistics(
@@ -86,11 +94,11 @@ def claim_statistics(
     whether its base record, given its own property, picked that same donor.
     """
     drop, drop_test = _paired(list(correct), list(shuffled), config, "correct - shuffled accuracy")
-    drop_holds = (drop["estimate"] or 0) > 0 and drop_test["p_value"] < config.alpha
+    drop_holds = _holds(drop, drop_test, config.alpha)
     flip_diff, flip_test = _paired(
         list(flips), list(base_picks), config, "picks donor: counterfactual - correct"
     )
-    flip_holds = (flip_diff["estimate"] or 0) > 0 and flip_test["p_value"] < config.alpha
+    flip_holds = _holds(flip_diff, flip_test, config.alpha)
     return {
         "accuracy": {
             "correct": _rate(sum(correct), len(correct), config.confidence),
@@ -131,9 +139,11 @@ def claim_report(
     flips, base_picks = [], []
     for outcome in scores["counterfactual"].outcomes:
         label = labels[outcome.record_id]
-        base = by_id[label.base_record_id or ""]
+        assert label.base_record_id is not None  # load_directory resolves every base record
         flips.append(outcome.correct)
-        base_picks.append(base.status in ("hit", "miss") and base.selected == label.label)
+        # the donor is never the base's own answer and always in range, so only a miss can
+        # select it (missing and invalid answers select nothing)
+        base_picks.append(by_id[label.base_record_id].selected == label.label)
     statistics = claim_statistics(
         [by_id[r].correct for r in ids],
         [shuffled_by_id[r].correct for r in ids],

@@ -150,16 +150,17 @@ def _index(obj: dict[str, Any]) -> int | None:
     return value
 
 
-def _attribute(text: str) -> tuple[str, str | None]:
-    """(reason, record id): the id when the line is a JSON object naming one."""
+def _attributed(text: str) -> dict[str, Any] | str:
+    """The line's JSON object when it names a record (a non-empty string ``record_id``),
+    otherwise why the line cannot be attributed."""
     try:
         obj = parse_json_line(text)
     except ValueError as exc:
-        return f"malformed JSON ({exc})", None
+        return f"malformed JSON ({exc})"
     rid = obj.get("record_id")
     if not isinstance(rid, str) or not rid:
-        return "no string record_id", None
-    return "", rid
+        return "no string record_id"
+    return obj
 
 
 def read_predictions(path: str | Path, *, strict: bool = False) -> PredictionFile:
@@ -177,15 +178,14 @@ def read_predictions(path: str | Path, *, strict: bool = False) -> PredictionFil
         number, text = line.number, line.text
         if line.problem is None and not text.strip():
             continue
-        reason, rid = (line.problem, None) if line.problem else _attribute(text)
-        if rid is None:
+        obj = line.problem or _attributed(text)
+        if isinstance(obj, str):  # why the line names no record
             if strict:
-                raise InputFileError(reason, path=source, line=number, value=text)
+                raise InputFileError(obj, path=source, line=number, value=text)
             unattributable += 1
             if len(diagnostics) < MAX_DIAGNOSTICS:
-                diagnostics.append(f"{source}:{number}: {reason}")
+                diagnostics.append(f"{source}:{number}: {obj}")
             continue
-        obj = parse_json_line(text)
         rid = obj["record_id"]
         if rid in by_record:
             raise InputFileError(
