@@ -107,8 +107,9 @@ def main() -> int:
     for name, status in found.items():
         kind = "equivalent" if name in EQUIVALENT and status == "survived" else status
         by_module[module_of(name)][kind] += 1
-    stale = [n for n in EQUIVALENT if found.get(n) not in (None, "survived")]
-    absent = [n for n in EQUIVALENT if n not in found]
+    listed = [n for n in EQUIVALENT if not args.modules or module_of(n) in args.modules]
+    stale = [n for n in listed if found.get(n) not in (None, "survived")]
+    absent = [n for n in listed if n not in found]
     figures = []
     worst = 100.0
     for module, counts in sorted(by_module.items()):
@@ -136,8 +137,18 @@ def main() -> int:
                 "%",
                 target=TARGET,
                 detail=f"{killed} killed of {total} mutants, {counts['equivalent']} equivalent; "
-                f"survivors: {', '.join(s.rpartition('.')[2] for s in survivors) or 'none'}"
-                + (f"; run of {date.today().isoformat()}" if args.modules else ""),
+                f"survivors: {', '.join(s.rpartition('.')[2] for s in survivors) or 'none'}",
+                # a --modules run measured these figures alone: each says when, under which
+                # load and by which command (the file's own fields describe the full run)
+                **(
+                    {
+                        "date": date.today().isoformat(),
+                        "load": load,
+                        "command": "python bench/mutation.py --modules " + " ".join(args.modules),
+                    }
+                    if args.modules
+                    else {}
+                ),
             )
         )
     for name in stale:
