@@ -267,7 +267,7 @@ class RowFacts:
         block: dict[str, Any] = {"n": n}
         for k in (1, 5, 10):
             block[f"top{k}_hit_rate"] = rate(_count(hit & (best < k)), n)
-        reciprocal = np.zeros(n, dtype=np.float64)
+        reciprocal = np.zeros(n)  # float64
         reciprocal[hit] = 1.0 / (best[hit] + 1.0)
         ndcg = self._column(self._ndcg)[rows]
         block["mrr"] = _mean(reciprocal[hit], n)  # a miss adds an exact 0.0
