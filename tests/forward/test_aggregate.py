@@ -191,6 +191,7 @@ def test_stereo_counts_are_over_valid_rows() -> None:
         scored_row(reaction(alanine), report(["C[C@@H](N)C(=O)O"]), 1.0),  # stereo only
         scored_row(reaction(alanine), report(["C[C@@H](N)C(=O)O"]), 1.0, flatten=refuse),
         scored_row(reaction(alanine), report(["CCO"]), 1.0),  # no hit either way
+        scored_row(reaction(alanine), report([]), 1.0),  # no pool, no hit
         invalid_row(InvalidRecord(9, "bad", "unparseable_smiles", "x")),
     ]
     assert [r["stereo_status"] for r in rows] == [
@@ -198,12 +199,15 @@ def test_stereo_counts_are_over_valid_rows() -> None:
         "stereo_only_hit",
         "unsupported",
         "no_hit",
+        "no_hit",
         "not_applicable",
     ]
     stereo = aggregate(rows)["stereo"]
+    # of five valid rows: one exact hit; two stereo-ignored hits (exact and stereo-only)
     assert stereo["stereochemistry_aware_top10_rate"]["numerator"] == 1
     assert stereo["stereochemistry_ignored_top10_rate"]["numerator"] == 2
-    assert stereo["stereochemistry_aware_top10_rate"]["denominator"] == 4
+    assert stereo["stereochemistry_aware_top10_rate"]["denominator"] == 5
+    assert stereo["stereochemistry_ignored_top10_rate"]["denominator"] == 5
     assert (stereo["stereo_only_hits"], stereo["unsupported"]) == (1, 1)
 
 
