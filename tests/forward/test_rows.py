@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +23,7 @@ from chemgauge.benchmarks.forward.rows import (
     invalid_row,
     scored_row,
 )
+from chemgauge.chem import try_flatten_stereo
 from chemgauge.engines.forward.predictor import Candidate, ForwardReport, ForwardStats
 
 
@@ -240,3 +243,277 @@ def test_every_scored_row_is_consistent(
     assert (best is None) == (row["proposal_status"] != "covered")
     if row["stereo_status"] == "stereo_only_hit":
         assert not row["top10_hit"]
+
+
+@pytest.mark.parametrize("k", [1, 5, 10])
+def test_truth_at_rank_exactly_k_counts_for_top_k(k: int) -> None:
+    # 1-based rank k is 0-based rank k - 1: inside top-k. One rank lower (k + 1) is outside.
+    name = f"top{k}_hit"
+    at_k = scored_row(reaction([["CC=O"]]), report([*FILLER[: k - 1], "CC=O"]), 1.0)
+    assert at_k["best_correct_rank"] == k - 1 and at_k[name] is True
+    assert at_k["ranking_status"] == f"top{k}"
+    below = scored_row(reaction([["CC=O"]]), report([*FILLER[:k], "CC=O"]), 1.0)
+    assert below["best_correct_rank"] == k and below[name] is False
+    # rank k + 1 falls in the next bucket: top1 -> top5, top5 -> top10, top10 -> beyond10
+    assert below["ranking_status"] == {1: "top5", 5: "top10", 10: "beyond10"}[k]
+    assert below["failure_reason"] == {1: "hit_top5", 5: "hit_top10", 10: "hit_beyond_10"}[k]
+
+
+def _legacy_row_fields() -> set[str]:
+    """The fields of the row schema-2 rows a released chemgauge wrote (tests/report/legacy)."""
+    path = Path(__file__).parents[1] / "report" / "legacy" / "forward" / "rows.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert {r["provenance"]["row_schema_version"] for r in rows} == {2}
+    fields = {frozenset(r) for r in rows}
+    assert len(fields) == 1  # one shape for hits, misses and invalid rows alike
+    return set(next(iter(fields)))
+
+
+def test_every_row_kind_has_the_schema_3_fields() -> None:
+    # Schema 3 is schema 2 plus group_key_source; provenance is added later by the runner.
+    expected = (_legacy_row_fields() - {"provenance"}) | {"group_key_source"}
+    scored = scored_row(reaction([["CC=O"]]), report(["CCCO", "CC=O"]), 1.0)
+    error = error_row(reaction([["CC=O"]]), "boom", 2.0)
+    invalid = invalid_row(InvalidRecord(3, "x", "unparseable_smiles", "SMILES syntax error"))
+    for row in (scored, error, invalid):
+        assert set(row) == expected, sorted(set(row) ^ expected)
+
+
+def test_rows_without_a_pool_count_nothing() -> None:
+    # A failed prediction and a rejected input produced no candidates: every count is 0,
+    # nothing was capped and nDCG is 0.0 (the end-to-end means count them as misses).
+    nothing = {
+        "candidate_count": 0,
+        "raw_outcomes": 0,
+        "invalid_candidate_count": 0,
+        "no_op_candidate_count": 0,
+        "application_warning_count": 0,
+        "application_error_count": 0,
+        "templates_attempted": 0,
+        "templates_matched": 0,
+        "graph_rules_skipped": 0,
+        "rules_loaded": 0,
+        "pool_capped": False,
+        "top_candidates": [],
+        "ndcg_at_10": 0.0,
+    }
+    error = error_row(reaction([["CC=O"]]), "boom", 2.0)
+    invalid = invalid_row(InvalidRecord(3, "x", "unparseable_smiles", "SMILES syntax error"))
+    for row in (error, invalid):
+        assert {k: row[k] for k in nothing} == nothing
+    assert error["elapsed_ms"] == 2.0 and invalid["elapsed_ms"] is None
+    assert (error["reaction_id"], error["input_invalid_reason"]) == ("r", None)
+    assert (invalid["reaction_id"], invalid["source_line"]) == ("x", 3)
+    assert invalid["input_invalid_reason"] == "unparseable_smiles"
+    assert invalid["input_invalid_detail"] == "SMILES syntax error"
+
+
+def test_a_long_prediction_error_keeps_its_first_500_characters() -> None:
+    detail = "".join(f"{i % 10}" for i in range(600))
+    row = error_row(reaction([["CC=O"]]), detail, 2.0)
+    assert row["prediction_error"] == detail[:500] and len(row["prediction_error"]) == 500
+
+
+def test_elapsed_ms_is_kept_to_the_microsecond() -> None:
+    # 1.23456 ms rounded to 3 decimals (1 microsecond) is 1.235.
+    assert scored_row(reaction([["CC=O"]]), report(["CC=O"]), 1.23456)["elapsed_ms"] == 1.235
+
+
+def test_a_multi_part_product_is_flattened_as_a_whole() -> None:
+    # L-alanine + water accepted, D-alanine + water proposed: the same constitution.
+    row = scored_row(reaction([["C[C@H](N)C(=O)O", "O"]]), report(["C[C@@H](N)C(=O)O.O"]), 1.0)
+    assert row["stereo_status"] == "stereo_only_hit"
+    assert row["best_correct_rank_stereo_ignored"] == 0
+
+
+def test_a_stereo_free_answer_matches_a_candidate_that_adds_stereo() -> None:
+    # Accepted: alanine + water with no stereo given; proposed: L-alanine + water. Exact
+    # comparison misses (the strings differ), the stereo-ignored one finds it at rank 0.
+    row = scored_row(reaction([["CC(N)C(=O)O", "O"]]), report(["CCO", "C[C@H](N)C(=O)O.O"]), 1.0)
+    assert row["best_correct_rank"] is None and row["stereo_status"] == "stereo_only_hit"
+    assert row["best_correct_rank_stereo_ignored"] == 1
+
+
+def test_only_products_with_stereo_marks_reach_the_flattener() -> None:
+    asked: list[str] = []
+
+    def recording(smiles: str) -> str | None:
+        asked.append(smiles)
+        return try_flatten_stereo(smiles)
+
+    # Xenon difluoride: an X in a SMILES that carries no stereo mark.
+    pool = ["F[Xe]F", "CC=O", "C[C@@H](N)C(=O)O", "C/C=C/C"]
+    row = scored_row(reaction([["CC=O"]]), report(pool), 1.0, flatten=recording)
+    assert asked == ["C[C@@H](N)C(=O)O", "C/C=C/C"]
+    assert row["stereo_status"] == "exact_hit"
+
+
+def test_a_refused_candidate_makes_the_stereo_dimension_unsupported() -> None:
+    # The accepted answer has no stereo (never flattened); the one candidate has and cannot be
+    # flattened: the stereo-ignored outcome is unknown, not a miss.
+    def refuse(smiles: str) -> str | None:
+        return None
+
+    row = scored_row(reaction([["CC(N)C(=O)O"]]), report(["C[C@@H](N)C(=O)O"]), 1.0, flatten=refuse)
+    assert row["stereochemistry_ignored_outcome"] == "unsupported"
+    assert row["stereo_status"] == "unsupported"
+
+
+def test_an_invalid_input_is_input_invalid_whatever_the_other_statuses() -> None:
+    for proposal, ranking in (("error", "not_applicable"), ("covered", "top1")):
+        assert derive_failure_reason("invalid", proposal, ranking) == "input_invalid"
+
+
+def _problems(row: dict[str, Any]) -> list[str]:
+    """The problems check_status_consistency lists for a row of reaction 'r' at line 7."""
+    with pytest.raises(RowConsistencyError) as caught:
+        check_status_consistency(row)
+    message = str(caught.value)
+    prefix = "row at line 7 ('r'): "
+    assert message.startswith(prefix), message
+    return message[len(prefix) :].split("; ")
+
+
+def _base(kind: str) -> dict[str, Any]:
+    if kind == "hit":  # best rank 1 of ["CCCO", "CC=O"]: top5, exact hit, flat rank 1
+        return _good_row()
+    if kind == "miss":  # a non-empty pool without the product
+        return scored_row(reaction([["CC=O"]]), report(["CCCO"]), 1.0)
+    if kind == "empty":
+        return scored_row(reaction([["CC=O"]]), report([]), 1.0)
+    if kind == "beyond":  # best rank 10, no stereo-ignored hit in the top 10
+        return scored_row(reaction([["CC=O"]]), report([*FILLER[:10], "CC=O"]), 1.0)
+    if kind == "error":
+        return error_row(reaction([["CC=O"]]), "boom", 1.0)
+    row = invalid_row(InvalidRecord(7, "r", "unparseable_smiles", "x"))
+    assert kind == "invalid"
+    return row
+
+
+COVERED_IFF = "proposal_status covered iff best_correct_rank is set"
+PRESENT_IFF = "correct_candidate_present iff covered"
+DERIVED = "failure_reason must be derived from the statuses"
+SORTED_BELOW_10 = "correct_ranks_top10 must be sorted ranks below 10"
+
+
+@pytest.mark.parametrize(
+    ("kind", "change", "problems"),
+    [
+        # each list walks the checks in order by hand
+        ("hit", {"input_status": "maybe"}, ["unknown input or proposal status"]),
+        (
+            "hit",
+            {"stereo_status": "fuzzy"},
+            [
+                "unknown ranking or stereo status",
+                "stereo_status fuzzy contradicts the stereo fields (exact_hit)",
+            ],
+        ),
+        (
+            "hit",
+            {"input_status": "invalid"},
+            [
+                "input_status invalid iff proposal_status not_attempted",
+                "an invalid row has split unknown and no group key",
+                "group_key_source is explicit or fallback on a valid row, else None",
+                DERIVED,  # an invalid input is input_invalid, not hit_top5
+            ],
+        ),
+        (
+            "invalid",
+            {"leakage_group_id": "g"},
+            ["an invalid row has split unknown and no group key"],
+        ),
+        ("hit", {"split": "unknown"}, ["a valid row has a split and a group key"]),
+        (
+            "hit",
+            {"group_key_source": "guessed"},
+            ["group_key_source is explicit or fallback on a valid row, else None"],
+        ),
+        ("hit", {"proposal_status": "missed_nonempty_pool"}, [COVERED_IFF, PRESENT_IFF, DERIVED]),
+        ("hit", {"correct_candidate_present": False}, [PRESENT_IFF]),
+        (
+            "hit",
+            {"ranking_status": "top1"},
+            ["ranking_status must follow best_correct_rank", DERIVED],
+        ),
+        (
+            "miss",
+            {"proposal_status": "missed_empty_pool", "failure_reason": "correct_absent_empty_pool"},
+            ["missed_empty_pool needs an empty pool"],
+        ),
+        (
+            "empty",
+            {
+                "proposal_status": "missed_nonempty_pool",
+                "failure_reason": "correct_absent_nonempty_pool",
+            },
+            ["missed_nonempty_pool needs a non-empty pool"],
+        ),
+        ("hit", {"top1_hit": True}, ["top1_hit must equal best_correct_rank < 1"]),
+        (
+            "hit",
+            {"stereochemistry_aware_hit": False},
+            [
+                "stereochemistry_aware_hit must equal top10_hit",
+                "stereo_status exact_hit contradicts the stereo fields (stereo_only_hit)",
+            ],
+        ),
+        (
+            "error",
+            {"stereochemistry_ignored_outcome": "no_hit"},
+            ["no pool: stereo_status not_applicable and no stereo outcome"],
+        ),
+        (
+            "miss",
+            {"stereochemistry_ignored_outcome": "maybe"},
+            ["stereo_status no_hit contradicts the stereo fields (?)"],
+        ),
+        (
+            "hit",
+            {"stereochemistry_ignored_outcome": "no_hit", "best_correct_rank_stereo_ignored": None},
+            ["a stereo-aware hit is a stereo-ignored hit too"],
+        ),
+        (
+            "hit",
+            {"best_correct_rank_stereo_ignored": None},
+            ["best_correct_rank_stereo_ignored is set iff the outcome is hit"],
+        ),
+        (
+            "beyond",
+            {
+                "stereochemistry_ignored_outcome": "hit",
+                "stereo_status": "stereo_only_hit",
+                "best_correct_rank_stereo_ignored": 10,
+            },
+            ["best_correct_rank_stereo_ignored must be a rank below 10"],
+        ),
+        (
+            "hit",
+            {"best_correct_rank_stereo_ignored": 2},
+            ["best_correct_rank_stereo_ignored must be <= best_correct_rank"],
+        ),
+        ("hit", {"correct_ranks_top10": [1, 0]}, [SORTED_BELOW_10]),
+        ("hit", {"correct_ranks_top10": [1, 10]}, [SORTED_BELOW_10]),
+        (
+            "hit",
+            {"correct_ranks_top10": [3]},
+            ["correct_ranks_top10 must start at best_correct_rank"],
+        ),
+        ("hit", {"failure_reason": "hit_top1"}, [DERIVED]),
+    ],
+)
+def test_consistency_check_names_each_contradiction(
+    kind: str, change: dict[str, Any], problems: list[str]
+) -> None:
+    row = _base(kind)
+    check_status_consistency(row)
+    row.update(change)
+    assert _problems(row) == problems
+
+
+@pytest.mark.parametrize("source", ["explicit", "fallback"])
+def test_consistency_check_accepts_both_group_key_sources(source: str) -> None:
+    row = _good_row()
+    row["group_key_source"] = source
+    check_status_consistency(row)  # raises on a contradiction

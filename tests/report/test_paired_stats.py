@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chemgauge.eval.stats import paired_bootstrap_difference
+from chemgauge.eval.stats import Interval, paired_bootstrap_difference
 from chemgauge.report.compare import holm_adjust, paired_binary_bootstrap
 
 
@@ -35,14 +35,15 @@ def test_bootstrap_degenerate_cases_are_exact() -> None:
     assert (all_a.estimate, all_a.low, all_a.high) == (1.0, 1.0, 1.0)
     all_b = paired_binary_bootstrap(0, 7, 7, seed=1)
     assert (all_b.estimate, all_b.low, all_b.high) == (-1.0, -1.0, -1.0)
-    empty = paired_binary_bootstrap(0, 0, 0, seed=1)
-    assert empty.estimate is None and empty.n == 0
+    empty = paired_binary_bootstrap(0, 0, 0, seed=1, resamples=300, confidence=0.9)
+    assert empty == Interval(None, None, None, 0.9, "paired-bootstrap-multinomial", 0, 1, 300)
 
 
 def test_bootstrap_is_seeded_and_recorded() -> None:
     one = paired_binary_bootstrap(30, 12, 200, seed=7)
     assert one == paired_binary_bootstrap(30, 12, 200, seed=7)
     assert one.seed == 7 and one.resamples == 2000
+    assert (one.method, one.n, one.confidence) == ("paired-bootstrap-multinomial", 200, 0.95)
     assert one.estimate == pytest.approx(18 / 200)
     assert one.low is not None and one.high is not None and one.low < 0.09 < one.high
 
@@ -58,9 +59,22 @@ def test_bootstrap_matches_item_resampling() -> None:
     assert fast.high == pytest.approx(items.high, abs=0.015)
 
 
-def test_bootstrap_rejects_impossible_counts() -> None:
-    with pytest.raises(ValueError):
-        paired_binary_bootstrap(8, 5, 10, seed=0)
+@pytest.mark.parametrize(("only_a", "only_b"), [(8, 5), (-1, 0), (0, -1), (-1, -1), (11, 0)])
+def test_bootstrap_rejects_impossible_counts(only_a: int, only_b: int) -> None:
+    expected = rf"^need 0 <= only_a \+ only_b <= n, got {only_a} \+ {only_b} > 10$"
+    with pytest.raises(ValueError, match=expected):
+        paired_binary_bootstrap(only_a, only_b, 10, seed=0)
+
+
+def test_bootstrap_ends_are_attainable_differences_never_interpolated() -> None:
+    # Every resample's difference is (X_a - X_b) / n for whole counts; the percentile ends are
+    # two of those (inverted-CDF quantiles), never a value between two of them. At 100
+    # resamples the 2.5% end is the 3rd smallest draw, and the 3rd and 4th often differ.
+    for seed in range(20):
+        interval = paired_binary_bootstrap(9, 4, 40, seed=seed, resamples=100)
+        assert interval.low is not None and interval.high is not None
+        for end in (interval.low, interval.high):
+            assert end * 40 == pytest.approx(round(end * 40), abs=1e-9), (seed, end)
 
 
 def _exact_difference_quantiles(only_a: int, only_b: int, n: int, p: float) -> tuple[int, int]:

@@ -161,18 +161,18 @@ def _hits(
 def _protocol_check(adapter: FamilyAdapter, a: Run, b: Run, force: bool) -> dict[str, Any]:
     pa = adapter.comparison_protocol(a)
     pb = adapter.comparison_protocol(b)
-    mismatched = sorted(k for k in set(pa) | set(pb) if pa.get(k) != pb.get(k))
-    unknown = sorted(k for k in set(pa) | set(pb) if pa.get(k) is None or pb.get(k) is None)
-    if (mismatched or unknown) and not force:
+    # Refused: a key the runs disagree on (a value against None too) or that both leave unknown.
+    refused = sorted(k for k in set(pa) | set(pb) if pa.get(k) != pb.get(k) or pa.get(k) is None)
+    if refused and not force:
         detail = "; ".join(
             f"{k}: {pa.get(k)!r} ({a.report_path}) vs {pb.get(k)!r} ({b.report_path})"
-            for k in sorted(set(mismatched) | set(unknown))
+            for k in refused
         )
         raise ConfigError(
             "refusing to compare runs that are not over the same items under the same "
             f"protocol: {detail}. Pass --force to compare the shared items anyway."
         )
-    return {"a": pa, "b": pb, "match": not mismatched and not unknown, "forced": force}
+    return {"a": pa, "b": pb, "match": not refused, "forced": force}
 
 
 def _paired_counts(pairs: Sequence[tuple[bool, bool]]) -> tuple[int, int, int, int]:

@@ -19,6 +19,7 @@ import math
 from array import array
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -122,26 +123,24 @@ def _stereo_presence(row: Row) -> str:
     return MISSING if flag is None else ("stereo" if flag else "no_stereo")
 
 
-def _field(name: str) -> Callable[[Row], str]:
-    def bucket(row: Row) -> str:
-        value = row.get(name)
-        return MISSING if value is None else str(value)
-
-    return bucket
+def _field(name: str, row: Row) -> str:
+    """The row's ``name`` field as a label (``<missing>`` when null or absent)."""
+    value = row.get(name)
+    return MISSING if value is None else str(value)
 
 
 BREAKDOWN_DIMENSIONS: dict[str, Callable[[Row], str]] = {
-    "reaction_class": _field("reaction_class"),
+    "reaction_class": partial(_field, "reaction_class"),
     "num_reactants": _num_reactants,
     "accepted_product_arity": arity_bucket,
     "stereochemistry_presence": _stereo_presence,
     "template_source": lambda row: str(row["provenance"]["template_source"]),
     "candidate_pool_size": pool_size_bucket,
-    "failure_reason": _field("failure_reason"),
-    "input_status": _field("input_status"),
-    "proposal_status": _field("proposal_status"),
-    "ranking_status": _field("ranking_status"),
-    "stereo_status": _field("stereo_status"),
+    "failure_reason": partial(_field, "failure_reason"),
+    "input_status": partial(_field, "input_status"),
+    "proposal_status": partial(_field, "proposal_status"),
+    "ranking_status": partial(_field, "ranking_status"),
+    "stereo_status": partial(_field, "stereo_status"),
 }
 
 
@@ -267,7 +266,7 @@ class RowFacts:
         block: dict[str, Any] = {"n": n}
         for k in (1, 5, 10):
             block[f"top{k}_hit_rate"] = rate(_count(hit & (best < k)), n)
-        reciprocal = np.zeros(n, dtype=np.float64)
+        reciprocal = np.zeros(n)  # float64
         reciprocal[hit] = 1.0 / (best[hit] + 1.0)
         ndcg = self._column(self._ndcg)[rows]
         block["mrr"] = _mean(reciprocal[hit], n)  # a miss adds an exact 0.0

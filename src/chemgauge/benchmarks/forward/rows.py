@@ -174,7 +174,9 @@ def check_status_consistency(row: Mapping[str, Any]) -> None:
     flat = row["best_correct_rank_stereo_ignored"]
     if (flat is not None) != (outcome == "hit"):
         problems.append("best_correct_rank_stereo_ignored is set iff the outcome is hit")
-    if flat is not None and best is not None and best < TOP_K and flat > best:
+    if flat is not None and not 0 <= flat < TOP_K:
+        problems.append("best_correct_rank_stereo_ignored must be a rank below 10")
+    if flat is not None and best is not None and flat > best:
         problems.append("best_correct_rank_stereo_ignored must be <= best_correct_rank")
     if sorted(row["correct_ranks_top10"]) != row["correct_ranks_top10"] or any(
         r >= TOP_K for r in row["correct_ranks_top10"]
