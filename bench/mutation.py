@@ -100,6 +100,14 @@ def main() -> int:
         )
         seconds = time.monotonic() - started
         print(f"mutmut run: {seconds / 60:.1f} min, load {load} at the start")
+        # A timeout counts as killed, but on a loaded machine a mutant the tests cannot tell
+        # apart can time out too: each one is run again alone before it is believed.
+        timed_out = [n for n, s in outcomes().items() if s == "timeout"]
+        if timed_out:
+            print(f"running {len(timed_out)} timed-out mutants again, one at a time")
+            subprocess.run(
+                [str(MUTMUT), "run", "--max-children", "1", *timed_out], cwd=REPO, check=True
+            )
     found = outcomes()
     if args.modules:
         found = {n: s for n, s in found.items() if module_of(n) in args.modules}
