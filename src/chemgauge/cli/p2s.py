@@ -19,9 +19,6 @@ from chemgauge.benchmarks.p2s.claim import (
 )
 from chemgauge.benchmarks.p2s.compute import PROPERTY_JOURNAL, ComputeExecution
 from chemgauge.benchmarks.p2s.embedded import default_data
-from chemgauge.benchmarks.p2s.prompts import renderer
-from chemgauge.benchmarks.p2s.report import write_run_report
-from chemgauge.benchmarks.p2s.run import RunConfig, run_model, total_tasks
 from chemgauge.benchmarks.p2s.scoring import score_files
 from chemgauge.benchmarks.p2s.spec import CONDITIONS
 from chemgauge.benchmarks.p2s.taskfile import load_dataset
@@ -150,6 +147,8 @@ def score(
     if run is not None:
         if prop or condition or predictions:
             raise ConfigError("give either --run or --property, --condition and --predictions")
+        from chemgauge.benchmarks.p2s.report import write_run_report  # the run envelope
+
         written = write_run_report(_data(data), run, strict=strict)
         if as_json:
             typer.echo(json.dumps(written.report, sort_keys=True))
@@ -442,6 +441,9 @@ def run(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary."),
 ) -> None:
     """Run a system over the views and write prediction files (resumable)."""
+    from chemgauge.benchmarks.p2s.prompts import renderer
+    from chemgauge.benchmarks.p2s.run import RunConfig, run_model, total_tasks
+
     config = RunConfig(
         directories=tuple(prop),
         conditions=tuple(condition) or CONDITIONS,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from chemgauge.engines.p2s.chat import ChatModel
 from chemgauge.engines.p2s.models import (
     ModelOptions,
     P2SModel,
@@ -20,10 +19,7 @@ from chemgauge.engines.p2s.models import (
     RandomBaseline,
     StructureOnlyBaseline,
 )
-from chemgauge.engines.p2s.mopac import MopacProvider
-from chemgauge.engines.p2s.nmr import NmrProvider
 from chemgauge.engines.p2s.properties import PropertyProvider, ProviderOptions, TableProvider
-from chemgauge.engines.p2s.xtb import XtbProvider
 from chemgauge.errors import ConfigError
 from chemgauge.registry import Registry
 
@@ -43,15 +39,25 @@ def _table_factory(options: ProviderOptions) -> PropertyProvider:
     return TableProvider(options.table)
 
 
+# The calculators' and the chat model's modules are imported by their factories: a command
+# that never builds one does not load them.
+
+
 def _xtb_factory(options: ProviderOptions) -> PropertyProvider:
+    from chemgauge.engines.p2s.xtb import XtbProvider
+
     return XtbProvider(seed=options.seed, infrared=options.infrared, raman=options.raman)
 
 
 def _mopac_factory(options: ProviderOptions) -> PropertyProvider:
+    from chemgauge.engines.p2s.mopac import MopacProvider
+
     return MopacProvider(seed=options.seed)
 
 
 def _nmr_factory(options: ProviderOptions) -> PropertyProvider:
+    from chemgauge.engines.p2s.nmr import NmrProvider
+
     return NmrProvider(seed=options.seed)
 
 
@@ -79,6 +85,8 @@ def _oracle_factory(options: ModelOptions) -> P2SModel:
 def _chat_factory(options: ModelOptions) -> P2SModel:
     if options.chat is None or options.render is None:
         raise ConfigError("the chat model needs --base-url and --chat-model")
+    from chemgauge.engines.p2s.chat import ChatModel
+
     return ChatModel(options.chat, options.render)
 
 
