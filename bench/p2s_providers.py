@@ -7,7 +7,7 @@ the same deterministic provider gives) and the structure-only baseline run on al
 views, and the use claim is printed. Expected: the oracle claims use on every directory,
 structure_only on none.
 
-    .venv/bin/python bench/p2s_providers.py [--only mopac] [--sources 100] [--nmr-sources 12]
+    .venv/bin/python bench/p2s_providers.py [--only mopac] [--sources 100] [--nmr-sources 30]
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ def main() -> None:
     parser.add_argument("--only", action="append", choices=sorted(SETTINGS), default=[])
     parser.add_argument("--sources", type=int, default=100)
     parser.add_argument("--vibrational-sources", type=int, default=40)
-    parser.add_argument("--nmr-sources", type=int, default=12)
+    parser.add_argument("--nmr-sources", type=int, default=30)
     parser.add_argument("--out", type=Path, default=None)
     add_record_options(parser)
     args = parser.parse_args()
@@ -152,7 +152,7 @@ def main() -> None:
         count = getattr(args, SETTINGS[name][3])
         figures += run_setting(name, nci_sources(count), root)
     print(f"load at the end {os.getloadavg()[0]:.2f}")
-    full = not args.only and args.sources >= 100 and args.nmr_sources >= 12
+    full = not args.only and args.sources >= 100 and args.nmr_sources >= 30
     path = record_path(args, "p2s_providers", full_size=full)
     if path is not None:
         write_result(

@@ -131,6 +131,38 @@ def test_process_pool_build_equals_serial(table_build: dict[str, Path], tmp_path
     assert released(out) == released(table_build["clean"])
 
 
+def test_an_audit_worker_that_dies_is_attacked_again_in_the_parent(
+    table_build: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The audit attacks directories on the pool; a worker that dies mid-attack costs its
+    directory a second attack in the building process, never an unaudited release."""
+    import os
+
+    from chemgauge.benchmarks.p2s import build as build_module
+
+    parent = os.getpid()
+    attack = build_module._attack_units
+    attacked_here: list[str] = []
+
+    def dies_in_a_worker(units):  # type: ignore[no-untyped-def]
+        if os.getpid() != parent and units[0][0] == "gap":
+            os._exit(9)  # a crash the pool cannot report as an exception
+        if os.getpid() == parent:
+            attacked_here.extend(unit[0] for unit in units)
+        return attack(units)
+
+    monkeypatch.setattr(build_module, "_attack_units", dies_in_a_worker)
+    pool = ComputeExecution(executor=ExecutorConfig(kind="local", jobs=2, chunk_size=2))
+    out = tmp_path / "pool"
+    build_benchmark(
+        table_build["sources"], out, TableProvider(table_build["table"]), CONFIG, execution=pool
+    )
+    # (a worker's death also fails the other chunks in flight on its pool, which the executor
+    # retries; those may end up attacked here too)
+    assert "gap" in attacked_here
+    assert released(out) == released(table_build["clean"])
+
+
 def test_properties_start_before_the_selection_ends(
     table_build: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
