@@ -102,7 +102,7 @@ def run_setting(name: str, sources: Sequence[str], root: Path) -> list[dict[str,
             folder / "data",
             folder / "runs",
             lambda d, m=model, o=model_options: get_model(m, o),
-            RunConfig(),
+            RunConfig(restart=True),  # the build may have grown since a previous bench run
         )
         for directory in directories:
             report = claim_report(
