@@ -18,7 +18,8 @@ least 1.7x where the work is CPU-bound; the note column says where it is not.
   pairs (SMILES from the InChI by RDKit; ``--quick`` takes the first 100);
 * ocsr: ``chemgauge ocsr run --backend osra --run`` on the first N JPO images of the 2020
   review (``--jobs`` = OSRA attempts in flight);
-* p2s: listed but not run: no p2s command has ``--jobs``.
+* p2s: listed but not run here: ``p2s build --jobs`` is timed by ``bench/p2s_build_jobs.py``,
+  and ``p2s run`` has no ``--jobs``.
 
 Data is read from ``../shared/data`` (or ``$CHEMGAUGE_SHARED_DATA``), never copied into the
 repository; inputs and outputs go to a temporary folder (``--work`` keeps them, and reuses
@@ -51,7 +52,13 @@ sys.path.insert(0, str(BENCH))
 
 import retro_vs_syntheseus  # noqa: E402  (bench helpers: seeded retro outputs)
 import scale  # noqa: E402  (bench helpers: seeded canon input and forward corpus)
-from result_files import add_record_options, figure, record_path, write_result  # noqa: E402
+from result_files import (  # noqa: E402
+    add_record_options,
+    figure,
+    merge_figures,
+    record_path,
+    write_result,
+)
 
 DATA = scale.DATA
 SEED = 20261130
@@ -84,8 +91,8 @@ NOTES = {
         "with few images the slowest one bounds the wall time."
     ),
     "p2s": (
-        "no --jobs: the shipped models are a table lookup or a remote chat API (I/O-bound); "
-        "the xTB property build is serial."
+        "p2s build --jobs: bench/p2s_build_jobs.py; p2s run has no --jobs (its models are a "
+        "table lookup or a remote chat API, I/O-bound)."
     ),
 }
 
@@ -317,6 +324,9 @@ def main() -> None:
     # One file for every family, so only a run over all of them at full size replaces it.
     full_size = not args.quick and set(families) >= set(BUILDERS)
     path = record_path(args, "jobs_scaling", full_size=full_size)
+    if path is None and figures and not (args.quick or args.no_record or args.results):
+        # a run of some families replaces their figures in the recorded file
+        merge_figures("jobs_scaling", figures, f"{min(loads):.1f} -> {max(loads):.1f}")
     if path is not None and figures:
         write_result(
             "jobs_scaling",
@@ -325,8 +335,8 @@ def main() -> None:
                 "Each family's real CLI in a fresh process with --jobs 1, then --jobs 2, on one "
                 "input sized for 20-60 s at --jobs 1 on a quiet machine (canon SMILES, forward "
                 "reactions, retro targets with the predictions model, names pairs with the "
-                "real OPSIN, ocsr JPO images with OSRA attempts in flight); p2s has no --jobs. "
-                "The target holds where the work is CPU-bound."
+                "real OPSIN, ocsr JPO images with OSRA attempts in flight); p2s build is timed "
+                "by bench/p2s_build_jobs.py. The target holds where the work is CPU-bound."
             ),
             figures=figures,
             load=f"{min(loads):.1f} -> {max(loads):.1f}",

@@ -157,3 +157,24 @@ def record_path(args: argparse.Namespace, bench: str, *, full_size: bool) -> Pat
 def read_results(folder: Path = RESULTS_DIR) -> list[dict[str, Any]]:
     """Every result file in ``folder``, by bench name."""
     return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
+
+
+def merge_figures(bench: str, figures: Sequence[Mapping[str, Any]], load: str) -> Path:
+    """Replace some figures of an existing ``bench/results/<bench>.json`` (a partial run, such
+    as one family of several): each new figure says its own date, load and command, and the
+    file's other figures and fields, which describe the run that measured them, are kept."""
+    target = RESULTS_DIR / f"{bench}.json"
+    data = json.loads(target.read_text(encoding="utf-8"))
+    stamp = {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "load": load,
+        "command": "python " + " ".join(["bench/" + Path(sys.argv[0]).name, *sys.argv[1:]]),
+    }
+    fresh = {str(f["name"]): {**f, **stamp} for f in figures}
+    kept = [fresh.pop(str(f["name"]), f) for f in data["figures"]]
+    data["figures"] = kept + list(fresh.values())
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    tmp.replace(target)
+    print(f"results (figures replaced) -> {target}", file=sys.stderr)
+    return target
