@@ -25,11 +25,9 @@ import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
-from datetime import date
 from pathlib import Path
-from typing import Any
 
-from result_files import RESULTS_DIR, figure, load_average, write_result
+from result_files import figure, load_average, merge_figures, write_result
 
 REPO = Path(__file__).resolve().parents[1]
 MUTMUT = Path(sys.executable).with_name("mutmut")
@@ -61,16 +59,6 @@ def outcomes() -> dict[str, str]:
         if sep and name.startswith("chemgauge."):
             found[name] = status
     return found
-
-
-def kept_figures(fresh: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The recorded figures of modules this run did not score (a ``--modules`` run)."""
-    path = RESULTS_DIR / "mutation.json"
-    if not path.exists():
-        return []
-    names = {f["name"] for f in fresh}
-    old = json.loads(path.read_text(encoding="utf-8"))["figures"]
-    return [f for f in old if f["name"] not in names]
 
 
 def main() -> int:
@@ -146,17 +134,6 @@ def main() -> int:
                 target=TARGET,
                 detail=f"{killed} killed of {total} mutants, {counts['equivalent']} equivalent; "
                 f"survivors: {', '.join(s.rpartition('.')[2] for s in survivors) or 'none'}",
-                # a --modules run measured these figures alone: each says when, under which
-                # load and by which command (the file's own fields describe the full run)
-                **(
-                    {
-                        "date": date.today().isoformat(),
-                        "load": load,
-                        "command": "python bench/mutation.py --modules " + " ".join(args.modules),
-                    }
-                    if args.modules
-                    else {}
-                ),
             )
         )
     for name in stale:
@@ -164,19 +141,22 @@ def main() -> int:
     for name in absent:
         print(f"listed as equivalent but not generated: {name}", file=sys.stderr)
     if not args.no_record and not args.reuse:
-        figures = kept_figures(figures) + figures if args.modules else figures
         figures.sort(key=lambda f: str(f["name"]))
         method = (
             "mutmut 3 (src layout, pytest --import-mode=importlib, Python 3.11) over the modules "
             "in pyproject.toml's [tool.mutmut], the fast unit tests listed there as the oracle; "
             "score = killed / (mutants - equivalent). Equivalent mutants, one reason each: "
             + "; ".join(f"{n.rpartition('.')[2]}: {why}" for n, why in EQUIVALENT.items())
-            + (f". The run took {seconds / 60:.1f} min on 2 cores." if seconds else ".")
+            + "."
         )
+        if args.modules:  # these modules' figures replace theirs, each stamped with this run
+            merge_figures("mutation", figures, load, method=method)
+            return 0 if worst >= 90 and not stale else 1
         write_result(
             "mutation",
             title="Mutation score of the metric code",
-            method=method,
+            method=method
+            + (f" The run took {seconds / 60:.1f} min on 2 cores." if seconds else ""),
             figures=figures,
             load=load,
             command="make mutation",

@@ -159,12 +159,17 @@ def read_results(folder: Path = RESULTS_DIR) -> list[dict[str, Any]]:
     return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
 
 
-def merge_figures(bench: str, figures: Sequence[Mapping[str, Any]], load: str) -> Path:
+def merge_figures(
+    bench: str, figures: Sequence[Mapping[str, Any]], load: str, *, method: str | None = None
+) -> Path:
     """Replace some figures of an existing ``bench/results/<bench>.json`` (a partial run, such
     as one family of several): each new figure says its own date, load and command, and the
-    file's other figures and fields, which describe the run that measured them, are kept."""
+    file's other figures and fields, which describe the run that measured them, are kept
+    (``method`` replaces the method when the partial run changes what it says)."""
     target = RESULTS_DIR / f"{bench}.json"
     data = json.loads(target.read_text(encoding="utf-8"))
+    if method is not None:
+        data["method"] = method
     stamp = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "load": load,

@@ -192,6 +192,41 @@ def test_text_keys_computes_only_the_policies_asked_for() -> None:
     assert text_keys("CCO\n", "smiles", ("exact",))[0].keys == {"exact": "CCO"}
 
 
+def test_an_empty_graph_gets_a_legacy_key_only_when_legacy_is_asked_for() -> None:
+    """A graph that failed whole but whose first record the legacy rule reads: the legacy
+    key appears under ``legacy`` alone, never as an extra key of other policies."""
+    first = parse_smiles("CCO")
+    assert graph_keys(None, ("exact",), legacy_mol=first).keys == {"exact": None}
+    assert graph_keys(None, ("exact", "legacy"), legacy_mol=first).keys == {
+        "exact": None,
+        "legacy": "InChI=1S/C2H6O/c1-2-3/h3H,2H2,1H3",
+    }
+
+
+def test_text_keys_reads_a_multi_record_output_once_without_the_legacy_policy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first-record reading serves the legacy rule alone: without it, a multi-record
+    output is read once (scoring every attempt pays no second parse)."""
+    from chemgauge.benchmarks.ocsr import scoring
+
+    reads: list[bool] = []
+    real = scoring.read_graph
+
+    def counted(text: str, fmt: str, **options: bool):  # type: ignore[no-untyped-def]
+        reads.append(bool(options.get("first_record_only")))
+        return real(text, fmt, **options)
+
+    monkeypatch.setattr(scoring, "read_graph", counted)
+    sdf = mol_to_molfile(parse_smiles("CCO")) + "$$$$\n" + mol_to_molfile(parse_smiles("C"))
+    text_keys(sdf, "molfile", ("exact", "inchi"))
+    assert reads == [False]
+    text_keys(sdf, "molfile", ("exact", "legacy"))
+    assert reads == [False, False, True]
+    text_keys(mol_to_molfile(parse_smiles("CCO")), "molfile", ("exact", "legacy"))
+    assert reads == [False, False, True, False]  # one record: it is the first record
+
+
 def test_legacy_still_compares_an_unsupported_reference() -> None:
     """A poly(ethylene glycol)-style repeat bracket (an SRU S-group) over real atoms: no
     policy is certified for it, but legacy InChI ignores the bracket as the review did."""

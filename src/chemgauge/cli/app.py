@@ -77,23 +77,24 @@ def _root(
     """Honest, reproducible benchmarks for chemical structure-prediction systems."""
 
 
-def _register(root: typer.Typer, module_name: str) -> None:
-    """Add the commands of one ``chemgauge.cli`` module to the root app."""
+#: The function of a top-level command, where it is not named like the command.
+_FUNCTIONS = {"list": "list_command"}
+_SHORT_HELP = {"board": "Rank many runs: intervals, pairwise tests, letter groups."}
+
+
+def _register(root: typer.Typer, command: str) -> None:
+    """Add one top-level command (a family: its sub-app) to the root app; ``report``,
+    ``compare`` and ``verify`` come together from their module."""
+    module_name = COMMAND_MODULES.get(command, command)
     module = importlib.import_module(f"chemgauge.cli.{module_name}")
-    if module_name in FAMILY_MODULES:
+    if command in FAMILY_MODULES:
         module.app.rich_markup_mode = None
-        root.add_typer(module.app, name=module_name)
+        root.add_typer(module.app, name=command)
     elif module_name == "report":
-        # Top-level `report RUN_DIR`, `compare RUN_A RUN_B` and `verify RUN_DIR`.
         module.register(root)
-    elif module_name == "board":
-        root.command(
-            "board", short_help="Rank many runs: intervals, pairwise tests, letter groups."
-        )(module.board)
     else:
-        command = next(name for name, mod in COMMAND_MODULES.items() if mod == module_name)
-        function = {"listing": "list_command"}.get(module_name, module_name)
-        root.command(command)(getattr(module, function))
+        function = getattr(module, _FUNCTIONS.get(command, command))
+        root.command(command, short_help=_SHORT_HELP.get(command))(function)
 
 
 def make_app(command: str | None = None) -> typer.Typer:
@@ -112,10 +113,11 @@ def make_app(command: str | None = None) -> typer.Typer:
     )
     root.callback()(_root)
     if command is not None:
-        _register(root, COMMAND_MODULES.get(command, command))
+        _register(root, command)
         return root
-    for module_name in dict.fromkeys(COMMAND_MODULES.values()):
-        _register(root, module_name)
+    for name in COMMAND_MODULES:
+        if name not in ("compare", "verify"):  # registered with report
+            _register(root, name)
     for family in FAMILY_MODULES:
         if importlib.util.find_spec(f"chemgauge.cli.{family}") is not None:
             _register(root, family)

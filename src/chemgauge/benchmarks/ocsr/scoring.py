@@ -116,7 +116,7 @@ def text_keys(
     """Keys of a graph given as text, plus the validation reading of the whole graph."""
     reading = read_graph(text, fmt)
     legacy_mol = None
-    if reading.records != 1:  # the legacy rule reads the first record alone
+    if "legacy" in policies and reading.records != 1:  # legacy reads the first record alone
         legacy_mol = read_graph(text, fmt, first_record_only=True).mol
     return graph_keys(reading.mol, policies, legacy_mol=legacy_mol), reading
 
