@@ -15,7 +15,7 @@ Exit statuses, the same for every command (:data:`EXIT_STATUSES`, also in ``--he
 Standard output closed early (the reader of a pipe exited) ends the command quietly.
 
 A run imports only the command it names (``chemgauge p2s build`` never loads the forward or
-board code: about 0.3 s of every start); help, an unknown name and the module's ``app``
+board code: 0.1-0.3 s of every start, by command); help, an unknown name and the ``app``
 attribute build the whole command tree.
 """
 
