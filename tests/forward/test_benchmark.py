@@ -152,6 +152,8 @@ def test_ray_executor_gives_the_same_rows(tmp_path: Path, fixture_run: Any) -> N
             str(FIXTURE_CORPUS),
             "--output-rows",
             str(tmp_path / "ray.jsonl"),
+            "--output-report",
+            "-",
             "--executor",
             "ray",
             "--ray-address",

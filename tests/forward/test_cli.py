@@ -94,6 +94,8 @@ def test_benchmark_report_is_the_only_stdout_output(tmp_path: Path) -> None:
             str(FIXTURE_CORPUS),
             "--output-rows",
             str(rows),
+            "--output-report",
+            "-",
             "--executor",
             "serial",
             "--quiet",
@@ -101,6 +103,7 @@ def test_benchmark_report_is_the_only_stdout_output(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
+    assert not (tmp_path / "report.json").exists()  # '-' is standard output, not a file
     assert report["metrics"]["overall"]["n_rows"] == 16
     assert len(rows.read_text().splitlines()) == 16
     out = tmp_path / "report.json"
@@ -127,6 +130,21 @@ def test_benchmark_report_is_the_only_stdout_output(tmp_path: Path) -> None:
     assert list(written)[:3] == ["format", "schema_version", "family"]  # the envelope first
 
 
+def test_benchmark_writes_a_run_folder_report_can_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    args = ["--corpus", str(FIXTURE_CORPUS), "--executor", "serial", "-q"]
+    result = runner.invoke(app, ["forward", "benchmark", *args])
+    assert result.exit_code == 0 and result.stdout == "", result.output
+    folder = tmp_path / "runs" / "forward"  # the family's own default folder
+    assert sorted(p.name for p in folder.iterdir()) == ["report.json", "rows.jsonl"]
+    written = json.loads((folder / "report.json").read_text())
+    assert written["metrics"]["overall"]["n_rows"] == 16
+    shown = runner.invoke(app, ["report", str(folder), "-q"])
+    assert shown.exit_code == 0, shown.output
+
+
 def test_benchmark_defaults_to_the_bundled_demo_corpus(tmp_path: Path) -> None:
     result = runner.invoke(
         app,
@@ -135,6 +153,8 @@ def test_benchmark_defaults_to_the_bundled_demo_corpus(tmp_path: Path) -> None:
             "benchmark",
             "--output-rows",
             str(tmp_path / "r.jsonl"),
+            "--output-report",
+            "-",
             "-q",
             "--executor",
             "serial",
@@ -153,6 +173,8 @@ def test_benchmark_defaults_to_the_bundled_demo_corpus(tmp_path: Path) -> None:
                     str(FIXTURE_CORPUS),
                     "--output-rows",
                     str(tmp_path / "s.jsonl"),
+                    "--output-report",
+                    "-",
                     "-q",
                     "--executor",
                     "serial",

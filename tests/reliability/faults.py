@@ -23,7 +23,7 @@ _RUN_TIMEOUT_S = 300.0
 # Names coverage: tiny journal blocks and a slowed OPSIN so a run has many kill points.
 NAMES_DRIVER = """
 import sys, time
-import chemgauge.cli.names as names
+import chemgauge.names as names
 from chemgauge.engines.opsin.runner import OpsinRunner
 names._BLOCK = 3
 _real = OpsinRunner.names_to_smiles

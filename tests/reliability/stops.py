@@ -55,7 +55,7 @@ RetroModel.predict = _slow
 
 SLOW_NAMES = """
 import sys, time
-import chemgauge.cli.names as names
+import chemgauge.names as names
 from chemgauge.engines.opsin.runner import OpsinRunner
 names._BLOCK = 2
 _real = OpsinRunner.names_to_smiles

@@ -27,10 +27,19 @@ def test_help_documents_the_exit_statuses() -> None:
 
 
 def test_usage_errors_exit_2_without_traceback() -> None:
-    for args in (["canon", "--no-such-option"], ["forward", "benchmark"], ["nope"]):
+    for args in (["canon", "--no-such-option"], ["forward", "benchmark", "--jobs", "x"], ["nope"]):
         done = _run(args)
         assert done.returncode == 2, (args, done.stderr)
-        assert "Traceback" not in done.stderr
+        lines = done.stderr.splitlines()
+        assert len(lines) == 1, (args, done.stderr)  # one line, as every other error
+        assert lines[0].startswith("error: python -m chemgauge") and "-h'" in lines[0], lines
+
+
+def test_a_usage_error_names_the_command_and_the_option() -> None:
+    done = _run(["forward", "benchmark", "--max-results", "0"])
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: python -m chemgauge forward benchmark: "), done.stderr
+    assert "--max-results" in done.stderr and done.stderr.count("\n") == 1
 
 
 def test_a_closed_pipe_is_a_quiet_exit(tmp_path: Path, nci_smiles: list[str]) -> None:

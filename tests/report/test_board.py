@@ -337,8 +337,8 @@ def test_letter_property_holds_on_every_breakdown(retro_runs: dict[str, Path]) -
 
 
 def _forward_run(out: Path, rules: Path | None = None) -> Path:
+    from chemgauge.benchmarks.forward.corpus import demo_corpus_path
     from chemgauge.benchmarks.forward.runner import BenchmarkConfig, run_benchmark
-    from chemgauge.cli.forward import demo_corpus_path
     from chemgauge.eval.envelope import write_envelope
 
     out.mkdir(parents=True)

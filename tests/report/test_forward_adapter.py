@@ -12,9 +12,9 @@ import orjson
 import pytest
 from tests.conftest import assert_valid_report
 
+from chemgauge.benchmarks.forward.corpus import demo_corpus_path
 from chemgauge.benchmarks.forward.provenance import rows_reproducibility_sha256
 from chemgauge.benchmarks.forward.runner import BenchmarkConfig, run_benchmark
-from chemgauge.cli.forward import demo_corpus_path
 from chemgauge.errors import ConfigError
 from chemgauge.eval.envelope import write_envelope
 from chemgauge.eval.provenance import sha256_json

@@ -183,8 +183,8 @@ def test_retro_report_layout(retro_pages: dict[str, Path], tmp_path: Path) -> No
 
 
 def test_forward_report_and_its_log_axis(tmp_path: Path) -> None:
+    from chemgauge.benchmarks.forward.corpus import demo_corpus_path
     from chemgauge.benchmarks.forward.runner import BenchmarkConfig, run_benchmark
-    from chemgauge.cli.forward import demo_corpus_path
     from chemgauge.eval.envelope import write_envelope
 
     run = tmp_path / "run"

@@ -160,6 +160,15 @@ _ENVIRONMENT_ERRORS = frozenset(
 _USAGE_ERROR: Any = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
 
 
+def describe_usage_error(exc: Any) -> str:
+    """Click's usage error as one line: the command, Click's message and where help is."""
+    message = " ".join(str(exc.format_message()).split())
+    ctx = getattr(exc, "ctx", None)
+    if ctx is None:
+        return message
+    return f"{ctx.command_path}: {message} (see '{ctx.command_path} -h')"
+
+
 def _fail(message: str, code: int) -> NoReturn:
     stop_descendants()
     typer.secho(f"error: {excerpt(message, 1000)}", err=True, fg=typer.colors.RED)
@@ -188,9 +197,8 @@ def main() -> None:
         _fail(str(exc), exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):
         _interrupted()
-    except _USAGE_ERROR as exc:  # a bad option or argument: Click's own message, exit 2
-        exc.show()
-        sys.exit(exc.exit_code)
+    except _USAGE_ERROR as exc:  # a bad option or argument: one line, exit 2
+        _fail(describe_usage_error(exc), exc.exit_code)
     except BrokenPipeError:  # the reader of stdout went away (`| head`): stop quietly
         with contextlib.suppress(OSError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -13,6 +13,7 @@ from pathlib import Path
 import typer
 
 from chemgauge.errors import ConfigError
+from chemgauge.eval.records import atomic_write_bytes
 
 __all__ = ["copy_examples", "examples"]
 
@@ -39,9 +40,9 @@ def copy_examples(target: Path) -> list[Path]:
                 f"{len(clashes)} example file(s) exist with other content, nothing copied "
                 f"(first: {clashes[0]}); choose an empty folder"
             )
-        for destination in written:
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            destination.write_bytes((Path(source) / destination.relative_to(target)).read_bytes())
+        for destination in written:  # atomically: an interrupted copy leaves no half file
+            data = (Path(source) / destination.relative_to(target)).read_bytes()
+            atomic_write_bytes(destination, data)
     return written
 
 

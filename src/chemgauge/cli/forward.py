@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from chemgauge.benchmarks.forward.batch import (
     enumerate_candidates,
     report_to_dict,
 )
+from chemgauge.benchmarks.forward.corpus import demo_corpus_path
 from chemgauge.benchmarks.forward.extraction import (
     MANIFEST_FILE,
     TEMPLATES_FILE,
@@ -41,6 +41,7 @@ from chemgauge.cli.options import (
     Inputs,
     executor_config,
     guarded,
+    report_path,
 )
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import (
@@ -323,17 +324,12 @@ def _print_summary(report: dict[str, Any], rows_path: Path) -> None:
     )
 
 
-def demo_corpus_path() -> Path:
-    """The small demo corpus shipped inside the package."""
-    resource = resources.files("chemgauge.benchmarks.forward").joinpath("data/demo_corpus.jsonl")
-    return Path(str(resource))
-
-
 def _benchmark_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
     rows: Path = args["output_rows"]
     outputs = [Output("--output-rows", rows, derived=(journal_path(rows),))]
-    if args["output_report"] is not None:
-        outputs.append(Output("--output-report", args["output_report"]))
+    report = report_path(rows, args["output_report"])
+    if report is not None:
+        outputs.append(Output("--output-report", report))
     inputs = [
         ("--corpus", args["corpus"] or demo_corpus_path()),
         ("--templates", args["templates"]),
@@ -348,9 +344,13 @@ def benchmark(
     corpus: Path | None = typer.Option(
         None, "--corpus", help="Schema-1 JSONL corpus (default: the bundled demo corpus)."
     ),
-    output_rows: Path = typer.Option(..., "--output-rows", help="Rows JSONL (always a file)."),
+    output_rows: Path = typer.Option(
+        Path("runs/forward/rows.jsonl"), "--output-rows", help="Rows JSONL (always a file)."
+    ),
     output_report: Path | None = typer.Option(
-        None, "--output-report", help="Report JSON (default: printed to stdout)."
+        None,
+        "--output-report",
+        help="Report JSON (default: report.json beside the rows; - prints it on stdout).",
     ),
     template_source: str = typer.Option(
         "embedded",
@@ -387,7 +387,8 @@ def benchmark(
     chunk_size: int | None = CHUNK_SIZE,
     quiet: bool = QUIET,
 ) -> None:
-    """Benchmark the forward engine on a corpus: rows to a file, the report to stdout/file."""
+    """Benchmark the forward engine on a corpus: rows and report.json to a run folder."""
+    output_report = report_path(output_rows, output_report)
     config = BenchmarkConfig(
         corpus=corpus or demo_corpus_path(),
         output_rows=output_rows,

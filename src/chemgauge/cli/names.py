@@ -1,83 +1,32 @@
-"""``chemgauge names``: structure -> name -> OPSIN -> structure coverage.
-
-A pairs file streams: pairs are read, scored and journaled a block at a time, and the rows
-file and report are built by reading the journal back in input order, so memory tracks the
-block size; what grows with the corpus is one id a pair (see
-:mod:`chemgauge.benchmarks.names.runner`). With ``--namer-cmd`` the namer names every
-structure in one batch, so those structures and names are held for the run.
-"""
+"""``chemgauge names``: structure -> name -> OPSIN -> structure coverage (parses arguments;
+the run is :func:`chemgauge.names.score_coverage`, the Python API's)."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from chemgauge.benchmarks.names.inputs import (
-    NamePair,
-    count_lines,
-    iter_pairs,
-    read_smiles_file,
-)
-from chemgauge.benchmarks.names.runner import (
-    CoverageConfig,
-    ReadBack,
-    build_report,
-    journal_rows,
-    score_pairs,
-)
-from chemgauge.cli.options import QUIET, Inputs, guarded
+from chemgauge.benchmarks.names.inputs import count_lines
+from chemgauge.cli.options import QUIET, Inputs, guarded, report_path
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import print_summary, rate_cell, summary_table
-from chemgauge.errors import BackendError, ConfigError
-from chemgauge.eval.envelope import envelope_bytes, write_envelope
-from chemgauge.eval.executors import ExecutorConfig, make_executor
+from chemgauge.eval.envelope import envelope_bytes
 from chemgauge.eval.outputs import Output
-from chemgauge.eval.provenance import sha256_file, sha256_json
-from chemgauge.eval.records import (
-    RejectionStats,
-    ResumableJsonlWriter,
-    atomic_write_rows,
+from chemgauge.names import (
+    DEFAULT_MAX_OPSIN_ERRORS,
+    CoverageOptions,
+    check_opsin_errors,
+    journal_path,
+    score_coverage,
 )
-
-# Pairs are read, scored (names deduplicated) and journaled a block at a time, so memory
-# tracks the block and an interrupted run resumes where it stopped.
-_BLOCK = 1000
-# OPSIN options that change speed or robustness but never an answer.
-_TIMING_ONLY = frozenset({"timeout_s", "jvms", "java", "mode", "extra_jvms_after"})
-# JVMs beyond the first start once this many names were answered: a JVM's start-up and cold
-# JIT cost more than it saves on a shorter run (bench/names_opsin.py: on 2 cores one JVM
-# reads a cold list of 1,044 names faster than two).
-_EXTRA_JVMS_AFTER = 2000
 
 app = typer.Typer(help="Name round-trip coverage with the real OPSIN.", no_args_is_help=True)
 
 
-def _blocks(
-    pairs: Iterable[NamePair], journal: ResumableJsonlWriter, order: list[str]
-) -> Iterator[list[NamePair]]:
-    """Blocks of pairs not yet journaled, in input order; every pair's id goes to ``order``."""
-    block: list[NamePair] = []
-    for pair in pairs:
-        order.append(pair.item_id)
-        if journal.done(pair.item_id):
-            continue
-        block.append(pair)
-        if len(block) >= _BLOCK:
-            yield block
-            block = []
-    if block:
-        yield block
-
-
 _CLASSES = ("rt_valid", "confidently_wrong", "unparseable", "abstained", "unscorable")
-# Default largest share of emitted names OPSIN may fail on (timeouts, crashes, refusals)
-# before the run exits non-zero: beyond it the rates describe a different set of names.
-DEFAULT_MAX_OPSIN_ERRORS = 0.01
 
 
 def _rejected_note(stats: dict[str, Any]) -> str:
@@ -127,41 +76,13 @@ def _print_summary(report: dict[str, Any], rows_file: str) -> None:
     )
 
 
-def _journal_path(output_rows: Path) -> Path:
-    return output_rows.with_name(output_rows.name + ".journal")
-
-
 def _coverage_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
     rows: Path = args["output_rows"]
-    outputs = [Output("--output-rows", rows, derived=(_journal_path(rows),))]
-    if args["output_report"] is not None:
-        outputs.append(Output("--output-report", args["output_report"]))
+    outputs = [Output("--output-rows", rows, derived=(journal_path(rows),))]
+    report = report_path(rows, args["output_report"])
+    if report is not None:
+        outputs.append(Output("--output-report", report))
     return outputs, [("--input", args["input_path"]), ("--smiles", args["smiles_file"])]
-
-
-def _check_opsin_errors(
-    report: dict[str, Any], rows_file: str, max_share: float, strict: bool
-) -> None:
-    """Warn about OPSIN errors; raise when ``--strict`` or their share is over the limit."""
-    metrics = report["metrics"]
-    errors, names = metrics["opsin_error"], metrics["emitted"]
-    if not errors:
-        return
-    share = errors / names
-    kinds = ", ".join(f"{k}: {n}" for k, n in metrics["opsin_error_by_status"].items())
-    typer.echo(
-        f"warning: OPSIN failed on {errors} of {names} names ({share:.1%}; {kinds}); they are "
-        f"opsin_error rows in {rows_file}, in no rate",
-        err=True,
-    )
-    if strict:
-        raise BackendError(f"--strict: {errors} names hit OPSIN errors; the rows are written")
-    if share > max_share:
-        raise BackendError(
-            f"{errors} of {names} names ({share:.1%}) hit OPSIN errors, more than "
-            f"--max-opsin-errors {max_share:g}; the rows and report are written (a timeout: "
-            "rerun with a larger --timeout)"
-        )
 
 
 @app.command("coverage")
@@ -176,9 +97,13 @@ def coverage(
     smiles_file: Path | None = typer.Option(
         None, "--smiles", help="SMILES file to name with --namer-cmd."
     ),
-    output_rows: Path = typer.Option(..., "--output-rows", help="Row file (JSONL)."),
+    output_rows: Path = typer.Option(
+        Path("runs/names/rows.jsonl"), "--output-rows", help="Row file (JSONL)."
+    ),
     output_report: Path | None = typer.Option(
-        None, "--output-report", help="Report JSON (default: stdout)."
+        None,
+        "--output-report",
+        help="Report JSON (default: report.json beside the rows; - prints it on stdout).",
     ),
     jvms: int = typer.Option(
         2,
@@ -218,97 +143,34 @@ def coverage(
     quiet: bool = QUIET,
 ) -> None:
     """Score a structure-to-name generator: a name counts only if OPSIN reads it back right."""
-    from chemgauge.engines.opsin.runner import OpsinConfig, OpsinRunner
-
-    if (input_path is None) == (namer_cmd is None):
-        raise ConfigError("give exactly one of --input (pairs) or --namer-cmd (with --smiles)")
-    if not 0.0 <= max_opsin_errors <= 1.0:
-        raise ConfigError(f"--max-opsin-errors must be between 0 and 1, got {max_opsin_errors}")
-    stats = RejectionStats(strict=strict)
-    started = time.perf_counter()
-    pairs: Iterable[NamePair]
-    if input_path is not None:
-        # Checked whole before it streams (under --strict every line), so a refused file
-        # never leaves a journal: fixing it changes its hash, and the journal with it.
-        pairs = iter_pairs(input_path, stats)
-        source = input_path
-    else:
-        if smiles_file is None:
-            raise ConfigError("--namer-cmd needs --smiles FILE with the structures to name")
-        from chemgauge.engines.opsin.namer import CommandNamer
-
-        structures = read_smiles_file(smiles_file, stats)
-        names = CommandNamer.from_string(namer_cmd or "", namer_timeout).name(
-            [p.smiles for p in structures]
+    options = CoverageOptions(
+        jobs=jvms,
+        radicals=radicals,
+        lenient_stereo=lenient_stereo,
+        abstain_markers=tuple(abstain_marker),
+        pin_pct=pin_pct,
+        timeout=timeout,
+        namer_timeout=namer_timeout,
+        strict=strict,
+        max_opsin_errors=max_opsin_errors,
+        restart=restart,
+    )
+    source = input_path if input_path is not None else smiles_file
+    lines = count_lines(source) if source is not None and source.is_file() else None
+    output_report = report_path(output_rows, output_report)
+    with progress_bar("names", lines, quiet=quiet, min_total=2000) as advance:
+        report = score_coverage(
+            pairs=input_path,
+            namer_cmd=namer_cmd,
+            smiles=smiles_file,
+            output_rows=output_rows,
+            report_file=output_report,
+            options=options,
+            progress=advance,
+            notice=None if quiet else lambda text: typer.echo(text, err=True),
         )
-        pairs = [
-            NamePair(p.item_id, p.line, p.smiles, n) for p, n in zip(structures, names, strict=True)
-        ]
-        source = smiles_file
-    lines = count_lines(source)  # the progress total
-    config = CoverageConfig(abstain_markers=tuple(sorted(set(abstain_marker))), pin_pct=pin_pct)
-    opsin_config = OpsinConfig(
-        allow_radicals=radicals,
-        allow_uninterpretable_stereo=lenient_stereo,
-        timeout_s=timeout,
-        jvms=jvms,
-        extra_jvms_after=_EXTRA_JVMS_AFTER,
-    )
-    loaded = time.perf_counter()
-    opsin_options = {k: v for k, v in asdict(opsin_config).items() if k not in _TIMING_ONLY}
-    run_hash = sha256_json(
-        {
-            "coverage": config.describe(),
-            "opsin": opsin_options,
-            "input_sha256": sha256_file(source),
-        }
-    )
-    journal_path = _journal_path(output_rows)
-    journal = ResumableJsonlWriter(
-        journal_path, config_sha256=run_hash, key_field="id", restart=restart, keep_rows=False
-    )
-    if journal.keys and not quiet:
-        typer.echo(f"resuming: {len(journal.keys)} rows already done", err=True)
-    order: list[str] = []  # every accepted pair's id, in input order: the rows file's order
-    with OpsinRunner(opsin_config) as opsin:
-
-        def resolve(names: Sequence[str]) -> list[ReadBack]:
-            return [
-                ReadBack(r.smiles, r.status.value, r.error) for r in opsin.names_to_smiles(names)
-            ]
-
-        executor = make_executor(ExecutorConfig(kind="local", jobs=jvms, chunk_size=16))
-        try:
-            with journal, progress_bar("names", lines, quiet=quiet, min_total=2000) as advance:
-                progressed = 0  # input lines, so resumed and rejected lines count too
-                for block in _blocks(pairs, journal, order):
-                    for row in score_pairs(block, resolve, config, executor):
-                        journal.write(row)
-                    advance(block[-1].line - progressed)
-                    progressed = block[-1].line
-                advance(lines - progressed)
-        finally:
-            executor.close()
-        engine = opsin.provenance()
-        engine.pop("jar_path", None)  # a machine path, not content: the jar hash identifies it
-    scored = time.perf_counter()
-    report = build_report(
-        journal_rows(journal_path, order),
-        config=config,
-        input_path=source,
-        input_stats=stats,
-        engine=engine,
-        timing={"load_s": loaded - started, "score_s": scored - loaded},
-        rows_path=output_rows,
-        report_path=output_report,
-        engine_config=opsin_options,
-    )
-    atomic_write_rows(output_rows, journal_rows(journal_path, order))
-    journal_path.unlink(missing_ok=True)
     if output_report is None:
         typer.echo(envelope_bytes(report).decode(), nl=False)
-    else:
-        write_envelope(output_report, report)
     if not quiet:
         _print_summary(report, output_rows.name)
-    _check_opsin_errors(report, output_rows.name, max_opsin_errors, strict)
+    check_opsin_errors(report, output_rows.name, options, lambda text: typer.echo(text, err=True))

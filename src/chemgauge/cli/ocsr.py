@@ -7,7 +7,7 @@ scored one at a time into ``scored.jsonl`` and folded into the report; no row is
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,12 +16,12 @@ import typer
 from chemgauge.cli.options import RAY_TIMEOUT, Inputs, guarded
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import print_summary, rate_cell, summary_table
-from chemgauge.errors import InputFileError
 from chemgauge.eval.images import DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_IMAGE_PIXELS, ImageLimits
 from chemgauge.eval.outputs import Output
+from chemgauge.ocsr import RUN_FILES, Bars, rescore, run_recognizer
 
 if TYPE_CHECKING:
-    from chemgauge.benchmarks.ocsr.manifest import Manifest
+    pass
 
 MAX_IMAGE_PIXELS = typer.Option(
     DEFAULT_MAX_IMAGE_PIXELS,
@@ -38,7 +38,7 @@ app = typer.Typer(
 
 
 # What each command writes (checked against its inputs and locked before any work).
-_RUN_FILES = ("attempts.jsonl", "scored.jsonl", "report.json", "report.html")
+_RUN_FILES = RUN_FILES
 
 
 def _render_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
@@ -148,43 +148,13 @@ def _import_lines(manifest: Path, summary: Any) -> list[str]:
     return lines
 
 
-def _score_and_report(
-    manifest_path: Path,
-    output: Path,
-    rows_for: Callable[[Manifest], Iterable[dict[str, Any]]],
-    count: int,
-    settings: tuple[bool, bool],
-    record: tuple[dict[str, Any], dict[str, Any], list[str]],
-) -> dict[str, Any]:
-    """Score ``count`` attempt rows as they stream past and write the report files.
+def _bars(quiet: bool) -> Bars:
+    """Progress bars on a terminal, none under --quiet."""
 
-    ``settings`` is (quiet, html); ``record`` is the run's config beyond the policies, where
-    its attempts ran, and re-scoring notes. The manifest is loaded (and verified) again here,
-    and ``rows_for`` reads the attempts against it, so the caller's copy can be dropped
-    first: one manifest in memory at a time.
-    """
-    from chemgauge.benchmarks.ocsr.evaluate import iter_scored
-    from chemgauge.benchmarks.ocsr.manifest import load_manifest
-    from chemgauge.benchmarks.ocsr.report import write_report
-    from chemgauge.benchmarks.ocsr.scoring import POLICIES
-    from chemgauge.report.ocsr_page import write_html
+    def bars(label: str, total: int, min_total: int) -> Any:
+        return progress_bar(label, total, quiet=quiet, min_total=min_total)
 
-    quiet, html = settings
-    extra, execution, notes = record
-    manifest = load_manifest(manifest_path)
-    with progress_bar("scoring", count, quiet=quiet, min_total=50) as advance:
-        scored = iter_scored(manifest, rows_for(manifest), progress=advance)
-        return write_report(
-            output,
-            manifest,
-            scored,
-            POLICIES,
-            extra,
-            page=write_html if html else None,
-            manifest_path=manifest_path,
-            execution=execution,
-            notes=notes,
-        )
+    return bars
 
 
 def _rate(block: dict[str, Any] | None) -> str:
@@ -254,7 +224,7 @@ def _extra_notes(envelope: dict[str, Any]) -> list[str]:
 def run(
     manifest: Path = typer.Option(..., "--manifest", "-m", help="Manifest JSON."),
     backend: str = typer.Option("osra", help="osra | command | http | python."),
-    output: Path = typer.Option(Path("ocsr-results"), "--output", "-o", help="Results folder."),
+    output: Path = typer.Option(Path("runs/ocsr"), "--output", "-o", help="Results folder."),
     execute: bool = typer.Option(False, "--run", help="Execute (default: print the plan)."),
     repeats: int = typer.Option(1, min=1, help="Attempts per image."),
     max_requests: int | None = typer.Option(
@@ -302,18 +272,10 @@ def run(
     --budget-seconds it runs only the attempts that were not run.
     """
     from chemgauge.benchmarks.ocsr.manifest import load_manifest
-    from chemgauge.benchmarks.ocsr.plan import Execution, attempts_config_sha256
-    from chemgauge.benchmarks.ocsr.provenance import check_resumable, scoring_config
-    from chemgauge.benchmarks.ocsr.runner import (
-        RunConfig,
-        describe_plan,
-        iter_attempt_rows,
-        journal_attempts,
-        planned_count,
-    )
+    from chemgauge.benchmarks.ocsr.plan import Execution
+    from chemgauge.benchmarks.ocsr.runner import RunConfig, describe_plan
     from chemgauge.engines.ocsr.registry import RecognizerOptions, build_recognizer
 
-    loaded = load_manifest(manifest)
     options = RecognizerOptions(
         command=tuple(command_arg),
         fmt=fmt,
@@ -330,41 +292,20 @@ def run(
     )
     execution = Execution(executor, ray_address, ship_images, ray_timeout)  # type: ignore[arg-type]
     if not execute:
-        typer.echo(describe_plan(loaded, config, recognizer.describe()))
+        typer.echo(describe_plan(load_manifest(manifest), config, recognizer.describe()))
         return
-    if restart:  # the report of a discarded journal must not outlive it
-        (output / "report.json").unlink(missing_ok=True)
-    else:
-        check_resumable(output)
-    total = planned_count(loaded, config)
-    with progress_bar(f"ocsr ({backend})", total, quiet=quiet, min_total=10) as advance:
-        journal = journal_attempts(
-            loaded,
-            recognizer,
-            config,
-            output,
-            restart=restart,
-            progress=advance,
-            execution=execution,
-        )
-    described = recognizer.describe()
-    extra = {
-        "scoring": scoring_config(),
-        "backend": described,
-        "run_config": config.to_dict(),
-        "attempts_config_sha256": attempts_config_sha256(loaded, described, config),
-    }
-    placement = {**execution.describe(), "jobs": jobs}
-    del loaded  # scoring loads and verifies the manifest again
-
-    def rows_for(checked: Manifest) -> Iterable[dict[str, Any]]:
-        return iter_attempt_rows(journal, checked, config)
-
-    report = _score_and_report(
-        manifest, output, rows_for, total, (quiet, html), (extra, placement, [])
+    output_report = run_recognizer(
+        manifest,
+        recognizer,
+        output,
+        config,
+        execution,
+        restart=restart,
+        html=html,
+        bars=_bars(quiet),
     )
     if not quiet:
-        _print_summary(report)
+        _print_summary(output_report)
 
 
 def _score_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
@@ -377,7 +318,9 @@ def _score_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
 @guarded(_score_files)
 def score(
     manifest: Path = typer.Option(..., "--manifest", "-m", help="Manifest JSON."),
-    output: Path = typer.Option(..., "--output", "-o", help="Folder with attempts.jsonl."),
+    output: Path = typer.Option(
+        Path("runs/ocsr"), "--output", "-o", help="Folder with attempts.jsonl."
+    ),
     html: bool = typer.Option(True, "--html/--no-html"),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
@@ -387,43 +330,12 @@ def score(
     scoring gives the same config_sha256; a journal or manifest whose hash changed since the
     run is refused, and a change in scoring is printed and recorded.
     """
-    from chemgauge.benchmarks.ocsr.manifest import load_manifest
-    from chemgauge.benchmarks.ocsr.plan import RunConfig, iter_plan
-    from chemgauge.benchmarks.ocsr.provenance import (
-        check_inputs,
-        read_recorded_run,
-        scoring_changes,
-        scoring_config,
-    )
-    from chemgauge.benchmarks.ocsr.runner import scan_attempts
-    from chemgauge.benchmarks.ocsr.scoring import POLICIES
-    from chemgauge.eval.provenance import source_tree_sha256
-
-    journal = output / "attempts.jsonl"
-    if not journal.exists():
-        raise InputFileError(
-            "no attempts journal (run `chemgauge ocsr run --run` first)", path=journal
-        )
-    recorded = read_recorded_run(output)
-    check_inputs(recorded, output, manifest)
-    config = RunConfig.from_dict(recorded.run["run_config"])
-    loaded = load_manifest(manifest, verify=False)
-    attempts = scan_attempts(journal, loaded, plan=iter_plan(loaded, config))
-    del loaded
-    scoring = scoring_config()
-    changes = scoring_changes(recorded, list(POLICIES), scoring)
-    notes: list[str] = [f"scoring changed since the run: {change}" for change in changes]
-    if recorded.source_tree_sha256 not in (None, source_tree_sha256()):
-        notes.append("chemgauge's source differs from the run's: its scoring code may too")
-    for note in notes:
-        typer.echo(note, err=True)
-    report = _score_and_report(
+    report = rescore(
         manifest,
         output,
-        lambda _: attempts.rows(),
-        len(attempts),
-        (quiet, html),
-        ({"scoring": scoring, **recorded.run}, recorded.execution, notes),
+        html=html,
+        bars=_bars(quiet),
+        notice=lambda note: typer.echo(note, err=True),
     )
     if not quiet:
         _print_summary(report)

@@ -32,6 +32,16 @@ RAY_TIMEOUT = typer.Option(
 )
 CHUNK_SIZE = typer.Option(None, "--chunk-size", help="Items per task (default per family).")
 QUIET = typer.Option(False, "--quiet", "-q", help="No progress bar or summary table.")
+STDOUT = Path("-")
+
+
+def report_path(rows: Path, report: Path | None) -> Path | None:
+    """Where a run's report goes: ``report.json`` beside its rows unless named, ``None``
+    (standard output) for ``-``; so a run folder always holds what ``chemgauge report``
+    reads."""
+    if report is None:
+        return rows.with_name("report.json")
+    return None if report == STDOUT else report
 
 
 def executor_config(

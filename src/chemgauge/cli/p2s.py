@@ -36,14 +36,11 @@ from chemgauge.cli.options import (
 )
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import count_rate_cell, print_summary, rate_cell, summary_table
-from chemgauge.engines.p2s.composite import combine_providers
 from chemgauge.engines.p2s.guard import DEFAULT_LIMITS, ComputeLimits
-from chemgauge.engines.p2s.models import ModelOptions, P2SModel
-from chemgauge.engines.p2s.properties import PropertyProvider, ProviderOptions
-from chemgauge.engines.p2s.registry import get_model, get_provider
 from chemgauge.errors import ConfigError
 from chemgauge.eval.outputs import Output
 from chemgauge.eval.records import atomic_write_json
+from chemgauge.p2s import CALCULATOR_SEED, combine
 
 app = typer.Typer(
     help="Property-grounded masked completion: does a system use the property it is given?",
@@ -277,13 +274,6 @@ def claim(
     typer.echo(format_claim(report))
 
 
-def _provider(
-    names: list[str], table: Path | None, seed: int, infrared: bool, raman: bool = False
-) -> PropertyProvider:
-    options = ProviderOptions(table=table, seed=seed, infrared=infrared, raman=raman)
-    return combine_providers([get_provider(name, options) for name in names])
-
-
 PROVIDER_HELP = (
     "Property provider: xtb, mopac, nmr or table; repeat to combine (each property from the "
     "first that gives it, e.g. --provider xtb --provider mopac for 'electronic')."
@@ -374,7 +364,7 @@ def build(
         raise ConfigError("--max-heavy-atoms and --time-limit must be >= 0 (0 = no limit)")
     limits = ComputeLimits(max_heavy_atoms=max_heavy_atoms or None, time_limit=time_limit or None)
     execution = _execution(executor, jobs, ray_address, chunk_size, limits, restart, ray_timeout)
-    calculator = _provider(provider, table, 0xC0FFEE, infrared, raman)
+    calculator = combine(provider, table, CALCULATOR_SEED, infrared, raman)
     with progress_bar("p2s build", None, quiet=quiet) as advance:
         result = build_benchmark(
             sources,
@@ -422,7 +412,7 @@ def run(
     model: str = typer.Option(
         ..., "--model", "-m", help="structure_only, random, property_oracle, chat."
     ),
-    out: Path = typer.Option(Path("p2s-runs"), "--out", "-o", help="Run output folder."),
+    out: Path = typer.Option(Path("runs/p2s"), "--out", "-o", help="Run output folder."),
     prop: list[str] = typer.Option([], "--property", "-p", help="Directory (repeat; default all)."),
     condition: list[str] = typer.Option(
         [], "--condition", "-c", help="View (repeat; default all)."
@@ -441,21 +431,8 @@ def run(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary."),
 ) -> None:
     """Run a system over the views and write prediction files (resumable)."""
-    from chemgauge.benchmarks.p2s.prompts import renderer
-    from chemgauge.benchmarks.p2s.run import RunConfig, run_model, total_tasks
+    from chemgauge.p2s import RunOptions, run_system, total
 
-    config = RunConfig(
-        directories=tuple(prop),
-        conditions=tuple(condition) or CONDITIONS,
-        batch_size=batch_size,
-        omit_properties=omit_properties,
-        restart=restart,
-    )
-    calculator = (
-        _provider(provider, table, 0xC0FFEE, infrared, raman)
-        if model == "property_oracle"
-        else None
-    )
     chat = None
     if model == "chat":
         from chemgauge.engines.p2s.chat import ChatConfig
@@ -463,17 +440,23 @@ def run(
         if base_url is None or chat_model is None:
             raise typer.BadParameter("the chat model needs --base-url and --chat-model")
         chat = ChatConfig(base_url=base_url, model=chat_model, api_key_env=api_key_env)
-
-    def model_for(directory: str) -> P2SModel:
-        options = ModelOptions(
-            seed=seed, provider=calculator, chat=chat, render=renderer(directory)
-        )
-        return get_model(model, options)
-
-    folder = _data(data)
-    total = total_tasks(folder, config.directories, config.conditions)
-    with progress_bar(f"p2s run ({model})", total, quiet=quiet, min_total=1) as advance:
-        manifest = run_model(folder, out, model_for, config, progress=advance)
+    options = RunOptions(
+        properties=tuple(prop),
+        conditions=tuple(condition) or CONDITIONS,
+        seed=seed,
+        providers=tuple(provider),
+        table=table,
+        infrared=infrared,
+        raman=raman,
+        chat=chat,
+        omit_properties=omit_properties,
+        batch_size=batch_size,
+        restart=restart,
+    )
+    with progress_bar(
+        f"p2s run ({model})", total(data, options), quiet=quiet, min_total=1
+    ) as advance:
+        manifest = run_system(data, model, out, options, progress=advance)
     if not quiet:
         typer.echo(f"wrote {manifest['folder']}: predictions, rows.jsonl and report.json")
         _print_run_summary(manifest["report"], model)

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import typer
 
-from chemgauge.benchmarks.retro import RetroEvalConfig, RetroRun, run_retro_eval
+from chemgauge.benchmarks.retro import RetroEvalConfig, RetroRun
 from chemgauge.benchmarks.retro.data import find_fold_file, load_targets
-from chemgauge.benchmarks.retro.runner import OUTPUT_FILES
 from chemgauge.benchmarks.retro.syntheseus_options import SYNTHESEUS_FOLDS, SYNTHESEUS_KEYS
 from chemgauge.benchmarks.retro.unscored import MAX_UNSCORED_SHARE
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import print_summary, rate_cell, summary_table
-from chemgauge.engines.retro.registry import build_retro_model, retro_model_names
+from chemgauge.engines.retro.registry import retro_model_names
 from chemgauge.errors import ConfigError
-from chemgauge.eval.outputs import Output, claim_outputs
 
 app = typer.Typer(
     help="Single-step retrosynthesis evaluation (syntheseus-compatible).",
@@ -132,23 +129,13 @@ def eval_(
         "restart": restart,
         "quiet": quiet,
     }
+    from chemgauge.retro import run as run_eval
+
     config = RetroEvalConfig.from_options(_options(pairs, flags))
     data_file = find_fold_file(config.data_dir, config.fold)
-    results = Output("results_dir", Path(config.results_dir), files=OUTPUT_FILES)
-    inputs = [
-        ("data_dir", data_file.path),
-        ("model_dir", None if config.model_dir is None else Path(config.model_dir)),
-    ]
-    with claim_outputs([results], inputs):
-        model = build_retro_model(
-            config.model_class,
-            config.model_dir,
-            num_gpus=config.num_gpus,
-            **dict(config.model_kwargs),
-        )
-        total = None if config.limit is None else config.limit
-        with progress_bar(f"retro eval ({model.name})", total, quiet=config.quiet) as advance:
-            run = run_retro_eval(config, model=model, progress=advance)
+    label = f"retro eval ({config.model_class})"
+    with progress_bar(label, config.limit, quiet=config.quiet) as advance:
+        run = run_eval(config, progress=advance)
     if not config.quiet:
         _print_summary(run, config, data_file.path.name)
     for line in run.unscored.warnings():  # printed under --quiet too: never a silent gap

@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,7 @@ __all__ = [
     "CorpusWarning",
     "InvalidRecord",
     "build_corpus",
+    "demo_corpus_path",
     "group_key_of",
     "has_stereo_marks",
     "load_corpus",
@@ -458,3 +460,9 @@ def iter_records(corpus: Corpus) -> Iterator[BenchReaction]:
     for entry in corpus.entries:
         if isinstance(entry, BenchReaction):
             yield entry
+
+
+def demo_corpus_path() -> Path:
+    """The small demo corpus shipped inside the package (the default of every forward run)."""
+    resource = resources.files("chemgauge.benchmarks.forward").joinpath("data/demo_corpus.jsonl")
+    return Path(str(resource))
