@@ -91,13 +91,15 @@ def attack_views(
     directory: str,
     views: Mapping[str, Sequence[Task]],
     selection: SelectionConfig | None = None,
+    only: Sequence[str] | None = None,
 ) -> list[Attack]:
     """Run every strategy on the tasks of a directory's views (no labels involved);
-    ``selection`` (the build's seed and settings) lets the selection be replayed."""
+    ``selection`` (the build's seed and settings) lets the selection be replayed; ``only``
+    limits the attack to those views (the counterfactual one reads the correct view's ids)."""
     correct = views.get("correct", ())
     out = []
     for condition in CONDITIONS:
-        if condition not in views:
+        if condition not in views or (only is not None and condition not in only):
             continue
         tasks = views[condition]
         base = _base_ids(correct, tasks) if condition == "counterfactual" else {}

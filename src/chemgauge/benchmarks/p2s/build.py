@@ -30,7 +30,7 @@ from chemgauge.benchmarks.p2s.audit import Attack, attack_views, score_attack
 from chemgauge.benchmarks.p2s.compute import PROPERTY_JOURNAL, ComputeExecution, compute_properties
 from chemgauge.benchmarks.p2s.library import LIBRARY_VERSION
 from chemgauge.benchmarks.p2s.selection import ID_SCHEME_VERSION, Record, SelectionConfig
-from chemgauge.benchmarks.p2s.spec import PROPERTY_DIRECTORIES, components_of
+from chemgauge.benchmarks.p2s.spec import CONDITIONS, PROPERTY_DIRECTORIES, components_of
 from chemgauge.benchmarks.p2s.taskfile import Task, labels_path, tasks_path
 from chemgauge.benchmarks.p2s.views import ViewCounts, Views, directory_views
 from chemgauge.chem import describe_parse_failure, try_canonical_smiles
@@ -180,13 +180,17 @@ def _check_not_empty(
         )
 
 
-_AttackUnit = tuple[str, dict[str, list[Task]], SelectionConfig]
+# One view of a directory (its name last), with the correct view beside a counterfactual one.
+_AttackUnit = tuple[str, dict[str, list[Task]], SelectionConfig, str]
 
 
 def _attack_units(units: list[_AttackUnit]) -> list[list[Attack]]:
-    """Every strategy on each unit's views (one directory a unit): the executor's chunk
-    function, so directories are attacked side by side."""
-    return [attack_views(directory, tasks, chosen) for directory, tasks, chosen in units]
+    """Every strategy on each unit's view (one view of a directory a unit): the executor's
+    chunk function, so views are attacked side by side."""
+    return [
+        attack_views(directory, tasks, chosen, only=(view,))
+        for directory, tasks, chosen, view in units
+    ]
 
 
 def _attack(units: list[_AttackUnit], executor: ExecutorConfig) -> list[Attack]:
@@ -231,7 +235,12 @@ def _audit(
             ]
             for condition, (rows, _) in views.items()
         }
-        units.append((directory, tasks, selection))
+        for view in (c for c in CONDITIONS if c in tasks):  # a unit a view: workers share
+            # the attack evenly
+            needed = {view: tasks[view]}
+            if view == "counterfactual" and "correct" in tasks:
+                needed["correct"] = tasks["correct"]
+            units.append((directory, needed, selection, view))
         for condition, (_, rows) in views.items():
             labels[f"{directory}/{condition}"] = {r["record_id"]: r["label"] for r in rows}
     attacks = _attack(units, executor)
