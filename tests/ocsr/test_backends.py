@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -50,9 +51,17 @@ def test_command_smiles_molfile_and_statuses(tmp_path: Path, image: Path) -> Non
     assert (out.status, out.message) == ("failure", "no structure in the output")
 
 
+def _startup_seconds() -> float:
+    """How long this machine takes to start a Python child that prints a line, now."""
+    started = time.perf_counter()
+    subprocess.run([PY, "-c", "print('CCO', flush=True)"], check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
 def test_command_timeout_keeps_partial_output(tmp_path: Path, image: Path) -> None:
     args = _script(tmp_path, "import sys, time; print('CCO', flush=True); time.sleep(30)")
-    out = CommandRecognizer(CommandSpec(tuple(args))).recognize(image, 1.0).output
+    budget = max(1.0, 10 * _startup_seconds())  # room to print first, on a loaded machine too
+    out = CommandRecognizer(CommandSpec(tuple(args))).recognize(image, budget).output
     assert out.status == "provisional" and out.text.strip() == "CCO"
     silent = _script(tmp_path, "import time; time.sleep(30)")
     out = CommandRecognizer(CommandSpec(tuple(silent))).recognize(image, 0.5).output
