@@ -124,11 +124,14 @@ def test_names_coverage_is_the_command_as_a_call(examples: Path) -> None:
     assert sum(strict.values()) == report["metrics"]["total"] > 0
 
 
-def test_names_options_are_checked() -> None:
+def test_names_options_are_checked(examples: Path) -> None:
     with pytest.raises(ConfigError, match="max-opsin-errors"):
         chemgauge.names.CoverageOptions(max_opsin_errors=2.0)
     with pytest.raises(ConfigError, match="exactly one"):
         chemgauge.names.coverage(None)
+    with pytest.raises(ConfigError, match="needs --smiles"):
+        chemgauge.names.coverage(namer_cmd="python3 names/namer.py")
+    assert not (examples / "runs").exists()  # refused before any output was claimed
 
 
 def test_p2s_run_is_the_command_as_a_call(examples: Path) -> None:

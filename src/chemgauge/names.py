@@ -39,6 +39,7 @@ __all__ = [
     "DEFAULT_MAX_OPSIN_ERRORS",
     "CoverageOptions",
     "check_opsin_errors",
+    "check_source",
     "coverage",
     "journal_path",
     "score_coverage",
@@ -102,6 +103,15 @@ def _blocks(
         yield block
 
 
+def check_source(pairs: Path | None, namer_cmd: str | None, smiles: Path | None) -> None:
+    """A run scores a pairs file or a namer command's names for a SMILES file, never both:
+    checked before any output is claimed, so a wrong call leaves nothing behind."""
+    if (pairs is None) == (namer_cmd is None):
+        raise ConfigError("give exactly one of --input (pairs) or --namer-cmd (with --smiles)")
+    if namer_cmd is not None and smiles is None:
+        raise ConfigError("--namer-cmd needs --smiles FILE with the structures to name")
+
+
 def _pairs(
     pairs: Path | None,
     namer_cmd: str | None,
@@ -110,14 +120,12 @@ def _pairs(
     stats: RejectionStats,
 ) -> tuple[Iterable[NamePair], Path]:
     """The pairs to score and the file they come from (the namer's run on ``smiles``)."""
-    if (pairs is None) == (namer_cmd is None):
-        raise ConfigError("give exactly one of --input (pairs) or --namer-cmd (with --smiles)")
+    check_source(pairs, namer_cmd, smiles)
     if pairs is not None:
         # Checked whole before it streams (under --strict every line), so a refused file
         # never leaves a journal: fixing it changes its hash, and the journal with it.
         return iter_pairs(pairs, stats), pairs
-    if smiles is None:
-        raise ConfigError("--namer-cmd needs --smiles FILE with the structures to name")
+    assert smiles is not None  # check_source: a namer command comes with its SMILES file
     from chemgauge.engines.opsin.namer import CommandNamer
 
     structures = read_smiles_file(smiles, stats)
@@ -267,6 +275,7 @@ def coverage(
     pairs_path = None if pairs is None else Path(pairs)
     smiles_path = None if smiles is None else Path(smiles)
     outputs = [Output("out", rows, derived=(journal_path(rows),)), Output("out", report_file)]
+    check_source(pairs_path, namer_cmd, smiles_path)
     inputs = [("pairs", pairs_path), ("smiles", smiles_path)]
     with claim_outputs(outputs, inputs, command="chemgauge.names.coverage"):
         report = score_coverage(

@@ -22,6 +22,7 @@ from chemgauge.engines.p2s.composite import combine_providers
 from chemgauge.engines.p2s.models import ModelOptions, P2SModel
 from chemgauge.engines.p2s.properties import PropertyProvider, ProviderOptions
 from chemgauge.engines.p2s.registry import get_model, get_provider
+from chemgauge.errors import ConfigError
 from chemgauge.eval.outputs import Output, claim_outputs
 
 if TYPE_CHECKING:
@@ -96,8 +97,6 @@ def run_system(
         else None
     )
     if model == "chat" and options.chat is None:
-        from chemgauge.errors import ConfigError
-
         raise ConfigError("the chat model needs --base-url and --chat-model")
 
     def model_for(directory: str) -> P2SModel:

@@ -19,6 +19,7 @@ from chemgauge.names import (
     DEFAULT_MAX_OPSIN_ERRORS,
     CoverageOptions,
     check_opsin_errors,
+    check_source,
     journal_path,
     score_coverage,
 )
@@ -79,6 +80,7 @@ def _print_summary(report: dict[str, Any], rows_file: str) -> None:
 def _coverage_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
     rows: Path = args["output_rows"]
     outputs = [Output("--output-rows", rows, derived=(journal_path(rows),))]
+    check_source(args["input_path"], args["namer_cmd"], args["smiles_file"])
     report = report_path(rows, args["output_report"])
     if report is not None:
         outputs.append(Output("--output-report", report))
@@ -158,7 +160,13 @@ def coverage(
     source = input_path if input_path is not None else smiles_file
     lines = count_lines(source) if source is not None and source.is_file() else None
     output_report = report_path(output_rows, output_report)
-    with progress_bar("names", lines, quiet=quiet, min_total=2000) as advance:
+    with progress_bar("names", lines, quiet=quiet, min_total=2000) as bar:
+        done = [0]  # input lines reported, so the bar ends full (resumed, rejected lines too)
+
+        def advance(n: int) -> None:
+            done[0] += n
+            bar(n)
+
         report = score_coverage(
             pairs=input_path,
             namer_cmd=namer_cmd,
@@ -169,6 +177,7 @@ def coverage(
             progress=advance,
             notice=None if quiet else lambda text: typer.echo(text, err=True),
         )
+        bar(max(0, (lines or 0) - done[0]))
     if output_report is None:
         typer.echo(envelope_bytes(report).decode(), nl=False)
     if not quiet:

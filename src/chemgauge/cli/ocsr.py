@@ -37,10 +37,6 @@ app = typer.Typer(
 )
 
 
-# What each command writes (checked against its inputs and locked before any work).
-_RUN_FILES = RUN_FILES
-
-
 def _render_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
     return [Output("--out", args["out"], files=("manifest.json",))], []
 
@@ -205,7 +201,7 @@ def _run_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
     inputs = [("--manifest", args["manifest"])]
     if not args["execute"]:  # only the plan is printed
         return [], inputs
-    return [Output("--output", args["output"], files=_RUN_FILES)], inputs
+    return [Output("--output", args["output"], files=RUN_FILES)], inputs
 
 
 def _extra_notes(envelope: dict[str, Any]) -> list[str]:
@@ -310,8 +306,8 @@ def run(
 
 def _score_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
     output: Path = args["output"]
-    inputs = [("--manifest", args["manifest"]), ("attempts journal", output / _RUN_FILES[0])]
-    return [Output("--output", output, files=_RUN_FILES[1:])], inputs
+    inputs = [("--manifest", args["manifest"]), ("attempts journal", output / RUN_FILES[0])]
+    return [Output("--output", output, files=RUN_FILES[1:])], inputs
 
 
 @app.command("score")
