@@ -163,6 +163,46 @@ def test_an_audit_worker_that_dies_is_attacked_again_in_the_parent(
     assert released(out) == released(table_build["clean"])
 
 
+def test_audit_units_run_costliest_first_and_report_in_view_order(
+    table_build: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build on several workers hands out the audit's units costliest first (a
+    counterfactual view, never a shuffled one, comes first and the cheap shuffled work last),
+    two units a directory so even a one-directory build splits, and the audit comes out in
+    the view order of a serial build."""
+    from chemgauge.benchmarks.p2s import build as build_module
+    from chemgauge.eval.executors import SerialExecutor
+
+    handed_out: list[tuple[str, tuple[str, ...]]] = []
+
+    class Recording(SerialExecutor):
+        def map(self, fn, items, *, chunk_size=None):  # type: ignore[no-untyped-def]
+            items = list(items)
+            handed_out.extend((unit[0], unit[3]) for unit in items)
+            return super().map(fn, items, chunk_size=chunk_size)
+
+    monkeypatch.setattr(build_module, "make_executor", lambda config: Recording(config))
+    pool = ComputeExecution(executor=ExecutorConfig(kind="local", jobs=2, chunk_size=2))
+    out = tmp_path / "pool"
+    build_benchmark(
+        table_build["sources"], out, TableProvider(table_build["table"]), CONFIG, execution=pool
+    )
+    assert sorted(handed_out) == sorted(
+        (d, views) for d in DIRECTORIES for views in (("correct", "shuffled"), ("counterfactual",))
+    )
+    assert handed_out[0][1] == ("counterfactual",)
+    assert handed_out[-1][1] == ("correct", "shuffled")
+    assert released(out) == released(table_build["clean"])
+
+    handed_out.clear()
+    one = BuildConfig(directories=("dipole",), candidates=4, counterfactuals_per_record=2)
+    build_benchmark(
+        table_build["sources"], tmp_path / "one", TableProvider(table_build["table"]), one,
+        execution=pool,
+    )  # fmt: skip
+    assert handed_out == [("dipole", ("counterfactual",)), ("dipole", ("correct", "shuffled"))]
+
+
 def test_properties_start_before_the_selection_ends(
     table_build: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

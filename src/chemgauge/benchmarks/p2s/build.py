@@ -180,37 +180,51 @@ def _check_not_empty(
         )
 
 
-# One view of a directory (its name last), with the correct view beside a counterfactual one.
-_AttackUnit = tuple[str, dict[str, list[Task]], SelectionConfig, str]
+# Views of one directory (their names last); the counterfactual view comes with the correct
+# one, whose ids link each counterfactual task to its base record.
+_AttackUnit = tuple[str, dict[str, list[Task]], SelectionConfig, tuple[str, ...]]
+
+# Rough relative cost of attacking one candidate of a view, for scheduling only: the id-hash
+# strategy dominates, hashing 7 texts a candidate (10 with a base id in the counterfactual
+# view); the shuffled view shares the correct view's ids, tasks and caches.
+_VIEW_COST = {"correct": 7, "shuffled": 1, "counterfactual": 10}
 
 
 def _attack_units(units: list[_AttackUnit]) -> list[list[Attack]]:
-    """Every strategy on each unit's view (one view of a directory a unit): the executor's
-    chunk function, so views are attacked side by side."""
+    """Every strategy on each unit's views: the executor's chunk function, so units are
+    attacked side by side."""
     return [
-        attack_views(directory, tasks, chosen, only=(view,))
-        for directory, tasks, chosen, view in units
+        attack_views(directory, tasks, chosen, only=views)
+        for directory, tasks, chosen, views in units
     ]
 
 
+def _unit_cost(unit: _AttackUnit) -> int:
+    _, tasks, _, views = unit
+    return sum(_VIEW_COST[v] * sum(len(t.candidates) for t in tasks[v]) for v in views)
+
+
 def _attack(units: list[_AttackUnit], executor: ExecutorConfig) -> list[Attack]:
-    """The attacks of every directory, on the build's local workers when it has several (a
-    pool forked now inherits this process's memo of the selection, which the replay strategy
+    """The attacks of every directory (in the units' order), on the build's local workers
+    when it has several: costliest unit first, so the last to finish is a small one (a pool
+    forked now inherits this process's memo of the selection, which the replay strategy
     reuses); otherwise here. A unit whose worker failed is attacked again here, so a real
     error surfaces with its own message."""
-    results: list[list[Attack] | ItemFailure] = []
+    results: dict[int, list[Attack] | ItemFailure] = {}
     if executor.kind == "local" and executor.workers() > 1 and len(units) > 1:
+        order = sorted(range(len(units)), key=lambda i: (-_unit_cost(units[i]), i))
         runner = make_executor(executor)
         try:
-            for found in runner.map(_attack_units, units, chunk_size=1):
-                results.append(found)
+            found = runner.map(_attack_units, [units[i] for i in order], chunk_size=1)
+            results.update(zip(order, found, strict=True))
         finally:
             runner.close()
-    else:
-        results.extend(_attack_units(units))
     attacks: list[Attack] = []
-    for unit, outcome in zip(units, results, strict=True):
-        attacks.extend(_attack_units([unit])[0] if isinstance(outcome, ItemFailure) else outcome)
+    for index, unit in enumerate(units):
+        outcome = results.get(index)
+        if outcome is None or isinstance(outcome, ItemFailure):
+            outcome = _attack_units([unit])[0]
+        attacks.extend(outcome)
     return attacks
 
 
@@ -235,12 +249,16 @@ def _audit(
             ]
             for condition, (rows, _) in views.items()
         }
-        for view in (c for c in CONDITIONS if c in tasks):  # a unit a view: workers share
-            # the attack evenly
-            needed = {view: tasks[view]}
-            if view == "counterfactual" and "correct" in tasks:
+        # Two units a directory, so two workers share even a one-directory audit: the views
+        # that share ids (correct, shuffled) and the counterfactual one.
+        for attacked in (("correct", "shuffled"), ("counterfactual",)):
+            present = tuple(v for v in CONDITIONS if v in attacked and v in tasks)
+            if not present:
+                continue
+            needed = {v: tasks[v] for v in present}
+            if "counterfactual" in present and "correct" in tasks:
                 needed["correct"] = tasks["correct"]
-            units.append((directory, needed, selection, view))
+            units.append((directory, needed, selection, present))
         for condition, (_, rows) in views.items():
             labels[f"{directory}/{condition}"] = {r["record_id"]: r["label"] for r in rows}
     attacks = _attack(units, executor)
