@@ -6,7 +6,7 @@ empty folder. Runs alternate (1, 2, 1, 2, ...) so background load hits both alik
 is of the median walls. Also checked: both worker counts write the same files. Target:
 >= 1.7x on 200 sources on an otherwise idle 2-core machine.
 
-    .venv/bin/python bench/p2s_build_jobs.py [--sources 200] [--repeats 2]
+    .venv/bin/python bench/p2s_build_jobs.py [--sources 200] [--repeats 5]
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def files(folder: Path) -> dict[str, bytes]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sources", type=int, default=200)
-    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=5)
     add_record_options(parser)
     args = parser.parse_args()
     start_load = f"{os.getloadavg()[0]:.1f}"
