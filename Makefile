@@ -26,7 +26,7 @@ system-deps:
 # second system on the same corpus (the embedded set's amide-coupling rules alone) and a board
 # of the two: values with intervals, ranks, letter groups, per-breakdown boards.
 DEMO_OUT ?= demo-out
-DEMO_RULES := src/chemgauge/engines/forward/forward_rules.jsonl
+DEMO_RULES := src/chemgauge/families/forward/engine/forward_rules.jsonl
 demo: setup
 	$(BIN)/chemgauge matchers --known
 	$(BIN)/chemgauge forward benchmark --executor serial \
@@ -43,11 +43,11 @@ demo: setup
 	@echo "demo: rows, report, $(DEMO_OUT)/report.html and $(DEMO_OUT)/board.html are in $(DEMO_OUT)/"
 
 # The p2s task loader and scorer promise a bare Python 3.9+: these modules (all they import)
-# must need nothing newer (tests/p2s/test_scoring.py checks the list is complete).
+# must need nothing newer (tests/families/p2s/test_scoring.py checks the list is complete).
 STDLIB_39 := src/chemgauge/__init__.py src/chemgauge/errors.py \
-	src/chemgauge/benchmarks/__init__.py src/chemgauge/benchmarks/p2s/__init__.py \
-	src/chemgauge/benchmarks/p2s/spec.py src/chemgauge/benchmarks/p2s/taskfile.py \
-	src/chemgauge/benchmarks/p2s/scoring.py src/chemgauge/eval/__init__.py \
+	src/chemgauge/registry.py src/chemgauge/families/__init__.py src/chemgauge/families/p2s/__init__.py \
+	src/chemgauge/families/p2s/spec.py src/chemgauge/families/p2s/taskfile.py \
+	src/chemgauge/families/p2s/scoring.py src/chemgauge/eval/__init__.py \
 	src/chemgauge/eval/lines.py
 
 lint: $(STAMP)

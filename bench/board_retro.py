@@ -5,7 +5,7 @@ reactions with their classes, read in place through a symlink) scored by ``chemg
 eval`` for eleven systems: the ``templates`` baseline (rdchiral templates extracted from the
 validation split, ``val.csv``, as its training data) and ten ``predictions`` models whose 10
 raw outputs a target come from chemgauge's seeded generator
-(:mod:`chemgauge.benchmarks.retro.synthetic`) under different seeds and quality settings
+(:mod:`chemgauge.families.retro.synthetic`) under different seeds and quality settings
 (where the truth lands, how often it is absent). The outputs are synthetic: the board shows
 what the statistics make of systems of known, controlled quality, not how good any real model
 is.
@@ -98,10 +98,10 @@ def _data_dirs(work: Path) -> tuple[Path, Path]:
 
 def _outputs(work: Path, data: Path, spec: Seeded, jobs: int, limit: int) -> Path:
     """Seeded raw outputs for each distinct product, written once per settings and size."""
-    from chemgauge.benchmarks.retro.data import find_fold_file, load_targets
-    from chemgauge.benchmarks.retro.synthetic import SyntheticSettings, generate_outputs
     from chemgauge.eval.executors import ExecutorConfig
     from chemgauge.eval.provenance import canonical_json
+    from chemgauge.families.retro.data import find_fold_file, load_targets
+    from chemgauge.families.retro.synthetic import SyntheticSettings, generate_outputs
 
     path = work / "outputs" / f"{spec.name}-k{OUTPUTS}-n{limit}.jsonl"
     if path.exists():

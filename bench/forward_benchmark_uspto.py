@@ -29,11 +29,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from chemgauge.benchmarks.forward.aggregate import aggregate
-from chemgauge.benchmarks.forward.extraction import extract_split_templates
-from chemgauge.benchmarks.forward.runner import BenchmarkConfig, run_benchmark
-from chemgauge.benchmarks.forward.uspto import write_uspto_corpus
 from chemgauge.eval.executors import ExecutorConfig
+from chemgauge.families.forward.aggregate import aggregate
+from chemgauge.families.forward.extraction import extract_split_templates
+from chemgauge.families.forward.runner import BenchmarkConfig, run_benchmark
+from chemgauge.families.forward.uspto import write_uspto_corpus
 from result_files import add_record_options, figure, load_average, record_path, write_result
 
 DATA = Path(

@@ -26,15 +26,15 @@ from pathlib import Path
 from rdkit import Chem, RDLogger
 from rdkit.Chem import rdChemReactions
 
-from chemgauge.benchmarks.forward.batch import EnumerateItem, RulesSpec, enumerate_candidates
-from chemgauge.benchmarks.forward.extraction import extract_split_templates
-from chemgauge.benchmarks.forward.uspto import uspto_records
 from chemgauge.chem import canonical_multiset, try_flatten_stereo
-from chemgauge.engines.forward.predictor import predict_products_detailed
-from chemgauge.engines.forward.rules import load_rules
 from chemgauge.eval.executors import ExecutorConfig
 from chemgauge.eval.ranking import distribution
 from chemgauge.eval.stats import wilson_interval
+from chemgauge.families.forward.batch import EnumerateItem, RulesSpec, enumerate_candidates
+from chemgauge.families.forward.engine.predictor import predict_products_detailed
+from chemgauge.families.forward.engine.rules import load_rules
+from chemgauge.families.forward.extraction import extract_split_templates
+from chemgauge.families.forward.uspto import uspto_records
 from result_files import add_record_options, figure, record_path, write_result
 
 RDLogger.DisableLog("rdApp.*")  # type: ignore[attr-defined]

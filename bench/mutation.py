@@ -10,7 +10,7 @@ go stale silently.
 
     .venv/bin/python bench/mutation.py            # make mutation
     .venv/bin/python bench/mutation.py --reuse    # score the last run again (no mutmut run)
-    .venv/bin/python bench/mutation.py --modules chemgauge.benchmarks.names.metrics
+    .venv/bin/python bench/mutation.py --modules chemgauge.families.names.metrics
         # mutate and score only these modules; their figures replace theirs in the result
         # file, the other modules' figures are kept (each says the date it was measured)
 """

@@ -25,7 +25,7 @@ from typing import TypeVar
 
 from py2opsin import py2opsin
 
-from chemgauge.engines.opsin.runner import OpsinConfig, OpsinRunner
+from chemgauge.families.names.engine.runner import OpsinConfig, OpsinRunner
 from result_files import add_record_options, figure, record_path, write_result
 
 T = TypeVar("T")

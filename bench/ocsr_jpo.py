@@ -23,14 +23,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from chemgauge.benchmarks.ocsr.evaluate import score_attempts
-from chemgauge.benchmarks.ocsr.external import import_image_set
-from chemgauge.benchmarks.ocsr.plan import Execution
-from chemgauge.benchmarks.ocsr.report import write_report
-from chemgauge.benchmarks.ocsr.review import PUBLISHED_COUNTS, rescore_review
-from chemgauge.benchmarks.ocsr.runner import RunConfig, run_attempts
-from chemgauge.benchmarks.ocsr.scoring import POLICIES
-from chemgauge.engines.ocsr.recognizers import OsraRecognizer
+from chemgauge.families.ocsr.engine.recognizers import OsraRecognizer
+from chemgauge.families.ocsr.evaluate import score_attempts
+from chemgauge.families.ocsr.external import import_image_set
+from chemgauge.families.ocsr.plan import Execution
+from chemgauge.families.ocsr.report import write_report
+from chemgauge.families.ocsr.review import PUBLISHED_COUNTS, rescore_review
+from chemgauge.families.ocsr.runner import RunConfig, run_attempts
+from chemgauge.families.ocsr.scoring import POLICIES
 from result_files import add_record_options, figure, record_path, write_result
 
 REPO = Path(__file__).resolve().parents[1]

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from chemgauge.benchmarks.p2s.embedded import nci_sources
+from chemgauge.families.p2s.embedded import nci_sources
 from result_files import add_record_options, figure, record_path, write_result
 
 SKIP = {"build_properties.jsonl", "build_manifest.json"}

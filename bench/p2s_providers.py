@@ -20,15 +20,15 @@ from pathlib import Path
 
 import orjson
 
-from chemgauge.benchmarks.p2s.build import BuildConfig, build_benchmark
-from chemgauge.benchmarks.p2s.claim import claim_report, prediction_paths
-from chemgauge.benchmarks.p2s.compute import PROPERTY_JOURNAL, ComputeExecution
-from chemgauge.benchmarks.p2s.embedded import nci_sources
-from chemgauge.benchmarks.p2s.run import RunConfig, run_model
-from chemgauge.engines.p2s.models import ModelOptions
-from chemgauge.engines.p2s.properties import ProviderOptions, TableProvider
-from chemgauge.engines.p2s.registry import get_model, get_provider
 from chemgauge.eval.records import iter_journal
+from chemgauge.families.p2s.build import BuildConfig, build_benchmark
+from chemgauge.families.p2s.claim import claim_report, prediction_paths
+from chemgauge.families.p2s.compute import PROPERTY_JOURNAL, ComputeExecution
+from chemgauge.families.p2s.embedded import nci_sources
+from chemgauge.families.p2s.engine.models import ModelOptions
+from chemgauge.families.p2s.engine.properties import ProviderOptions, TableProvider
+from chemgauge.families.p2s.engine.registry import get_model, get_provider
+from chemgauge.families.p2s.runner import RunConfig, run_model
 from result_files import add_record_options, figure, record_path, write_result
 
 # name -> (provider, options, directories, which --*-sources count to use)

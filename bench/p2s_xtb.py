@@ -24,14 +24,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from chemgauge.benchmarks.p2s.audit import audit_dataset
-from chemgauge.benchmarks.p2s.build import BuildConfig, build_benchmark
-from chemgauge.benchmarks.p2s.claim import claim_report, prediction_paths
-from chemgauge.benchmarks.p2s.embedded import default_data, nci_sources
-from chemgauge.benchmarks.p2s.run import RunConfig, run_model
 from chemgauge.chem.properties import embed_geometry
-from chemgauge.engines.p2s.models import ModelOptions
-from chemgauge.engines.p2s.registry import get_model, get_provider
+from chemgauge.families.p2s.audit import audit_dataset
+from chemgauge.families.p2s.build import BuildConfig, build_benchmark
+from chemgauge.families.p2s.claim import claim_report, prediction_paths
+from chemgauge.families.p2s.embedded import default_data, nci_sources
+from chemgauge.families.p2s.engine.models import ModelOptions
+from chemgauge.families.p2s.engine.registry import get_model, get_provider
+from chemgauge.families.p2s.runner import RunConfig, run_model
 from result_files import add_record_options, figure, record_path, write_result
 
 MODELS = ("property_oracle", "structure_only", "random")

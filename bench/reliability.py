@@ -77,10 +77,10 @@ for policy in matcher_names():
 
 def bench_inputs(mutations: int, work: Path) -> dict[str, list[int]]:
     """family -> [inputs tried, uncaught, refused with a chemgauge error]."""
-    from tests.p2s.conftest import SOURCES, write_table
+    from tests.families.p2s.conftest import SOURCES, write_table
 
-    from chemgauge.benchmarks.p2s.build import BuildConfig, build_benchmark
-    from chemgauge.engines.p2s.properties import TableProvider
+    from chemgauge.families.p2s.build import BuildConfig, build_benchmark
+    from chemgauge.families.p2s.engine.properties import TableProvider
 
     sources = work / "sources.smi"
     sources.write_text("\n".join(SOURCES) + "\n")

@@ -1,7 +1,7 @@
 """chemgauge retro eval vs syntheseus's own evaluator, same outputs, one run.
 
 All 5,007 USPTO-50k test targets (``../shared/data/uspto50k/test.csv``) get 50 raw outputs
-each from the seeded generator in :mod:`chemgauge.benchmarks.retro.synthetic` (true reactants
+each from the seeded generator in :mod:`chemgauge.families.retro.synthetic` (true reactants
 at random ranks or absent, stereo-free spellings of the truth, decoys from other targets in
 random spellings, ~10% invalid, ~10% duplicate spellings). The same outputs are scored by:
 
@@ -124,7 +124,7 @@ _FILE_FIELDS = (
 
 
 def _child_chemgauge(preds: str, out: str, matchers: str, jobs: int, limit: int) -> None:
-    from chemgauge.benchmarks.retro import RetroEvalConfig, run_retro_eval
+    from chemgauge.families.retro import RetroEvalConfig, run_retro_eval
 
     config = RetroEvalConfig(
         data_dir=str(DATA),
@@ -224,10 +224,10 @@ def _child_syntheseus(preds: str, stereo: bool, keep: bool, limit: int) -> None:
 
 
 def _generate(work: Path, jobs: int, limit: int) -> Path:
-    from chemgauge.benchmarks.retro.data import find_fold_file, load_targets
-    from chemgauge.benchmarks.retro.synthetic import SyntheticSettings, generate_outputs
     from chemgauge.eval.executors import ExecutorConfig
     from chemgauge.eval.provenance import canonical_json, sha256_file
+    from chemgauge.families.retro.data import find_fold_file, load_targets
+    from chemgauge.families.retro.synthetic import SyntheticSettings, generate_outputs
 
     settings = SyntheticSettings()
     digest = sha256_file(DATA / "test.csv")[:12]

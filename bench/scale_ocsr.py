@@ -61,8 +61,8 @@ def _utf8(path: Path) -> bool:
 
 def _pool(folder: Path) -> tuple[list[object], dict[str, str]]:
     """Every real image as a case (via the importer), and its archived OSRA output by hash."""
-    from chemgauge.benchmarks.ocsr.external import import_image_set
-    from chemgauge.benchmarks.ocsr.review import iter_tar_molfiles
+    from chemgauge.families.ocsr.external import import_image_set
+    from chemgauge.families.ocsr.review import iter_tar_molfiles
 
     cases: list[object] = []
     answers: dict[str, str] = {}
@@ -88,7 +88,7 @@ def _pool(folder: Path) -> tuple[list[object], dict[str, str]]:
 def build_input(path: Path, n: int, seed: int) -> None:
     """A manifest of ``n`` cases at ``path`` (real images drawn with replacement, each case
     with its own id) and the recognizer's answer table beside it."""
-    from chemgauge.benchmarks.ocsr.manifest import Case, Manifest, write_manifest
+    from chemgauge.families.ocsr.manifest import Case, Manifest, write_manifest
 
     folder = path.parent
     cases, answers = _pool(folder)

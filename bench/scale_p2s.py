@@ -46,14 +46,14 @@ def _base(folder: Path, seed: int) -> Path:
     """The real builder on seeded USPTO-50k products (built once per folder and seed)."""
     from collections import Counter
 
-    from chemgauge.benchmarks.p2s.build import (
+    from chemgauge.eval.records import RejectionStats
+    from chemgauge.families.p2s.build import (
         BuildConfig,
         build_benchmark,
         read_sources,
         select_records,
     )
-    from chemgauge.engines.p2s.properties import TableProvider
-    from chemgauge.eval.records import RejectionStats
+    from chemgauge.families.p2s.engine.properties import TableProvider
 
     base = folder / f"base-{seed}"
     if (base / "data").is_dir():

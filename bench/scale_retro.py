@@ -33,9 +33,9 @@ DATA = Path(os.environ.get("CHEMGAUGE_SHARED_DATA", REPO.parent / "shared" / "da
 def build_input(folder: Path, n: int, seed: int, outputs: int = 50, jobs: int = 2) -> None:
     """``folder/data/test.csv`` (the first ``n`` test-then-validation reactions) and
     ``folder/predictions.jsonl`` (seeded raw outputs for each distinct product)."""
-    from chemgauge.benchmarks.retro.data import find_fold_file, load_targets
-    from chemgauge.benchmarks.retro.synthetic import SyntheticSettings, generate_outputs
     from chemgauge.eval.executors import ExecutorConfig
+    from chemgauge.families.retro.data import find_fold_file, load_targets
+    from chemgauge.families.retro.synthetic import SyntheticSettings, generate_outputs
 
     data = folder / "data"
     data.mkdir(parents=True, exist_ok=True)

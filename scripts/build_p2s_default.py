@@ -4,7 +4,7 @@ Sources: the NCI set in the rdkit wheel, one component, at least 6 heavy atoms, 
 first (``nci_sources``); the first 136 records over the directories the shipped xtb provider
 computes (dipole and gap, GFN2-xTB through tblite); seed 0. The build audits itself and
 refuses a release with a leak or a tell. Written to
-``src/chemgauge/benchmarks/p2s/data/default``: the task and label files, the source list and
+``src/chemgauge/families/p2s/data/default``: the task and label files, the source list and
 the build manifest (the answer-bearing build records and the property journal stay out).
 
     .venv/bin/python scripts/build_p2s_default.py
@@ -16,16 +16,16 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from chemgauge.benchmarks.p2s.build import MANIFEST, BuildConfig, build_benchmark
-from chemgauge.benchmarks.p2s.embedded import (
+from chemgauge.families.p2s.build import MANIFEST, BuildConfig, build_benchmark
+from chemgauge.families.p2s.embedded import (
     DEFAULT_DIRECTORIES,
     DEFAULT_RECORDS,
     DEFAULT_SOURCES,
     nci_sources,
 )
-from chemgauge.engines.p2s.registry import get_provider
+from chemgauge.families.p2s.engine.registry import get_provider
 
-TARGET = Path(__file__).resolve().parents[1] / "src/chemgauge/benchmarks/p2s/data/default"
+TARGET = Path(__file__).resolve().parents[1] / "src/chemgauge/families/p2s/data/default"
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""The Python API (``chemgauge.forward``, ``retro``, ``names``, ``ocsr``, ``p2s``): each call
+"""The Python API (``chemgauge.families.<family>``: forward, retro, names, ocsr, p2s): each call
 writes the run folder its command writes and returns the report, with the same numbers as the
 command's, and keeps the command's guards (an output may not clobber an input; a run that
 leaves too many targets unscored fails)."""
@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-import chemgauge.forward
-import chemgauge.names
-import chemgauge.ocsr
-import chemgauge.p2s
-import chemgauge.retro
+import chemgauge.families.forward
+import chemgauge.families.names
+import chemgauge.families.ocsr
+import chemgauge.families.p2s
+import chemgauge.families.retro
 from chemgauge.cli.app import app
 from chemgauge.cli.examples import copy_examples
 from chemgauge.errors import ConfigError, DataQualityError
@@ -55,7 +55,7 @@ def _report(folder: Path) -> dict[str, Any]:
 
 def test_forward_benchmark_is_the_command_as_a_call(examples: Path) -> None:
     serial = ExecutorConfig(kind="serial")
-    report = chemgauge.forward.benchmark(out="runs/api", execution=serial)
+    report = chemgauge.families.forward.benchmark(out="runs/api", execution=serial)
     assert sorted(p.name for p in (examples / "runs/api").iterdir()) == [
         "report.json",
         "rows.jsonl",
@@ -71,15 +71,15 @@ def test_forward_benchmark_is_the_command_as_a_call(examples: Path) -> None:
 def test_forward_benchmark_refuses_to_write_over_its_corpus(examples: Path) -> None:
     corpus = examples / "runs/api/rows.jsonl"
     corpus.parent.mkdir(parents=True)
-    corpus.write_bytes(chemgauge.forward.demo_corpus_path().read_bytes())
+    corpus.write_bytes(chemgauge.families.forward.demo_corpus_path().read_bytes())
     with pytest.raises(OutputPathError, match=r"rows\.jsonl"):
-        chemgauge.forward.benchmark(corpus, out="runs/api")
-    assert corpus.read_bytes() == chemgauge.forward.demo_corpus_path().read_bytes()
+        chemgauge.families.forward.benchmark(corpus, out="runs/api")
+    assert corpus.read_bytes() == chemgauge.families.forward.demo_corpus_path().read_bytes()
 
 
 def test_retro_evaluate_is_the_command_as_a_call(examples: Path) -> None:
     options = {"model_dir": "retro/predictions.jsonl", "fold": "test"}
-    report = chemgauge.retro.evaluate("retro/data", "predictions", **options)
+    report = chemgauge.families.retro.evaluate("retro/data", "predictions", **options)
     assert _report(examples / "runs/retro") == report
     assert (examples / "runs/retro/syntheseus_results.json").is_file()
     _cli(
@@ -93,22 +93,26 @@ def test_retro_evaluate_is_the_command_as_a_call(examples: Path) -> None:
     )
     assert _untimed(report["metrics"]) == _untimed(_report(examples / "runs/retro-cli")["metrics"])
     # syntheseus's spelling of a key works here too, and an unknown key says what it meant
-    keep = chemgauge.retro.evaluate(
+    keep = chemgauge.families.retro.evaluate(
         "retro/data", results_dir="runs/keep", skip_repeats="False", **options
     )
     assert report["config"]["skip_repeats"] is True
     assert keep["config"]["skip_repeats"] is False
     assert keep["config"]["conventions"][0] == "syntheseus_keep_repeats"
     with pytest.raises(ConfigError, match="num_top_results"):
-        chemgauge.retro.evaluate("retro/data", results_dir="runs/x", num_top_result=5, **options)
+        chemgauge.families.retro.evaluate(
+            "retro/data", results_dir="runs/x", num_top_result=5, **options
+        )
 
 
 def test_retro_evaluate_fails_when_most_targets_are_unscored(examples: Path) -> None:
     lines = (examples / "retro/predictions.jsonl").read_text().splitlines()
     (examples / "few.jsonl").write_text("\n".join(lines[:2]) + "\n")
     with pytest.raises(DataQualityError, match="could not be scored"):
-        chemgauge.retro.evaluate("retro/data", model_dir="few.jsonl", results_dir="runs/few")
-    report = chemgauge.retro.evaluate(
+        chemgauge.families.retro.evaluate(
+            "retro/data", model_dir="few.jsonl", results_dir="runs/few"
+        )
+    report = chemgauge.families.retro.evaluate(
         "retro/data", model_dir="few.jsonl", results_dir="runs/few", allow_missing=True
     )
     assert report["metrics"]
@@ -116,7 +120,7 @@ def test_retro_evaluate_fails_when_most_targets_are_unscored(examples: Path) -> 
 
 @pytest.mark.external
 def test_names_coverage_is_the_command_as_a_call(examples: Path) -> None:
-    report = chemgauge.names.coverage("names/pairs.tsv")
+    report = chemgauge.families.names.coverage("names/pairs.tsv")
     assert _report(examples / "runs/names") == report
     _cli("names", "coverage", "--input", "names/pairs.tsv", "--output-rows", "runs/n/rows.jsonl")
     assert _untimed(report["metrics"]) == _untimed(_report(examples / "runs/n")["metrics"])
@@ -126,28 +130,33 @@ def test_names_coverage_is_the_command_as_a_call(examples: Path) -> None:
 
 def test_names_options_are_checked(examples: Path) -> None:
     with pytest.raises(ConfigError, match="max-opsin-errors"):
-        chemgauge.names.CoverageOptions(max_opsin_errors=2.0)
+        chemgauge.families.names.CoverageOptions(max_opsin_errors=2.0)
     with pytest.raises(ConfigError, match="exactly one"):
-        chemgauge.names.coverage(None)
+        chemgauge.families.names.coverage(None)
     with pytest.raises(ConfigError, match="needs --smiles"):
-        chemgauge.names.coverage(namer_cmd="python3 names/namer.py")
+        chemgauge.families.names.coverage(namer_cmd="python3 names/namer.py")
     assert not (examples / "runs").exists()  # refused before any output was claimed
 
 
 def test_p2s_run_is_the_command_as_a_call(examples: Path) -> None:
-    report = chemgauge.p2s.run(model="structure_only", out="runs/api")
+    report = chemgauge.families.p2s.run(model="structure_only", out="runs/api")
     assert _report(examples / "runs/api/structure_only") == report
     _cli("p2s", "run", "-m", "structure_only", "-o", "runs/cli", "-q")
     command = _report(examples / "runs/cli/structure_only")
     assert _untimed(report["metrics"]) == _untimed(command["metrics"])
     with pytest.raises(ConfigError, match="chat model"):
-        chemgauge.p2s.run(model="chat", out="runs/chat")
+        chemgauge.families.p2s.run(model="chat", out="runs/chat")
 
 
 def test_public_names_are_exported() -> None:
     from chemgauge.eval import split_bucket
 
     assert 0 <= split_bucket("reaction-1") < 100
-    for module in (chemgauge.forward, chemgauge.retro, chemgauge.names, chemgauge.ocsr):
+    for module in (
+        chemgauge.families.forward,
+        chemgauge.families.retro,
+        chemgauge.families.names,
+        chemgauge.families.ocsr,
+    ):
         for name in module.__all__:
             assert getattr(module, name) is not None, (module, name)

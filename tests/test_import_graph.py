@@ -1,5 +1,11 @@
-"""The package's import graph: no cycle, dependencies pointing one way, every module importable
-alone.
+"""The package's import graph: no cycle, dependencies pointing one way, families kept apart,
+every module importable alone.
+
+The framework is layered (``errors``/``registry`` < ``chem``/``eval`` < ``families`` (the
+registry) < ``report`` < ``cli``); every top-level part must have a layer, so a new one cannot
+slip past the check. Each family (``chemgauge.families.<name>``) may import the framework and
+itself, never another family (the declared exceptions are
+``chemgauge.families.DECLARED_CROSS_IMPORTS``), and no framework module imports a family.
 
 Edges are every ``import`` of a chemgauge module anywhere in a file (function-level imports
 included, ``if TYPE_CHECKING:`` blocks excluded): a lazy import that runs back up the layers is
@@ -19,26 +25,20 @@ import chemgauge
 
 ROOT = Path(chemgauge.__file__).resolve().parent
 
-#: Layer of each top-level part; a module may import only its own layer or lower ones.
+#: Layer of each top-level part of the framework; a module may import only its own layer or
+#: lower ones. Family packages are not layered: the family rule below applies to them.
 LAYERS = {
     "errors": 0,
     "registry": 0,
-    "examples": 0,  # example input files (and the example namer script), importing nothing
+    "examples": 0,  # the shared example input files, importing nothing
     "chem": 1,
     "eval": 1,
-    "engines": 2,
-    "benchmarks": 3,
-    "report": 4,
-    # the Python API, one module a family: above the benchmarks and the report pages it
-    # drives, below the command line that calls it
-    "forward": 5,
-    "retro": 5,
-    "names": 5,
-    "ocsr": 5,
-    "p2s": 5,
-    "cli": 6,
-    "__main__": 7,
+    "families": 2,  # the Family registry (chemgauge/families/__init__.py) only
+    "report": 3,
+    "cli": 4,
+    "__main__": 5,
 }
+FAMILY_PREFIX = "chemgauge.families."
 
 
 def _module_name(path: Path) -> str:
@@ -131,9 +131,41 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def _family(module: str) -> str | None:
+    """The family a module belongs to (``chemgauge.families.forward.rows``: forward)."""
+    if not module.startswith(FAMILY_PREFIX):
+        return None
+    return module.removeprefix(FAMILY_PREFIX).split(".")[0]
+
+
 def _layer(module: str) -> int | None:
     parts = module.split(".")
-    return LAYERS.get(parts[1]) if len(parts) > 1 else None
+    if len(parts) < 2 or _family(module) is not None:
+        return None
+    if parts[1] not in LAYERS:
+        raise AssertionError(f"{module}: top-level part {parts[1]!r} has no layer in LAYERS")
+    return LAYERS[parts[1]]
+
+
+def _family_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Imports that break the family rule (see the module docstring)."""
+    from chemgauge.families import DECLARED_CROSS_IMPORTS
+
+    bad = []
+    for module, targets in graph.items():
+        mine = _family(module)
+        for target in targets:
+            theirs = _family(target)
+            if theirs is None or theirs == mine:
+                continue
+            allowed = mine is not None and any(
+                mine == importer and (target == prefix or target.startswith(prefix + "."))
+                for importer, prefix in DECLARED_CROSS_IMPORTS
+            )
+            if not allowed:
+                where = "framework" if mine is None else f"family {mine}"
+                bad.append(f"{module} ({where}) -> {target} (family {theirs})")
+    return bad
 
 
 def test_cycle_finder_finds_a_planted_cycle() -> None:
@@ -159,16 +191,50 @@ def test_dependencies_point_one_way() -> None:
     assert upward == []
 
 
-def test_engines_have_one_folder_per_family() -> None:
-    engines = ROOT / "engines"
-    loose = sorted(p.name for p in engines.glob("*.py") if p.name != "__init__.py")
-    families = sorted(p.name for p in engines.iterdir() if (p / "__init__.py").is_file())
-    benchmarks = sorted(
-        p.name for p in (ROOT / "benchmarks").iterdir() if (p / "__init__.py").is_file()
-    )
+def test_every_top_level_part_has_a_layer() -> None:
+    parts = {name.split(".")[1] for name in MODULES if name.count(".") >= 1}
+    assert sorted(parts - set(LAYERS)) == []
+
+
+def test_families_import_only_the_framework_and_themselves() -> None:
+    assert _family_violations(_graph()) == []
+
+
+def test_a_planted_cross_family_import_is_caught() -> None:
+    graph = {
+        "chemgauge.families.p2s.runner": {
+            "chemgauge.families.names.metrics",
+            "chemgauge.eval.stats",
+        },
+        "chemgauge.families.retro.roundtrip": {"chemgauge.families.forward.engine.predictor"},
+        "chemgauge.families.retro.runner": {"chemgauge.families.forward.rows"},
+        "chemgauge.report.board": {"chemgauge.families.ocsr.adapter"},
+        "chemgauge.families.ocsr.page": {"chemgauge.families.ocsr.adapter", "chemgauge.report"},
+    }
+    assert _family_violations(graph) == [
+        "chemgauge.families.p2s.runner (family p2s) -> chemgauge.families.names.metrics "
+        "(family names)",
+        "chemgauge.families.retro.runner (family retro) -> chemgauge.families.forward.rows "
+        "(family forward)",
+        "chemgauge.report.board (framework) -> chemgauge.families.ocsr.adapter (family ocsr)",
+    ]
+
+
+def test_a_new_top_level_module_must_be_given_a_layer() -> None:
+    with pytest.raises(AssertionError, match="has no layer"):
+        _layer("chemgauge.newpart.thing")
+
+
+def test_each_family_package_has_the_same_parts() -> None:
+    from chemgauge.families import FAMILIES
+
+    for name in FAMILIES.names():
+        folder = ROOT / "families" / name
+        parts = {p.name for p in folder.iterdir()}
+        missing = {"__init__.py", "family.py", "cli.py", "adapter.py", "engine", "examples"} - parts
+        assert not missing, f"{name}: {sorted(missing)}"
+    loose = sorted(p.name for p in (ROOT / "families").glob("*.py") if p.name != "__init__.py")
     assert loose == []
-    # names are read back by OPSIN, so the names family's engine folder is ``opsin``
-    assert families == sorted(n if n != "names" else "opsin" for n in benchmarks)
 
 
 @pytest.mark.slow

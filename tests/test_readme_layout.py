@@ -1,4 +1,5 @@
-"""The README's layout section names every part of the package and every engine family."""
+"""The README's layout section names every part of the package, every family and the parts of
+one family's folder."""
 
 from __future__ import annotations
 
@@ -29,11 +30,11 @@ def test_layout_lists_every_top_level_package() -> None:
     assert listed == _packages(ROOT)
 
 
-def test_layout_lists_every_engine_and_benchmark_family() -> None:
+def test_layout_lists_every_family_and_the_parts_of_one() -> None:
+    from chemgauge.families import FAMILIES
+
     block = _layout_block()
-    engines = _packages(ROOT / "engines")
-    assert engines == {"forward", "retro", "opsin", "ocsr", "p2s"}
-    for family in engines:
-        assert f"{family}/" in block, family
-    for family in _packages(ROOT / "benchmarks"):
+    for family in FAMILIES.names():
         assert family in block, family
+    for part in ("__init__.py", "cli.py", "adapter.py", "config.py", "engine/", "examples/"):
+        assert part in block, part

@@ -7,17 +7,18 @@ a "did you mean" built from the registered names, never a fuzzy pick of another 
 from __future__ import annotations
 
 import difflib
+import importlib
 import logging
 from collections.abc import Callable, Iterator
 from importlib.metadata import entry_points
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 from chemgauge.errors import ConfigError, UnknownNameError
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
-__all__ = ["Registry"]
+__all__ = ["Registry", "describe_entries"]
 
 
 class Registry(Generic[T]):
@@ -27,15 +28,32 @@ class Registry(Generic[T]):
         self.kind = kind
         self.group = group or f"chemgauge.{kind}s"
         self._entries: dict[str, T] = {}
+        self._lazy: dict[str, str] = {}
         self._plugin_sources: dict[str, str] = {}
         self._plugins_loaded = False
 
     def register(self, name: str, entry: T, *, replace: bool = False) -> T:
         """Add an entry; registering an existing name twice is an error unless ``replace``."""
-        if name in self._entries and not replace:
+        if (name in self._entries or name in self._lazy) and not replace:
             raise ConfigError(f"{self.kind} {name!r} is already registered")
+        self._lazy.pop(name, None)
         self._entries[name] = entry
         return entry
+
+    def register_lazy(self, name: str, target: str) -> None:
+        """Add a built-in entry by its ``module:attribute`` path, imported on first use (a
+        command that never looks the entry up never loads its module)."""
+        if name in self._entries or name in self._lazy:
+            raise ConfigError(f"{self.kind} {name!r} is already registered")
+        self._lazy[name] = target
+        self._entries[name] = cast(T, None)  # keeps registration order; resolved by get()
+
+    def _resolve(self, name: str) -> T:
+        target = self._lazy.pop(name, None)
+        if target is not None:
+            module, _, attribute = target.partition(":")
+            self._entries[name] = getattr(importlib.import_module(module), attribute)
+        return self._entries[name]
 
     def decorator(self, name: str) -> Callable[[T], T]:
         """Register the decorated object under ``name``."""
@@ -50,7 +68,7 @@ class Registry(Generic[T]):
             return
         self._plugins_loaded = True
         for ep in entry_points(group=self.group):
-            if ep.name in self._entries:
+            if ep.name in self._entries:  # lazily registered built-ins included
                 log.warning("plugin %s=%s shadows a built-in %s", ep.name, ep.value, self.kind)
                 continue
             try:
@@ -64,7 +82,7 @@ class Registry(Generic[T]):
         if name not in self._entries:
             self._load_plugins()
         try:
-            return self._entries[name]
+            return self._resolve(name)
         except KeyError:
             known = self.names()
             close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
@@ -86,3 +104,24 @@ class Registry(Generic[T]):
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
+
+
+def _summary_line(entry: object) -> str:
+    claim = getattr(entry, "claim", None)
+    if isinstance(claim, str) and claim:
+        return claim.split(". ")[0].rstrip(".")
+    doc = (getattr(entry, "__doc__", None) or "").strip()
+    return doc.splitlines()[0] if doc else "-"
+
+
+def describe_entries(
+    kind: str, registry: Registry[T], lines: dict[str, str] | None = None
+) -> list[tuple[str, str, str, str]]:
+    """``chemgauge list`` lines of a registry: (kind, name, one line, origin). The one line is
+    ``lines[name]`` for a built-in whose object says nothing of itself (a factory), else the
+    entry's ``claim`` or the first line of its docstring."""
+    lines = lines or {}
+    return [
+        (kind, name, lines.get(name) or _summary_line(registry.get(name)), registry.origin(name))
+        for name in registry.names()
+    ]

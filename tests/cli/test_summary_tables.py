@@ -16,14 +16,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from tests.forward.conftest import FIXTURE_CORPUS
-from tests.p2s.conftest import SOURCES, write_table
+from tests.families.forward.conftest import FIXTURE_CORPUS
+from tests.families.p2s.conftest import SOURCES, write_table
 from typer.testing import CliRunner
 
-from chemgauge.benchmarks.p2s.build import BuildConfig
 from chemgauge.cli.app import app
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import count_rate_cell, summary_table
+from chemgauge.families.p2s.build import BuildConfig
 
 runner = CliRunner()
 INTERVAL = re.compile(r"\d+\.\d% \[\d+\.\d, \d+\.\d\]")
@@ -109,8 +109,8 @@ def test_names_coverage(tmp_path: Path) -> None:
 
 
 def test_ocsr_run_and_score(tmp_path: Path) -> None:
-    from chemgauge.benchmarks.ocsr.cohort import COHORT, build_cohort
-    from chemgauge.engines.ocsr.base import RECOGNIZERS
+    from chemgauge.families.ocsr.cohort import COHORT, build_cohort
+    from chemgauge.families.ocsr.engine.base import RECOGNIZERS
 
     manifest = build_cohort(tmp_path / "cohort", tuple(e for e in COHORT if e.id == "ethanol"))
     ethanol = manifest.by_id["ethanol"].sha256

@@ -28,7 +28,7 @@ DEMO_CORPUS = (
     Path(__file__).resolve().parents[2]
     / "src"
     / "chemgauge"
-    / "benchmarks"
+    / "families"
     / "forward"
     / "data"
     / "demo_corpus.jsonl"
@@ -137,8 +137,8 @@ def retro_inputs(folder: Path, n: int = 60) -> int:
     """``n`` amide-formation targets (plus one bad line) and a predictions file for them,
     with seeded synthetic outputs (true answer at a random rank or absent, invalid strings,
     duplicates, stereo-free spellings)."""
-    from chemgauge.benchmarks.retro.data import DataFile, load_targets
-    from chemgauge.benchmarks.retro.synthetic import SyntheticSettings, generate_outputs
+    from chemgauge.families.retro.data import DataFile, load_targets
+    from chemgauge.families.retro.synthetic import SyntheticSettings, generate_outputs
 
     data = folder / "data"
     data.mkdir(parents=True)
@@ -191,7 +191,7 @@ def retro_campaign(work: Path, kills: int, seed: int) -> Campaign:
 def ocsr_inputs(folder: Path) -> tuple[Path, Path]:
     """The default rendered cohort and an answer table for the driver's recognizer: right
     answers, wrong ones, a clarification, a provisional draft, an empty answer and a crash."""
-    from chemgauge.benchmarks.ocsr.cohort import build_cohort
+    from chemgauge.families.ocsr.cohort import build_cohort
 
     manifest = build_cohort(folder / "cohort")
     table: dict[str, object] = {}

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from chemgauge.benchmarks.p2s.build import BuildConfig
+    from chemgauge.families.p2s.build import BuildConfig
 
 REPO = Path(__file__).resolve().parents[2]
-DEMO = REPO / "src" / "chemgauge" / "benchmarks" / "forward" / "data" / "demo_corpus.jsonl"
+DEMO = REPO / "src" / "chemgauge" / "families" / "forward" / "data" / "demo_corpus.jsonl"
 
 
 def run_cli(
@@ -90,7 +90,7 @@ def retro_eval(data: Path, preds: Path, out: Path, *extra: str) -> list[str]:
 def ocsr_cohort(work: Path, cases: int) -> tuple[Path, Path]:
     """The first ``cases`` images of the rendered cohort, and a recognizer script that reads
     every image as ethanol."""
-    from chemgauge.benchmarks.ocsr.cohort import COHORT, build_cohort
+    from chemgauge.families.ocsr.cohort import COHORT, build_cohort
 
     cohort = work / "cohort"
     if not cohort.exists():
@@ -127,14 +127,14 @@ def ocsr_run(manifest: Path, script: Path, out: Path, *extra: str) -> list[str]:
 
 def p2s_build_config() -> BuildConfig:
     """The small build every reliability suite uses (dipole, 4 candidates, 1 counterfactual)."""
-    from chemgauge.benchmarks.p2s.build import BuildConfig
+    from chemgauge.families.p2s.build import BuildConfig
 
     return BuildConfig(directories=("dipole",), candidates=4, counterfactuals_per_record=1)
 
 
 def p2s_build_inputs(work: Path) -> tuple[Path, Path]:
     """The p2s test sources and a property table for them (:func:`p2s_build_config`)."""
-    from tests.p2s.conftest import SOURCES, write_table
+    from tests.families.p2s.conftest import SOURCES, write_table
 
     work.mkdir(parents=True, exist_ok=True)
     sources = work / "sources.smi"
@@ -146,8 +146,8 @@ def p2s_build_inputs(work: Path) -> tuple[Path, Path]:
 
 def p2s_data(work: Path) -> Path:
     """A built p2s data folder (from :func:`p2s_build_inputs`)."""
-    from chemgauge.benchmarks.p2s.build import build_benchmark
-    from chemgauge.engines.p2s.properties import TableProvider
+    from chemgauge.families.p2s.build import build_benchmark
+    from chemgauge.families.p2s.engine.properties import TableProvider
 
     sources, table = p2s_build_inputs(work)
     data = work / "data"

@@ -18,15 +18,15 @@ from pathlib import Path
 import orjson
 from tests.reliability.readers import CountingError, Reader, _check, _data_lines, landed_readers
 
-from chemgauge.benchmarks.forward.corpus import load_corpus
-from chemgauge.benchmarks.forward.sources import load_rules_for_source
-from chemgauge.benchmarks.ocsr.external import build_import
-from chemgauge.benchmarks.ocsr.manifest import load_manifest
-from chemgauge.benchmarks.ocsr.runner import read_attempts
-from chemgauge.benchmarks.retro.data import DataFile, load_targets
-from chemgauge.engines.retro.predictions import PredictionsFileModel
 from chemgauge.errors import InputFileError
 from chemgauge.eval.provenance import sha256_bytes
+from chemgauge.families.forward.corpus import load_corpus
+from chemgauge.families.forward.sources import load_rules_for_source
+from chemgauge.families.ocsr.external import build_import
+from chemgauge.families.ocsr.manifest import load_manifest
+from chemgauge.families.ocsr.runner import read_attempts
+from chemgauge.families.retro.data import DataFile, load_targets
+from chemgauge.families.retro.engine.predictions import PredictionsFileModel
 
 __all__ = [
     "all_readers",

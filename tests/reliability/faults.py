@@ -23,8 +23,8 @@ _RUN_TIMEOUT_S = 300.0
 # Names coverage: tiny journal blocks and a slowed OPSIN so a run has many kill points.
 NAMES_DRIVER = """
 import sys, time
-import chemgauge.names as names
-from chemgauge.engines.opsin.runner import OpsinRunner
+import chemgauge.families.names as names
+from chemgauge.families.names.engine.runner import OpsinRunner
 names._BLOCK = 3
 _real = OpsinRunner.names_to_smiles
 def _slow(self, batch):
@@ -38,7 +38,7 @@ app(sys.argv[1:])
 # p2s run: batch size 1 and a slowed model, same reason.
 P2S_DRIVER = """
 import sys, time
-from chemgauge.engines.p2s.models import P2SModel
+from chemgauge.families.p2s.engine.models import P2SModel
 _real = P2SModel.predict
 def _slow(self, tasks):
     time.sleep(0.01)
@@ -62,7 +62,7 @@ time.perf_counter = lambda: 0.0
 FORWARD_DRIVER = (
     _FROZEN_CLOCK
     + """
-import chemgauge.engines.forward.predictor as forward
+import chemgauge.families.forward.engine.predictor as forward
 _real = forward.predict_products_detailed
 def _slow(*args, **kwargs):
     time.sleep(0.02)
@@ -77,7 +77,7 @@ app(sys.argv[1:])
 RETRO_DRIVER = (
     _FROZEN_CLOCK
     + """
-from chemgauge.engines.retro.registry import RetroModel
+from chemgauge.families.retro.engine.registry import RetroModel
 _real = RetroModel.predict
 def _slow(self, products, num_results):
     time.sleep(0.02)

@@ -15,13 +15,13 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from chemgauge.benchmarks.names.inputs import read_pairs, read_smiles_file
-from chemgauge.benchmarks.p2s.scoring import read_predictions
-from chemgauge.benchmarks.p2s.taskfile import load_view
 from chemgauge.cli import app
-from chemgauge.engines.forward.rules import load_rule_file
 from chemgauge.errors import ChemgaugeError
 from chemgauge.eval.records import RejectionStats, iter_lines, read_jsonl
+from chemgauge.families.forward.engine.rules import load_rule_file
+from chemgauge.families.names.inputs import read_pairs, read_smiles_file
+from chemgauge.families.p2s.scoring import read_predictions
+from chemgauge.families.p2s.taskfile import load_view
 
 
 class CountingError(AssertionError):

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-DEMO = REPO / "src" / "chemgauge" / "benchmarks" / "forward" / "data" / "demo_corpus.jsonl"
+DEMO = REPO / "src" / "chemgauge" / "families" / "forward" / "data" / "demo_corpus.jsonl"
 DEADLINE_S = 300.0
 UNREACHABLE = "127.0.0.1:1"
 

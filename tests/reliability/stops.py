@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-DEMO_CORPUS = REPO / "src" / "chemgauge" / "benchmarks" / "forward" / "data" / "demo_corpus.jsonl"
+DEMO_CORPUS = REPO / "src" / "chemgauge" / "families" / "forward" / "data" / "demo_corpus.jsonl"
 _TAG = "CHEMGAUGE_STOP_TEST_TAG"
 _DEADLINE_S = 300.0
 
@@ -35,7 +35,7 @@ main()
 # Every patch only makes work slower, so a run is caught mid-way with its children busy.
 SLOW_FORWARD = """
 import sys, time
-import chemgauge.engines.forward.predictor as forward
+import chemgauge.families.forward.engine.predictor as forward
 _real = forward.predict_products_detailed
 def _slow(*args, **kwargs):
     time.sleep(0.5)
@@ -45,7 +45,7 @@ forward.predict_products_detailed = _slow
 
 SLOW_RETRO = """
 import sys, time
-from chemgauge.engines.retro.registry import RetroModel
+from chemgauge.families.retro.engine.registry import RetroModel
 _real = RetroModel.predict
 def _slow(self, products, num_results):
     time.sleep(0.3)
@@ -55,8 +55,8 @@ RetroModel.predict = _slow
 
 SLOW_NAMES = """
 import sys, time
-import chemgauge.names as names
-from chemgauge.engines.opsin.runner import OpsinRunner
+import chemgauge.families.names as names
+from chemgauge.families.names.engine.runner import OpsinRunner
 names._BLOCK = 2
 _real = OpsinRunner.names_to_smiles
 def _slow(self, batch):
@@ -68,7 +68,7 @@ OpsinRunner.names_to_smiles = _slow
 SLOW_P2S_BUILD = """
 import sys, time
 from pathlib import Path
-from chemgauge.engines.p2s.properties import TableProvider
+from chemgauge.families.p2s.engine.properties import TableProvider
 _real = TableProvider._compute
 _marker = Path(sys.argv.pop(1))
 def _slow(self, smiles):

@@ -16,11 +16,11 @@ from tests.conftest import require_program
 from typer.testing import CliRunner
 
 from chemgauge.cli import app
-from chemgauge.engines.opsin.namer import CommandNamer
-from chemgauge.engines.opsin.runner import OpsinStatus
 from chemgauge.errors import BackendError, ChemgaugeError
 from chemgauge.eval import records
 from chemgauge.eval.records import OutputFileError, ResumableJsonlWriter, atomic_write_bytes
+from chemgauge.families.names.engine.namer import CommandNamer
+from chemgauge.families.names.engine.runner import OpsinStatus
 
 NAMER = """\
 import os, sys, time
@@ -130,7 +130,7 @@ def test_misbehaving_namer_is_a_backend_error(namer_script: Path, mode: str, mes
 
 _NAMER_IN_CHILD = """
 import sys
-from chemgauge.engines.opsin.namer import CommandNamer
+from chemgauge.families.names.engine.namer import CommandNamer
 from chemgauge.errors import BackendError
 
 def scenario():
@@ -198,7 +198,7 @@ def fake_java(tmp_path: Path) -> str:
 def test_opsin_flood_garbage_and_stderr_become_statuses(fake_java: str) -> None:
     code = """
 import sys
-from chemgauge.engines.opsin.runner import OpsinConfig, OpsinRunner
+from chemgauge.families.names.engine.runner import OpsinConfig, OpsinRunner
 
 def scenario():
     with OpsinRunner(OpsinConfig(java=sys.argv[1], mode="server", timeout_s=20)) as runner:

@@ -8,10 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from chemgauge.benchmarks.names.inputs import read_pairs
 from chemgauge.chem import describe_parse_failure, try_canonical_smiles
 from chemgauge.chem.matchers import describe_key_failure
 from chemgauge.eval.records import RejectionStats
+from chemgauge.families.names.inputs import read_pairs
 
 
 def _ladder(width: int = 1000) -> str:

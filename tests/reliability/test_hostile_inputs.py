@@ -37,10 +37,10 @@ def _cases() -> list[object]:
 
 @pytest.fixture(scope="module")
 def p2s_readers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Reader]:
-    from tests.p2s.conftest import SOURCES, write_table
+    from tests.families.p2s.conftest import SOURCES, write_table
 
-    from chemgauge.benchmarks.p2s.build import BuildConfig, build_benchmark
-    from chemgauge.engines.p2s.properties import TableProvider
+    from chemgauge.families.p2s.build import BuildConfig, build_benchmark
+    from chemgauge.families.p2s.engine.properties import TableProvider
 
     root = tmp_path_factory.mktemp("p2s_data")
     sources = root / "sources.smi"

@@ -29,17 +29,17 @@ from tests.reliability.family_readers import (
     png_bytes,
 )
 
-from chemgauge.benchmarks.ocsr.evaluate import score_attempts
-from chemgauge.benchmarks.ocsr.external import import_image_set
-from chemgauge.benchmarks.ocsr.manifest import load_manifest
-from chemgauge.benchmarks.ocsr.report import write_report
-from chemgauge.benchmarks.ocsr.runner import RunConfig, run_attempts
-from chemgauge.benchmarks.ocsr.scoring import POLICIES
-from chemgauge.engines.ocsr.base import RECOGNIZERS
-from chemgauge.engines.ocsr.recognizers import PythonRecognizer
 from chemgauge.errors import ConfigError, InputFileError
 from chemgauge.eval.images import ImageLimits, ImageRefusedError, read_image_header
-from chemgauge.report.ocsr_page import write_html
+from chemgauge.families.ocsr.engine.base import RECOGNIZERS
+from chemgauge.families.ocsr.engine.recognizers import PythonRecognizer
+from chemgauge.families.ocsr.evaluate import score_attempts
+from chemgauge.families.ocsr.external import import_image_set
+from chemgauge.families.ocsr.manifest import load_manifest
+from chemgauge.families.ocsr.page import write_html
+from chemgauge.families.ocsr.report import write_report
+from chemgauge.families.ocsr.runner import RunConfig, run_attempts
+from chemgauge.families.ocsr.scoring import POLICIES
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -230,10 +230,10 @@ _CHILD = """
 import hashlib, json, resource, sys
 from pathlib import Path
 from PIL import Image
-from chemgauge.benchmarks.ocsr.manifest import load_manifest
-from chemgauge.benchmarks.ocsr.runner import RunConfig, run_attempts
-from chemgauge.engines.ocsr.base import RECOGNIZERS
-from chemgauge.engines.ocsr.recognizers import PythonRecognizer
+from chemgauge.families.ocsr.manifest import load_manifest
+from chemgauge.families.ocsr.runner import RunConfig, run_attempts
+from chemgauge.families.ocsr.engine.base import RECOGNIZERS
+from chemgauge.families.ocsr.engine.recognizers import PythonRecognizer
 
 # A recognizer with no protection of its own (as OSRA has none): it decodes whatever it gets.
 Image.MAX_IMAGE_PIXELS = None

@@ -79,10 +79,10 @@ def test_names_coverage_survives_ten_kills(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def p2s_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from tests.p2s.conftest import SOURCES, write_table
+    from tests.families.p2s.conftest import SOURCES, write_table
 
-    from chemgauge.benchmarks.p2s.build import BuildConfig, build_benchmark
-    from chemgauge.engines.p2s.properties import TableProvider
+    from chemgauge.families.p2s.build import BuildConfig, build_benchmark
+    from chemgauge.families.p2s.engine.properties import TableProvider
 
     root = tmp_path_factory.mktemp("p2s_kill")
     sources = root / "sources.smi"

@@ -10,15 +10,15 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from chemgauge.benchmarks.forward.corpus import demo_corpus_path, load_corpus
-from chemgauge.benchmarks.forward.uspto import write_uspto_corpus
-from chemgauge.benchmarks.names.inputs import read_pairs, read_smiles_file
-from chemgauge.benchmarks.ocsr.manifest import load_manifest
-from chemgauge.benchmarks.p2s.scoring import read_predictions
-from chemgauge.benchmarks.retro.data import DataFile, load_targets
 from chemgauge.cli.app import app
 from chemgauge.errors import DataQualityError
 from chemgauge.eval.records import RejectionStats
+from chemgauge.families.forward.corpus import demo_corpus_path, load_corpus
+from chemgauge.families.forward.uspto import write_uspto_corpus
+from chemgauge.families.names.inputs import read_pairs, read_smiles_file
+from chemgauge.families.ocsr.manifest import load_manifest
+from chemgauge.families.p2s.scoring import read_predictions
+from chemgauge.families.retro.data import DataFile, load_targets
 from chemgauge.report.loading import load_run
 
 BOM = b"\xef\xbb\xbf"

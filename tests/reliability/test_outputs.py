@@ -178,7 +178,7 @@ def test_a_forked_worker_never_holds_the_lock(tmp_path: Path) -> None:
 def test_forward_aliasing(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_bytes(
-        (REPO / "src/chemgauge/benchmarks/forward/data/demo_corpus.jsonl").read_bytes()
+        (REPO / "src/chemgauge/families/forward/data/demo_corpus.jsonl").read_bytes()
     )
     before = corpus.read_bytes()
     base = ["forward", "benchmark", "--corpus", corpus, "--executor", "serial", "-q"]
@@ -298,7 +298,7 @@ def test_report_compare_verify_outputs_over_the_run_are_refused(tmp_path: Path) 
 
 def _family_commands(tmp_path: Path) -> dict[str, tuple[list[str | Path], Path, bool]]:
     """family -> (command, the locked output, whether it is a folder)."""
-    demo = REPO / "src/chemgauge/benchmarks/forward/data/demo_corpus.jsonl"
+    demo = REPO / "src/chemgauge/families/forward/data/demo_corpus.jsonl"
     (tmp_path / "test.smi").write_text("CC(=O)O.CN>>CNC(C)=O\n")
     preds = tmp_path / "preds.jsonl"
     preds.write_text('{"product": "CNC(C)=O", "predictions": ["CN.CC(=O)O"]}\n')
@@ -366,13 +366,13 @@ def hold():
     calls.append(1)
     while len(calls) > 1 and not go.exists():  # the first item is journaled, then wait
         time.sleep(0.02)
-import chemgauge.engines.forward.predictor as forward
+import chemgauge.families.forward.engine.predictor as forward
 _forward = forward.predict_products_detailed
 def _held_forward(*args, **kwargs):
     hold()
     return _forward(*args, **kwargs)
 forward.predict_products_detailed = _held_forward
-from chemgauge.engines.retro.registry import RetroModel
+from chemgauge.families.retro.engine.registry import RetroModel
 _retro = RetroModel.predict
 def _held_retro(self, products, num_results):
     hold()

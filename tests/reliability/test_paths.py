@@ -151,7 +151,7 @@ def _ocsr_manifest(folder: Path, image: str, molfile: str = "ethanol.mol") -> Pa
 def test_ocsr_manifest_paths_cannot_leave_its_folder(
     tmp_path: Path, image: str, molfile: str, field: str, why: str
 ) -> None:
-    from chemgauge.benchmarks.ocsr.manifest import load_manifest
+    from chemgauge.families.ocsr.manifest import load_manifest
 
     folder = tmp_path / "data"
     path = _ocsr_manifest(folder, image, molfile)
@@ -170,7 +170,7 @@ def test_ocsr_manifest_paths_cannot_leave_its_folder(
 
 
 def test_ocsr_manifest_paths_inside_its_folder_load(tmp_path: Path) -> None:
-    from chemgauge.benchmarks.ocsr.manifest import load_manifest
+    from chemgauge.families.ocsr.manifest import load_manifest
 
     folder = tmp_path / "data"
     path = _ocsr_manifest(folder, "./a.png")

@@ -13,13 +13,13 @@ from tests.reliability.family_readers import (
     read_ocsr_manifest,
 )
 
-from chemgauge.benchmarks.ocsr.external import import_image_set
-from chemgauge.benchmarks.ocsr.manifest import load_manifest
-from chemgauge.benchmarks.ocsr.runner import read_attempts
-from chemgauge.benchmarks.retro.data import DataFile, load_targets
 from chemgauge.chem import mol_to_canonical
-from chemgauge.engines.retro.predictions import PredictionsFileModel
 from chemgauge.errors import InputFileError
+from chemgauge.families.ocsr.external import import_image_set
+from chemgauge.families.ocsr.manifest import load_manifest
+from chemgauge.families.ocsr.runner import read_attempts
+from chemgauge.families.retro.data import DataFile, load_targets
+from chemgauge.families.retro.engine.predictions import PredictionsFileModel
 
 
 def test_retro_predictions_count_a_repeated_identical_line(tmp_path: Path) -> None:
@@ -72,7 +72,7 @@ def test_ocsr_manifest_with_a_missing_image_names_manifest_and_case(tmp_path: Pa
 def test_ocsr_import_refuses_unreadable_files_naming_them(tmp_path: Path) -> None:
     # Before: UnidentifiedImageError, OSError (truncated) or IsADirectoryError. An image the
     # header check refuses is recorded with the reason (the run records it not_run).
-    from chemgauge.benchmarks.ocsr.external import build_import
+    from chemgauge.families.ocsr.external import build_import
 
     images, references = tmp_path / "images", tmp_path / "refs"
     images.mkdir()
@@ -169,10 +169,10 @@ def test_ocsr_attempt_rows_read_in_plan_order(tmp_path: Path) -> None:
 
 def _record_run(folder: Path) -> None:
     """A report.json recording the journal's hash, as `ocsr run` writes it."""
-    from chemgauge.benchmarks.ocsr.plan import RunConfig
-    from chemgauge.benchmarks.ocsr.provenance import scoring_config
-    from chemgauge.benchmarks.ocsr.report import write_report
-    from chemgauge.benchmarks.ocsr.scoring import POLICIES
+    from chemgauge.families.ocsr.plan import RunConfig
+    from chemgauge.families.ocsr.provenance import scoring_config
+    from chemgauge.families.ocsr.report import write_report
+    from chemgauge.families.ocsr.scoring import POLICIES
 
     extra = {
         "scoring": scoring_config(),

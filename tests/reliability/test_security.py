@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from chemgauge.benchmarks.names.inputs import read_smiles_file
 from chemgauge.cli import app
-from chemgauge.engines.opsin.namer import CommandNamer
 from chemgauge.eval.records import RejectionStats
+from chemgauge.families.names.engine.namer import CommandNamer
+from chemgauge.families.names.inputs import read_smiles_file
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "chemgauge"
 
@@ -38,7 +38,7 @@ ALLOWED = {
         "IPC with chemgauge's own graph-diff worker over a private pipe: the parent pickles "
         "RDKit binaries it made itself; no file or network data is unpickled"
     ),
-    ("pickle.load", "engines/p2s/guard.py"): (
+    ("pickle.load", "families/p2s/engine/guard.py"): (
         "IPC with chemgauge's own calculator child over a private pipe: the child unpickles "
         "the provider its parent pickled; no file or network data is unpickled"
     ),
@@ -172,10 +172,10 @@ def echo_server() -> Iterator[_EchoServer]:
 
 @pytest.fixture(scope="module")
 def p2s_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from tests.p2s.conftest import SOURCES, write_table
+    from tests.families.p2s.conftest import SOURCES, write_table
 
-    from chemgauge.benchmarks.p2s.build import BuildConfig, build_benchmark
-    from chemgauge.engines.p2s.properties import TableProvider
+    from chemgauge.families.p2s.build import BuildConfig, build_benchmark
+    from chemgauge.families.p2s.engine.properties import TableProvider
 
     root = tmp_path_factory.mktemp("p2s_secret")
     sources = root / "sources.smi"

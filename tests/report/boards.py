@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from chemgauge.benchmarks.retro import RetroEvalConfig, run_retro_eval
-from chemgauge.engines.retro.base import CallableRetroModel
+from chemgauge.families.retro import RetroEvalConfig, run_retro_eval
+from chemgauge.families.retro.engine.base import CallableRetroModel
 
 #: Target i: the product C...CN (i carbons) from C...CBr and ammonia (and water for every
 #: fourth, so the reactant-count breakdown has two buckets).

@@ -15,11 +15,11 @@ from typer.testing import CliRunner
 
 from chemgauge.cli.app import app
 from chemgauge.errors import ConfigError, InputFileError
+from chemgauge.report.adapter import FamilyAdapter
 from chemgauge.report.board import BoardConfig, build_leaderboard
 from chemgauge.report.board_json import leaderboard_to_dict
 from chemgauge.report.compare import compare_runs, holm_adjust
 from chemgauge.report.entrants import enter_runs, find_reports, unique_labels
-from chemgauge.report.families import FamilyAdapter
 from chemgauge.report.loading import load_run
 from chemgauge.report.registry import get_adapter
 from chemgauge.report.standings import StatSettings
@@ -337,9 +337,9 @@ def test_letter_property_holds_on_every_breakdown(retro_runs: dict[str, Path]) -
 
 
 def _forward_run(out: Path, rules: Path | None = None) -> Path:
-    from chemgauge.benchmarks.forward.corpus import demo_corpus_path
-    from chemgauge.benchmarks.forward.runner import BenchmarkConfig, run_benchmark
     from chemgauge.eval.envelope import write_envelope
+    from chemgauge.families.forward.corpus import demo_corpus_path
+    from chemgauge.families.forward.runner import BenchmarkConfig, run_benchmark
 
     out.mkdir(parents=True)
     source = {} if rules is None else {"template_source": "file", "templates": rules}
@@ -352,7 +352,7 @@ def test_forward_board_as_in_the_demo(tmp_path: Path) -> None:
     """The embedded rules against their amide-coupling rules alone, on the demo corpus."""
     from importlib import resources
 
-    embedded = resources.files("chemgauge.engines.forward").joinpath("forward_rules.jsonl")
+    embedded = resources.files("chemgauge.families.forward.engine").joinpath("forward_rules.jsonl")
     amide = [
         line
         for line in embedded.read_text().splitlines(keepends=True)
@@ -389,26 +389,6 @@ def test_make_demo_ends_with_this_board() -> None:
     assert "$(DEMO_OUT)/amide-rules.jsonl" in commands[-2]
     assert commands[-1][1:4] == ["board", "$(DEMO_OUT)", "$(DEMO_OUT)/amide-only"]
     assert {"--html", "--md", "--json"} <= set(commands[-1])
-
-
-def test_every_family_boards_its_frozen_old_run_folder() -> None:
-    """The five families' old run folders: one board each, every adapter's board hooks."""
-    result = _board([Path(__file__).parent / "legacy"])
-    assert result["refused"] == []
-    boards = [
-        (b["family"], b["rankings"][0]["metric"], b["runs"][0]["system"]) for b in result["boards"]
-    ]
-    assert boards == [
-        ("forward", "top1", "template predictor, embedded rules"),
-        ("names", "rt_valid[exact]", "names in pairs.tsv"),
-        ("ocsr", "exact[exact]", "osra 2.1.3"),
-        ("p2s", "hit[correct]", "random"),
-        ("retro", "top1[syntheseus,exact]", "predictions (outputs.jsonl)"),
-    ]
-    for board in result["boards"]:
-        assert board["notes"][-1] == "One run: nothing to compare it with."
-        assert board["rankings"][0]["description"]
-        assert board["rankings"][0]["standings"][0]["letters"] == "a"
 
 
 def test_cli_run_pages_and_a_mean_metric(retro_runs: dict[str, Path], tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chemgauge.benchmarks.forward.aggregate import MISSING
+from chemgauge.families.forward.aggregate import MISSING
 from chemgauge.report.buckets import ordered_buckets
 
 

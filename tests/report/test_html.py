@@ -97,7 +97,7 @@ def test_placeholder_for_missing_or_bad_structures() -> None:
 def test_log_axis_labels_plain_major_ticks_only(
     values: tuple[float, ...], labels: set[str]
 ) -> None:
-    from chemgauge.report.families import Distribution
+    from chemgauge.report.adapter import Distribution
     from chemgauge.report.plots import render_plot
 
     svg = render_plot(Distribution("t", "seconds", values, integer=False, log_x=True), "t")
@@ -108,7 +108,7 @@ def test_log_axis_labels_plain_major_ticks_only(
 
 
 def test_table_cells_put_intervals_under_values_and_wrap_prose() -> None:
-    from chemgauge.report.families import Table
+    from chemgauge.report.adapter import Table
     from chemgauge.report.html import table_html
 
     claim = "canonical isomeric SMILES of the seed's reading, compared as text"

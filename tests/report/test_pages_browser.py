@@ -183,9 +183,9 @@ def test_retro_report_layout(retro_pages: dict[str, Path], tmp_path: Path) -> No
 
 
 def test_forward_report_and_its_log_axis(tmp_path: Path) -> None:
-    from chemgauge.benchmarks.forward.corpus import demo_corpus_path
-    from chemgauge.benchmarks.forward.runner import BenchmarkConfig, run_benchmark
     from chemgauge.eval.envelope import write_envelope
+    from chemgauge.families.forward.corpus import demo_corpus_path
+    from chemgauge.families.forward.runner import BenchmarkConfig, run_benchmark
 
     run = tmp_path / "run"
     run.mkdir()
@@ -217,7 +217,7 @@ def test_names_report_and_compare_layout(tmp_path: Path) -> None:
 
 
 def test_p2s_report_and_compare_layout(tmp_path: Path) -> None:
-    from tests.report.test_p2s_adapter import _build, _run
+    from tests.families.p2s.test_adapter import _build, _run
 
     data, table = _build(tmp_path, seed=0)
     runs = [_run(data, table, tmp_path / "runs", m) for m in ("random", "property_oracle")]
@@ -235,8 +235,8 @@ def test_p2s_report_and_compare_layout(tmp_path: Path) -> None:
 
 
 def test_ocsr_run_page_layout(tmp_path: Path) -> None:
-    from chemgauge.benchmarks.ocsr.cohort import COHORT, build_cohort
-    from chemgauge.engines.ocsr.base import RECOGNIZERS
+    from chemgauge.families.ocsr.cohort import COHORT, build_cohort
+    from chemgauge.families.ocsr.engine.base import RECOGNIZERS
 
     cases = {"ethanol": "CCO", "gly_l_ala": "NCC(=O)NC(C)C(=O)O"}
     manifest = build_cohort(tmp_path / "cohort", tuple(e for e in COHORT if e.id in cases))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -127,18 +128,19 @@ def test_diff_json_distinguishes_bool_from_int_and_lengths() -> None:
 
 
 def test_bad_inputs_name_the_file(tmp_path: Path, names_run: Path) -> None:
+    envelope = json.loads((names_run / "report.json").read_text())
     with pytest.raises(InputFileError, match="run folder not found"):
         load_run(tmp_path / "nowhere")
     (names_run / "report.json").write_text("{not json")
     with pytest.raises(InputFileError, match=r"report\.json: report is not valid JSON"):
         load_run(names_run)
-    (names_run / "report.json").write_text('{"metrics": {}}')
-    with pytest.raises(InputFileError, match="no 'family' or 'benchmark' field"):
+    (names_run / "report.json").write_text('{"family": "names", "metrics": {}}')
+    with pytest.raises(InputFileError, match="not a chemgauge run envelope"):
         load_run(names_run)
-    (names_run / "report.json").write_text('{"family": "nams"}')
+    (names_run / "report.json").write_text(json.dumps({**envelope, "family": "nams"}))
     with pytest.raises(UnknownNameError, match="Did you mean 'names'"):
         load_run(names_run)
-    (names_run / "report.json").write_text('{"family": "names"}')
+    (names_run / "report.json").write_text(json.dumps(envelope))
     (names_run / "rows.jsonl").unlink()
     with pytest.raises(InputFileError, match=r"rows\.jsonl: row file not found"):
         load_run(names_run)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import importlib
-import importlib.util
 import os
 import signal
 import sys
@@ -36,6 +35,7 @@ import chemgauge
 from chemgauge.cli.scripting import build_command
 from chemgauge.errors import ChemgaugeError, excerpt
 from chemgauge.eval.interrupts import install_handlers, interrupted, stop_descendants
+from chemgauge.families import FAMILIES, get_family
 
 EXIT_STATUSES = (
     "Exit status: 0 ok; 1 a check failed (verify, p2s audit); 2 usage or input error (one line on "
@@ -56,9 +56,8 @@ COMMAND_MODULES = {
     "verify": "report",
     "board": "board",
 }
-# Each benchmark family lives in its own module exposing ``app`` (a Typer sub-app). A module
-# that exists is imported for real, so a broken one fails loudly instead of vanishing.
-FAMILY_MODULES = ("forward", "retro", "names", "ocsr", "p2s")
+# Each benchmark family is a registered Family (chemgauge.families.FAMILIES) whose ``cli``
+# is a Typer sub-app; it is imported for real, so a broken one fails loudly.
 
 
 def _version(value: bool) -> None:
@@ -85,12 +84,14 @@ _SHORT_HELP = {"board": "Rank many runs: intervals, pairwise tests, letter group
 def _register(root: typer.Typer, command: str) -> None:
     """Add one top-level command (a family: its sub-app) to the root app; ``report``,
     ``compare`` and ``verify`` come together from their module."""
-    module_name = COMMAND_MODULES.get(command, command)
+    if command not in COMMAND_MODULES:
+        family_app = get_family(command).app()
+        family_app.rich_markup_mode = None
+        root.add_typer(family_app, name=command)
+        return
+    module_name = COMMAND_MODULES[command]
     module = importlib.import_module(f"chemgauge.cli.{module_name}")
-    if command in FAMILY_MODULES:
-        module.app.rich_markup_mode = None
-        root.add_typer(module.app, name=command)
-    elif module_name == "report":
+    if module_name == "report":
         module.register(root)
     else:
         function = getattr(module, _FUNCTIONS.get(command, command))
@@ -118,9 +119,8 @@ def make_app(command: str | None = None) -> typer.Typer:
     for name in COMMAND_MODULES:
         if name not in ("compare", "verify"):  # registered with report
             _register(root, name)
-    for family in FAMILY_MODULES:
-        if importlib.util.find_spec(f"chemgauge.cli.{family}") is not None:
-            _register(root, family)
+    for family in FAMILIES.names():
+        _register(root, family)
     return root
 
 
@@ -130,10 +130,7 @@ def _requested(argv: list[str]) -> str | None:
     if not argv or argv[0].startswith("-"):
         return None
     name = argv[0]
-    known = name in COMMAND_MODULES or (
-        name in FAMILY_MODULES and importlib.util.find_spec(f"chemgauge.cli.{name}") is not None
-    )
-    return name if known else None
+    return name if name in COMMAND_MODULES or name in FAMILIES else None
 
 
 _FULL_APP: typer.Typer | None = None

@@ -7,43 +7,55 @@ an existing file with other content is never overwritten.
 
 from __future__ import annotations
 
-from importlib.resources import as_file, files
+from importlib.resources import files
 from pathlib import Path
 
 import typer
 
 from chemgauge.errors import ConfigError
 from chemgauge.eval.records import atomic_write_bytes
+from chemgauge.families import FAMILIES, get_family
 
-__all__ = ["copy_examples", "examples"]
+__all__ = ["copy_examples", "example_sources", "examples"]
+
+
+def example_sources() -> list[tuple[Path, Path]]:
+    """Every shipped example file as (source, path relative to the copy): the shared files
+    (``chemgauge/examples``), then each registered family's ``examples/`` under its name."""
+    roots = [(Path(str(files("chemgauge").joinpath("examples"))), Path("."))]
+    roots.extend(
+        (get_family(name).examples_dir(), Path(name))
+        for name in FAMILIES.names()
+        if get_family(name).examples_dir().is_dir()
+    )
+    found = []
+    for root, prefix in roots:
+        for path in sorted(p for p in root.rglob("*") if p.is_file()):
+            relative = path.relative_to(root)
+            if "__pycache__" not in relative.parts:
+                found.append((path, prefix / relative))
+    return found
 
 
 def copy_examples(target: Path) -> list[Path]:
     """Copy every shipped example file under ``target``; return the files written."""
-    written: list[Path] = []
-    with as_file(files("chemgauge").joinpath("examples")) as source:
-        sources = sorted(p for p in Path(source).rglob("*") if p.is_file())
-        clashes = []
-        for path in sources:
-            relative = path.relative_to(source)
-            if "__pycache__" in relative.parts:
-                continue
-            destination = target / relative
-            data = path.read_bytes()
-            if destination.exists():
-                if not destination.is_file() or destination.read_bytes() != data:
-                    clashes.append(str(destination))
-                continue
-            written.append(destination)
-        if clashes:
-            raise ConfigError(
-                f"{len(clashes)} example file(s) exist with other content, nothing copied "
-                f"(first: {clashes[0]}); choose an empty folder"
-            )
-        for destination in written:  # atomically: an interrupted copy leaves no half file
-            data = (Path(source) / destination.relative_to(target)).read_bytes()
-            atomic_write_bytes(destination, data)
-    return written
+    planned: list[tuple[Path, Path]] = []
+    clashes = []
+    for source, relative in example_sources():
+        destination = target / relative
+        if destination.exists():
+            if not destination.is_file() or destination.read_bytes() != source.read_bytes():
+                clashes.append(str(destination))
+            continue
+        planned.append((source, destination))
+    if clashes:
+        raise ConfigError(
+            f"{len(clashes)} example file(s) exist with other content, nothing copied "
+            f"(first: {clashes[0]}); choose an empty folder"
+        )
+    for source, destination in planned:  # atomically: an interrupted copy leaves no half file
+        atomic_write_bytes(destination, source.read_bytes())
+    return [destination for _, destination in planned]
 
 
 def examples(

@@ -4,19 +4,18 @@
 ``compare_runs`` pairs two runs on their shared items; ``render_run_html`` and
 ``render_compare_html`` (in :mod:`chemgauge.report.html`) write self-contained pages. What each
 benchmark family means by an item, a hit and a failure lives in its adapter
-(:mod:`chemgauge.report.families`, registered in :mod:`chemgauge.report.registry`,
-entry-point group ``chemgauge.report_families``).
+(:mod:`chemgauge.report.adapter`), named by its registered family
+(:data:`chemgauge.families.FAMILIES`, entry-point group ``chemgauge.families``).
 """
 
+from chemgauge.report.adapter import FamilyAdapter
 from chemgauge.report.compare import compare_runs, holm_adjust
-from chemgauge.report.families import FamilyAdapter
 from chemgauge.report.loading import load_run
-from chemgauge.report.registry import REPORT_FAMILIES, get_adapter
+from chemgauge.report.registry import get_adapter
 from chemgauge.report.runs import Run
 from chemgauge.report.verify import Verification, verify_run
 
 __all__ = [
-    "REPORT_FAMILIES",
     "FamilyAdapter",
     "Run",
     "Verification",

@@ -25,9 +25,9 @@ import orjson
 
 from chemgauge.errors import ConfigError
 from chemgauge.eval.provenance import sha256_json
+from chemgauge.report.adapter import FamilyAdapter
 from chemgauge.report.buckets import ordered_buckets
 from chemgauge.report.entrants import Entrant, Entry, Refusal
-from chemgauge.report.families import FamilyAdapter
 from chemgauge.report.registry import get_adapter
 from chemgauge.report.standings import Column, Kind, Standings, StatSettings, rank_systems
 

@@ -18,8 +18,8 @@ import numpy as np
 
 from chemgauge.errors import ConfigError, InputFileError
 from chemgauge.eval.stats import Interval, holm_adjust, mcnemar_exact
+from chemgauge.report.adapter import FamilyAdapter, Rate
 from chemgauge.report.buckets import ordered_buckets
-from chemgauge.report.families import FamilyAdapter, Rate
 from chemgauge.report.registry import get_adapter
 from chemgauge.report.runs import Run
 

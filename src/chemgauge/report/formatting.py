@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chemgauge.report.families import Rate
+from chemgauge.report.adapter import Rate
 
 __all__ = ["fmt_count", "fmt_p", "fmt_pct", "fmt_rate", "fmt_signed_pct"]
 

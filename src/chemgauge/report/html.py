@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from chemgauge.report.families import (
+from chemgauge.report.adapter import (
     FailureCase,
     FamilyAdapter,
     Plot,
@@ -306,7 +306,7 @@ def _provenance(run: Run) -> str:
         "report": str(run.report_path),
         "rows": str(run.rows_path),
         "family": f"{envelope.family} (schema {envelope.family_schema_version})",
-        "read from": run.legacy or f"run envelope v{envelope.schema_version}",
+        "read from": f"run envelope v{envelope.schema_version}",
         "chemgauge_version": envelope.chemgauge_version,
         "created": envelope.created,
         "config_sha256": envelope.config_sha256,

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from chemgauge.errors import MissingDependencyError
-from chemgauge.report.families import Distribution, Plot, RatePlot
+from chemgauge.report.adapter import Distribution, Plot, RatePlot
 
 try:
     import matplotlib

@@ -4,8 +4,7 @@ A run folder holds ``report.json`` (the run envelope, :mod:`chemgauge.eval.envel
 rows file it names; explicit paths override either. Rows are kept in file order (the
 reproducibility hash is over that order) and every line that is not a JSON object is recorded
 with its line number instead of being skipped, so a truncated file is visible to ``verify``
-and refused by ``report`` and ``compare``. A report written before the envelope existed is
-read through its family adapter into the same envelope; ``legacy`` then names its dialect.
+and refused by ``report`` and ``compare``.
 """
 
 from __future__ import annotations
@@ -28,20 +27,13 @@ ROWS_NAME = "rows.jsonl"
 
 @dataclass(frozen=True)
 class Run:
-    """An envelope and its rows as read from disk; ``bad_lines`` lists unreadable row lines.
-
-    ``legacy`` is ``None`` for a report written as a run envelope, else the pre-envelope
-    dialect it was upgraded from; ``derived`` then names the envelope fields the old report
-    did not record and that were derived when it was read (``counts`` always).
-    """
+    """An envelope and its rows as read from disk; ``bad_lines`` lists unreadable row lines."""
 
     envelope: RunEnvelope
     rows: list[dict[str, Any]]
     report_path: Path
     rows_path: Path
     bad_lines: list[tuple[int, str]] = field(default_factory=list)
-    legacy: str | None = None
-    derived: frozenset[str] = frozenset()
 
     @property
     def family(self) -> str:

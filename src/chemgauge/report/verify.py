@@ -23,7 +23,7 @@ from typing import Any
 from chemgauge.errors import InputFileError
 from chemgauge.eval.envelope import CountsTally
 from chemgauge.eval.provenance import reproducibility_sha256, sha256_file, sha256_json
-from chemgauge.report.families import FamilyAdapter
+from chemgauge.report.adapter import FamilyAdapter
 from chemgauge.report.registry import get_adapter
 from chemgauge.report.runs import Run
 
@@ -169,27 +169,13 @@ def _check_item_keys(run: Run, adapter: FamilyAdapter, result: Verification) -> 
     )
 
 
-def _not_recorded(run: Run, field_name: str) -> str | None:
-    if field_name in run.derived:
-        return f"not recorded by the pre-envelope report ({run.legacy})"
-    return None
-
-
 def _check_config(run: Run, result: Verification) -> None:
-    skipped = _not_recorded(run, "config") or _not_recorded(run, "config_sha256")
-    if skipped:
-        result.checks.append(Check("config hash", None, skipped))
-        return
     recomputed = sha256_json(run.config)
     found = list(diff_json(run.envelope.config_sha256, recomputed, "config_sha256"))
     _check(result, "config hash", found, f"sha256 of config: {recomputed}")
 
 
 def _check_counts(run: Run, result: Verification) -> None:
-    skipped = _not_recorded(run, "counts")
-    if skipped:
-        result.checks.append(Check("counts", None, f"recounted from the rows: {skipped}"))
-        return
     counts = run.envelope.counts
     tally = CountsTally(counts.status_field)
     for row in run.rows:

@@ -1,1 +1,0 @@
-"""Image-to-structure (OCSR) benchmark: manifest, renderer cohort, runner, scorer and report."""

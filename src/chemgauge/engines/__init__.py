@@ -1,1 +1,0 @@
-"""Systems and calculators chemgauge ships or drives, one package per benchmark family."""

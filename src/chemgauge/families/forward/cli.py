@@ -1,0 +1,425 @@
+"""``chemgauge forward``: the template forward engine and its benchmark (arguments only)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import orjson
+import typer
+from rich.table import Table
+
+from chemgauge.cli.options import (
+    CHUNK_SIZE,
+    EXECUTOR,
+    JOBS,
+    QUIET,
+    RAY_ADDRESS,
+    RAY_TIMEOUT,
+    Inputs,
+    executor_config,
+    guarded,
+    report_path,
+)
+from chemgauge.cli.progress import progress_bar
+from chemgauge.cli.summary import (
+    count_rate_cell,
+    print_summary,
+    rate_cell,
+    summary_table,
+)
+from chemgauge.errors import ConfigError, DataQualityError
+from chemgauge.eval.envelope import envelope_bytes
+from chemgauge.eval.lines import check_input_file
+from chemgauge.eval.outputs import Output
+from chemgauge.eval.records import RejectionStats, atomic_open, atomic_write_bytes, iter_lines
+from chemgauge.families.forward.aggregate import Bootstrap
+from chemgauge.families.forward.batch import (
+    EnumerateItem,
+    RulesSpec,
+    enumerate_candidates,
+    report_to_dict,
+)
+from chemgauge.families.forward.corpus import demo_corpus_path
+from chemgauge.families.forward.engine.predictor import ForwardConfig, predict_products_detailed
+from chemgauge.families.forward.engine.rules import load_rules
+from chemgauge.families.forward.extraction import (
+    MANIFEST_FILE,
+    TEMPLATES_FILE,
+    extract_split_templates,
+)
+from chemgauge.families.forward.runner import (
+    DEFAULT_CHUNK,
+    BenchmarkConfig,
+    journal_path,
+    run_benchmark,
+)
+from chemgauge.families.forward.uspto import write_uspto_corpus
+
+app = typer.Typer(
+    help="Template forward predictor (embedded rules) and the forward-prediction benchmark.",
+    no_args_is_help=True,
+)
+
+TEMPLATES = typer.Option(
+    None, "--templates", "-t", help="Extra rule file (JSONL); extends the embedded set."
+)
+MAX_RESULTS = typer.Option(None, "--max-results", "-n", help="Keep at most N candidates.")
+
+
+def _pct(block: dict[str, Any] | None) -> str:
+    if not block or block.get("value") is None:
+        return "n/a"
+    low, high = block["wilson95"]
+    return rate_cell(block["value"], low, high)
+
+
+@app.command("predict")
+def predict(
+    reactants: list[str] = typer.Argument(..., help="Reactant SMILES (one or several)."),
+    templates: list[Path] | None = TEMPLATES,
+    max_results: int | None = MAX_RESULTS,
+    report: bool = typer.Option(False, "--report", help="Print the full JSON with stats."),
+) -> None:
+    """Predict products of the reactants, ranked (score = templates that agree)."""
+    rules = load_rules(templates or [], embedded=True)
+    result = predict_products_detailed(reactants, rules, ForwardConfig(max_results=max_results))
+    if report:
+        typer.echo(orjson.dumps(report_to_dict(result), option=orjson.OPT_INDENT_2).decode())
+        return
+    if not result.candidates:
+        typer.echo("no candidates", err=True)
+    for c in result.candidates:
+        balance = ""
+        if c.balance is not None and not c.balance.balanced:
+            missing = c.balance.missing_formula
+            extra = c.balance.extra_formula
+            balance = f"  missing {missing or '-'} extra {extra or '-'}"
+        typer.echo(f"{c.rank}\t{c.smiles}\tscore={c.score}\t{','.join(c.template_ids)}{balance}")
+    stats = result.stats
+    typer.echo(
+        f"{stats.rules_loaded} rules, {stats.templates_matched} matched, {stats.raw_outcomes} "
+        f"outcomes ({stats.invalid_outcomes_rejected} invalid, {stats.no_op_outcomes_rejected} "
+        f"no-op){', CAPPED' if stats.capped else ''}",
+        err=True,
+    )
+
+
+def _enumerate_items(path: Path, stats: RejectionStats) -> tuple[list[EnumerateItem], int]:
+    items: list[EnumerateItem] = []
+    blank = 0
+    for line, text in iter_lines(path, stats):
+        tokens = text.split()
+        if not tokens:
+            blank += 1
+            continue
+        item_id = tokens[1] if len(tokens) > 1 else None
+        items.append(EnumerateItem(line, item_id, tuple(tokens[0].split("."))))
+    return items, blank
+
+
+def _enumerate_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
+    templates = [("--templates", path) for path in args["templates"] or []]
+    return [Output("--out", args["out"])], [("--input", args["input_path"]), *templates]
+
+
+@app.command("enumerate")
+@guarded(_enumerate_files)
+def enumerate_(
+    input_path: Path = typer.Option(..., "--input", "-i", help="Reactants file: SMILES [id]."),
+    out: Path = typer.Option(..., "--out", "-o", help="Candidates JSONL (written atomically)."),
+    templates: list[Path] | None = TEMPLATES,
+    max_results: int | None = MAX_RESULTS,
+    strict: bool = typer.Option(False, "--strict", help="Stop at the first unreadable line."),
+    executor: str = EXECUTOR,
+    jobs: int = JOBS,
+    ray_address: str | None = RAY_ADDRESS,
+    ray_timeout: float = RAY_TIMEOUT,
+    chunk_size: int | None = CHUNK_SIZE,
+    quiet: bool = QUIET,
+) -> None:
+    """Predict candidates for every line (dot-separated reactants, optional id)."""
+    config = executor_config(
+        executor,
+        jobs,
+        ray_address,
+        chunk_size,
+        default_chunk=DEFAULT_CHUNK,
+        ray_timeout=ray_timeout,
+    )
+    paths = tuple(str(p) for p in templates or [])
+    rules = load_rules(paths, embedded=True)
+    spec = RulesSpec.of(rules, paths, True)
+    unreadable = RejectionStats(strict=strict)
+    items, _ = _enumerate_items(input_path, unreadable)
+    if not quiet:
+        for diagnostic in unreadable.diagnostics:
+            typer.echo(f"{input_path}:{diagnostic.line}: {diagnostic.detail}", err=True)
+    errors = unreadable.rejected
+    pooled = 0
+    with (
+        progress_bar("forward enumerate", len(items), quiet=quiet, min_total=50) as advance,
+        atomic_open(out) as sink,
+    ):
+        for record in enumerate_candidates(items, spec, config, max_results):
+            if record["error"] is not None:
+                errors += 1
+                if strict:
+                    raise DataQualityError(record["error"], path=input_path, line=record["line"])
+                if not quiet:
+                    typer.echo(f"{input_path}:{record['line']}: {record['error']}", err=True)
+            if record["candidates"]:
+                pooled += 1
+            sink.write(orjson.dumps(record) + b"\n")
+            advance(1)
+    if not quiet:
+        n = len(items) + unreadable.rejected
+        print_summary(
+            summary_table(
+                f"forward enumerate: {n} reactions, {errors} with errors",
+                ("reactions", "with candidates [95% CI]", "with errors [95% CI]"),
+                [(str(n), count_rate_cell(pooled, n), count_rate_cell(errors, n))],
+            ),
+            notes=(f"candidates -> {out}",),
+        )
+
+
+def _extraction_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
+    written = Output("--out", args["out"], files=(TEMPLATES_FILE, MANIFEST_FILE))
+    return [written], [("--corpus", args["corpus"])]
+
+
+@app.command("extract-templates")
+@guarded(_extraction_files)
+def extract_templates(
+    corpus: Path = typer.Option(..., "--corpus", help="Corpus JSONL (mapped_reaction) or CSV."),
+    split: str = typer.Option(..., "--split", help="train, val, test, or all (said so)."),
+    out: Path = typer.Option(..., "--out", help="Folder for templates.jsonl + manifest.json."),
+    strict: bool = typer.Option(False, "--strict", help="Corpus data issues are errors."),
+    executor: str = EXECUTOR,
+    jobs: int = JOBS,
+    ray_address: str | None = RAY_ADDRESS,
+    ray_timeout: float = RAY_TIMEOUT,
+    chunk_size: int | None = CHUNK_SIZE,
+    quiet: bool = QUIET,
+) -> None:
+    """Extract forward templates (rdchiral) from one leakage-safe split, with a manifest."""
+    config = executor_config(
+        executor, jobs, ray_address, chunk_size, default_chunk=32, ray_timeout=ray_timeout
+    )
+    run = extract_split_templates(corpus, split, out, config, strict=strict)
+    if quiet:
+        return
+    summary = run.summary.to_dict()
+    failures = ", ".join(f"{k} {v}" for k, v in summary["failures_by_reason"].items() if v)
+    typer.echo(
+        f"{run.manifest['reactions_in_split']} reactions in split {split!r} "
+        f"({run.manifest['reactions_without_mapping']} without mapping); "
+        f"{summary['extracted']} extracted, {summary['failed']} failed ({failures or 'none'}); "
+        f"{summary['distinct_templates']} distinct templates -> {run.templates_path}",
+        err=True,
+    )
+
+
+def _uspto_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
+    return [Output("--out", args["out"])], [("CSV_FILES", path) for path in args["csv_files"]]
+
+
+@app.command("corpus-from-uspto")
+@guarded(_uspto_files)
+def corpus_from_uspto(
+    csv_files: list[Path] = typer.Argument(..., help="USPTO CSV files (id,class,rxn)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Corpus JSONL to write."),
+    strict: bool = typer.Option(False, "--strict", help="Stop at the first unreadable line."),
+) -> None:
+    """Convert USPTO CSV layout into one schema-1 corpus (patent ids as group keys).
+
+    A line that cannot be read (not UTF-8, bad quoting, wrong column count, not a reaction)
+    is counted and listed on stderr, or with --strict stops the conversion.
+    """
+    for path in csv_files:
+        check_input_file(path)
+    stats = [RejectionStats(path=str(path), strict=strict) for path in csv_files]
+    n = write_uspto_corpus(csv_files, out, stats)
+    for tally in stats:
+        for d in tally.diagnostics:
+            typer.echo(f"{tally.path}:{d.line}: {d.reason}: {d.detail}", err=True)
+    rejected = sum(tally.rejected for tally in stats)
+    typer.echo(f"{n} records -> {out}; {rejected} lines rejected", err=True)
+
+
+def _groups(metrics: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Summary rows in reading order: held-out rows first when train is in-sample."""
+    splits = metrics["by_split"]
+    if not metrics["headline"]["in_sample_splits"]:
+        return [("overall", metrics["overall"]), *((f"split {k}", v) for k, v in splits.items())]
+    return [
+        ("held out (val + test)", metrics["held_out"]),
+        ("split val", splits["val"]),
+        ("split test", splits["test"]),
+        ("split train (in-sample)", splits["train"]),
+        ("overall (incl. in-sample train)", metrics["overall"]),
+    ]
+
+
+def _mrr(block: dict[str, Any]) -> str:
+    if block["mrr"] is None:
+        return "n/a"
+    low, high = block["mrr_bootstrap95"]
+    return f"{block['mrr']:.3f} [{low:.3f}-{high:.3f}]"
+
+
+def _summary_table(report: dict[str, Any]) -> Table:
+    in_sample = bool(report["metrics"]["headline"]["in_sample_splits"])
+    caption = "95% Wilson intervals (MRR: seeded bootstrap); e2e = over valid rows, a miss is 0"
+    if in_sample:
+        caption += "; templates extracted from train, so train rows are in-sample"
+    return summary_table(
+        f"forward benchmark ({report['provenance']['template_source']} rules)",
+        ("group", "rows", "valid", "coverage", "top-1 (e2e)", "top-10 (e2e)", "MRR (e2e)"),
+        [
+            (
+                name,
+                str(block["n_rows"]),
+                str(block["n_valid"]),
+                _pct(block["proposal_coverage"]),
+                _pct(block["end_to_end"]["top1_hit_rate"]),
+                _pct(block["end_to_end"]["top10_hit_rate"]),
+                _mrr(block["end_to_end"]),
+            )
+            for name, block in _groups(report["metrics"])
+        ],
+        caption=caption,
+    )
+
+
+def _print_summary(report: dict[str, Any], rows_path: Path) -> None:
+    metrics = report["metrics"]
+    held = bool(metrics["headline"]["in_sample_splits"])
+    cond = metrics["held_out" if held else "overall"]["conditional"]
+    stereo = metrics["breakdowns"]["stereo_status"]
+    reasons = metrics["breakdowns"]["failure_reason"]
+    stats = metrics["corpus"]["stats"]
+    counters = ", ".join(f"{k} {v}" for k, v in stats.items() if k not in ("lines_read",) and v)
+    leakage = metrics["leakage"]
+    shared = ", ".join(
+        f"{kind.replace('_', ' ')} {leakage[kind]['shared_across_splits']}"
+        for kind in ("reactant_sets", "products")
+    )
+    print_summary(
+        _summary_table(report),
+        notes=(
+            f"conditional on coverage{', held out' if held else ''} ({cond['n']} rows): top-1 "
+            f"{_pct(cond['top1_hit_rate'])}, "
+            f"top-10 {_pct(cond['top10_hit_rate'])}; stereo: "
+            + ", ".join(f"{k} {v['n_rows']}" for k, v in stereo.items()),
+            "failure_reason: " + ", ".join(f"{k} {v['n_rows']}" for k, v in reasons.items()),
+            f"corpus: {counters}",
+            f"leakage audit, shared across splits: {shared}",
+            f"rows -> {rows_path}; reproducibility_sha256 "
+            f"{report['reproducibility_sha256'][:16]}...",
+        ),
+    )
+
+
+def _benchmark_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
+    rows: Path = args["output_rows"]
+    outputs = [Output("--output-rows", rows, derived=(journal_path(rows),))]
+    report = report_path(rows, args["output_report"])
+    if report is not None:
+        outputs.append(Output("--output-report", report))
+    inputs = [
+        ("--corpus", args["corpus"] or demo_corpus_path()),
+        ("--templates", args["templates"]),
+        ("--template-manifest", args["template_manifest"]),
+    ]
+    return outputs, inputs
+
+
+@app.command("benchmark")
+@guarded(_benchmark_files)
+def benchmark(
+    corpus: Path | None = typer.Option(
+        None, "--corpus", help="Schema-1 JSONL corpus (default: the bundled demo corpus)."
+    ),
+    output_rows: Path = typer.Option(
+        Path("runs/forward/rows.jsonl"), "--output-rows", help="Rows JSONL (always a file)."
+    ),
+    output_report: Path | None = typer.Option(
+        None,
+        "--output-report",
+        help="Report JSON (default: report.json beside the rows; - prints it on stdout).",
+    ),
+    template_source: str = typer.Option(
+        "embedded",
+        "--template-source",
+        help="embedded | file | train-extracted | scorer-conditioned.",
+    ),
+    templates: Path | None = typer.Option(
+        None, "--templates", help="Rule file for file / train-extracted (never merged)."
+    ),
+    template_manifest: Path | None = typer.Option(
+        None, "--template-manifest", help="Manifest attesting train-extracted templates."
+    ),
+    max_results: int | None = typer.Option(
+        None, "--max-results", min=1, help="Cap the pool (misses become capped_unknown)."
+    ),
+    strict: bool = typer.Option(
+        False,
+        "--strict",
+        help=(
+            "Hard error on malformed JSON, wrong schema version, unparseable SMILES, empty "
+            "reactants/products, conflicting group_key or reaction_id, a reactant set in two "
+            "splits, a prediction error, capped_unknown, or incomplete provenance. Never on a "
+            "real miss."
+        ),
+    ),
+    restart: bool = typer.Option(False, "--restart", help="Discard an earlier journal."),
+    seed: int = typer.Option(
+        0, "--seed", help="Seed of the MRR and nDCG@10 bootstrap intervals (recorded)."
+    ),
+    executor: str = EXECUTOR,
+    jobs: int = JOBS,
+    ray_address: str | None = RAY_ADDRESS,
+    ray_timeout: float = RAY_TIMEOUT,
+    chunk_size: int | None = CHUNK_SIZE,
+    quiet: bool = QUIET,
+) -> None:
+    """Benchmark the forward engine on a corpus: rows and report.json to a run folder."""
+    output_report = report_path(output_rows, output_report)
+    config = BenchmarkConfig(
+        corpus=corpus or demo_corpus_path(),
+        output_rows=output_rows,
+        template_source=template_source,
+        templates=templates,
+        template_manifest=template_manifest,
+        max_results=max_results,
+        strict=strict,
+        restart=restart,
+        output_report=output_report,
+        bootstrap=Bootstrap(seed=seed),
+    )
+    if max_results is not None and max_results < 1:
+        raise ConfigError(f"--max-results must be >= 1, got {max_results}")
+    execution = executor_config(
+        executor,
+        jobs,
+        ray_address,
+        chunk_size,
+        default_chunk=DEFAULT_CHUNK,
+        ray_timeout=ray_timeout,
+    )
+    with progress_bar("forward benchmark", None, quiet=quiet) as advance:
+        result = run_benchmark(config, execution, advance)
+    data = envelope_bytes(result.envelope)
+    if output_report is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    else:
+        atomic_write_bytes(output_report, data)
+    if not quiet:
+        for warning in result.report["metrics"]["leakage"]["warnings"]:
+            typer.echo(f"warning: leakage: {warning}", err=True)
+        _print_summary(result.report, result.rows_path)

@@ -1,0 +1,454 @@
+"""The forward benchmark run: corpus -> predictions (on any executor) -> rows -> report.
+
+Everything streams, so peak memory tracks the chunk size, not the corpus: the corpus is read
+line by line, reactions go to the executor as they are read, and every row (invalid inputs
+included) is journaled as it finishes, in source-line order (executors return results in
+input order). The journal is keyed by source line and tied to the run's configuration, corpus
+and rule content, so an interrupted run resumes where it stopped. At the end the journal is
+read twice: once for the reproducibility hash and the compact per-row numbers the aggregates
+need (:class:`~chemgauge.families.forward.aggregate.RowFacts`), once to write the final
+rows file atomically with that hash in every row; then the journal is removed. Output is
+byte-identical whatever the executor or worker count, except ``elapsed_ms``/``latency_ms``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from chemgauge.errors import ConfigError, DataQualityError
+from chemgauge.eval.envelope import RunEnvelope
+from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
+from chemgauge.eval.provenance import sha256_file, sha256_json
+from chemgauge.eval.records import (
+    ResumableJsonlWriter,
+    atomic_write_rows,
+    iter_journal,
+)
+from chemgauge.eval.splits import SPLIT_PROTOCOL_VERSION, TRAIN_MAX_BUCKET, VAL_MAX_BUCKET
+from chemgauge.families.forward.aggregate import Bootstrap
+from chemgauge.families.forward.batch import RulesSpec, remember_rules, rules_for
+from chemgauge.families.forward.corpus import (
+    CORPUS_SCHEMA_VERSION,
+    BenchReaction,
+    CorpusStream,
+    InvalidRecord,
+    open_corpus,
+)
+from chemgauge.families.forward.engine.predictor import (
+    SCORE_SCHEME,
+    ForwardConfig,
+    predict_products_detailed,
+)
+from chemgauge.families.forward.engine.rules import (
+    EMBEDDED_RULES_VERSION,
+    RULES_CONTENT_HASH_SCHEME,
+)
+from chemgauge.families.forward.preflight import preflight
+from chemgauge.families.forward.provenance import base_provenance, rows_reproducibility_sha256
+from chemgauge.families.forward.report import ForwardReport, forward_envelope
+from chemgauge.families.forward.rows import (
+    ROW_SCHEMA_VERSION,
+    error_row,
+    invalid_row,
+    scored_row,
+)
+from chemgauge.families.forward.sources import LoadedRules, load_rules_for_source
+from chemgauge.families.forward.summary import RowSummary
+
+__all__ = [
+    "REPORT_SCHEMA_VERSION",
+    "BenchmarkConfig",
+    "BenchmarkResult",
+    "PredictChunk",
+    "journal_path",
+    "run_benchmark",
+]
+
+REPORT_SCHEMA_VERSION = 3
+DEFAULT_CHUNK = 16
+_MAX_PRODUCTS = ForwardConfig().max_products_per_application
+
+
+@dataclass(frozen=True)
+class BenchmarkConfig:
+    """Everything that decides a benchmark's rows (the executor never does).
+
+    Attributes:
+        corpus: schema-1 JSONL corpus file.
+        output_rows: rows file (always a file, never stdout).
+        template_source: ``embedded``, ``file``, ``train-extracted`` or ``scorer-conditioned``.
+        templates: rule file for ``file``/``train-extracted``.
+        template_manifest: manifest for ``train-extracted``.
+        max_results: engine pool cap (``None``: no cap, so absence is always confirmed).
+        strict: data-quality issues are hard errors (see the CLI help for the exact list).
+        restart: discard an earlier journal instead of resuming it.
+        output_report: where the report will be written (default: ``report.json`` beside the
+            rows); the report records the rows file relative to it.
+        bootstrap: seed and size of the MRR / nDCG@10 intervals (recorded in the metrics;
+            they decide the report, never the rows).
+    """
+
+    corpus: Path
+    output_rows: Path
+    template_source: str = "embedded"
+    templates: Path | None = None
+    template_manifest: Path | None = None
+    max_results: int | None = None
+    strict: bool = False
+    restart: bool = False
+    output_report: Path | None = None
+    bootstrap: Bootstrap = field(default_factory=Bootstrap)
+
+    def deterministic_config(self) -> dict[str, Any]:
+        """What ``config_sha256`` covers (no paths: content is hashed separately)."""
+        return {
+            "template_source": self.template_source,
+            "split_protocol_version": SPLIT_PROTOCOL_VERSION,
+            "train_max_bucket": TRAIN_MAX_BUCKET,
+            "val_max_bucket": VAL_MAX_BUCKET,
+            "max_results": self.max_results,
+            "max_products_per_application": _MAX_PRODUCTS,
+            "score_scheme": SCORE_SCHEME,
+            "row_schema_version": ROW_SCHEMA_VERSION,
+        }
+
+
+@dataclass(frozen=True)
+class BenchmarkResult:
+    """The report (a run envelope) and where the rows went."""
+
+    envelope: RunEnvelope
+    rows_path: Path
+    rows: int
+    resumed_rows: int
+
+    @property
+    def report(self) -> dict[str, Any]:
+        """The report as a plain mapping (what ``report.json`` holds)."""
+        return self.envelope.model_dump(mode="json")
+
+
+@dataclass(frozen=True, slots=True)
+class PredictChunk:
+    """Picklable chunk function: predict and score reactions; a failure becomes an error row."""
+
+    rules: RulesSpec
+    max_results: int | None = None
+
+    def __call__(self, items: list[BenchReaction]) -> list[dict[str, Any]]:
+        rules = rules_for(self.rules)
+        config = ForwardConfig(max_results=self.max_results)
+        rows = []
+        for reaction in items:
+            start = time.perf_counter()
+            try:
+                report = predict_products_detailed(reaction.reactants_original, rules, config)
+            except Exception as exc:  # any engine failure is this row's error, not the run's
+                elapsed = (time.perf_counter() - start) * 1000
+                rows.append(error_row(reaction, f"{type(exc).__name__}: {exc}", round(elapsed, 3)))
+                continue
+            elapsed = (time.perf_counter() - start) * 1000
+            rows.append(scored_row(reaction, report, elapsed))
+        return rows
+
+
+def journal_path(output_rows: Path) -> Path:
+    """The resume journal beside a rows file."""
+    return output_rows.with_name(output_rows.name + ".journal")
+
+
+def _check_output(path: Path) -> None:
+    if str(path) in ("-", ""):
+        raise ConfigError("--output-rows must be a file path; rows are never printed to stdout")
+    if path.is_dir():
+        raise ConfigError(f"--output-rows {path} is a directory; give a file path")
+
+
+def _strict_row_check(row: dict[str, Any], path: str) -> None:
+    status = row["proposal_status"]
+    if status in ("error", "capped_unknown"):
+        detail = row["prediction_error"] or "the candidate pool was capped before absence"
+        raise DataQualityError(
+            f"--strict: proposal_status {status} ({detail})",
+            path=path,
+            line=row["source_line"],
+            value=row["reaction_id"],
+        )
+
+
+def _provenance(loaded: LoadedRules, corpus_sha256: str, config_sha256: str) -> dict[str, Any]:
+    return base_provenance(
+        {
+            "template_source": loaded.template_source,
+            "rules_file_sha256": loaded.rules_file_sha256,
+            "rules_content_sha256": loaded.rules.content_sha256,
+            "rules_content_hash_scheme": RULES_CONTENT_HASH_SCHEME,
+            "embedded_rules_version": (
+                EMBEDDED_RULES_VERSION if loaded.template_source == "embedded" else None
+            ),
+            "template_manifest_sha256": loaded.manifest_sha256,
+            "split_protocol_version": SPLIT_PROTOCOL_VERSION,
+            "score_scheme": SCORE_SCHEME,
+            "row_schema_version": ROW_SCHEMA_VERSION,
+            "config_sha256": config_sha256,
+            "corpus_sha256": corpus_sha256,
+        }
+    )
+
+
+class _OutOfOrder(Exception):
+    """The journal is not in source-line order (it was resumed from an older layout)."""
+
+
+def _journal_in_order(path: Path) -> Iterator[dict[str, Any]]:
+    """Journal rows in file order, which is source-line order for every run this runner
+    writes; raises :class:`_OutOfOrder` at the first row that breaks it."""
+    last = -1
+    for row in iter_journal(path):
+        line = row["source_line"]
+        if line <= last:
+            raise _OutOfOrder
+        last = line
+        yield row
+
+
+def _journal_by_line(path: Path) -> Iterator[dict[str, Any]]:
+    """Journal rows in source-line order whatever the file order (the last row of a line
+    wins, as when resuming); holds one offset per row, only on this rare path."""
+    offsets: dict[int, int] = {}
+    with open(path, "rb") as handle:
+        handle.readline()
+        offset = handle.tell()
+        for raw in handle:
+            offsets[orjson.loads(raw)["source_line"]] = offset
+            offset += len(raw)
+        for line in sorted(offsets):
+            handle.seek(offsets[line])
+            yield orjson.loads(handle.readline())
+
+
+@dataclass
+class _Predicted:
+    """What the prediction phase leaves for the final pass."""
+
+    resumed: int
+    wall_s: float
+    executor: ExecutorConfig
+
+
+def _predict_into_journal(
+    corpus: CorpusStream,
+    journal: ResumableJsonlWriter,
+    chunk: PredictChunk,
+    executor: ExecutorConfig,
+    strict: bool,
+    progress: Callable[[int], None] | None,
+) -> _Predicted:
+    """Stream the corpus through the executor; journal every row in source-line order.
+
+    Valid reactions go to the executor; an invalid record waits in ``in_flight`` behind the
+    reactions before it, so it is journaled exactly where it belongs. ``in_flight`` holds at
+    most the executor's window of chunks: memory tracks the chunk size, not the corpus.
+    """
+    resumed = 0
+    in_flight: deque[BenchReaction | InvalidRecord] = deque()
+
+    def feed() -> Iterator[BenchReaction]:
+        nonlocal resumed
+        for entry in corpus:
+            if journal.done(str(entry.source_line)):
+                if isinstance(entry, BenchReaction):
+                    resumed += 1
+                    if progress is not None:
+                        progress(1)
+                continue
+            in_flight.append(entry)
+            if isinstance(entry, BenchReaction):
+                yield entry
+
+    def flush_invalid() -> None:
+        while in_flight and isinstance(head := in_flight[0], InvalidRecord):
+            in_flight.popleft()
+            journal.write(invalid_row(head))
+
+    runner = make_executor(executor)
+    start = time.perf_counter()
+    pending = feed()
+    try:
+        for result in runner.map(chunk, pending):
+            flush_invalid()
+            reaction = in_flight.popleft()
+            if not isinstance(reaction, BenchReaction):  # the executor broke input order
+                raise RuntimeError("executor results are out of step with the corpus")
+            if isinstance(result, ItemFailure):
+                row = error_row(reaction, f"{result.reason}: {result.detail}", None)
+            else:
+                row = result
+            if strict:
+                _strict_row_check(row, corpus.path)
+            journal.write(row)
+            if progress is not None:
+                progress(1)
+        if next(pending, None) is not None:
+            raise RuntimeError("the executor stopped before the end of the corpus")
+        flush_invalid()
+    finally:
+        runner.close()
+        journal.close()
+    if in_flight or not corpus.exhausted:
+        raise RuntimeError("the corpus was not read to the end; no rows were written")
+    return _Predicted(resumed, time.perf_counter() - start, runner.config)
+
+
+def run_benchmark(
+    config: BenchmarkConfig,
+    executor: ExecutorConfig | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> BenchmarkResult:
+    """Run the benchmark, write the rows file, return the report (the caller writes it).
+
+    Three streaming passes, none holding rows: predict (corpus -> executor -> journal, in
+    source-line order), summarize (journal -> reproducibility hash, :class:`RowFacts` and
+    report totals) and write (journal -> rows file with the hash in every row's provenance).
+    """
+    started = time.perf_counter()
+    _check_output(config.output_rows)
+    # Rules first: a misused template source is refused before the corpus is read.
+    loaded = load_rules_for_source(
+        config.template_source,
+        config.templates,
+        config.template_manifest,
+        sha256_file(config.corpus),
+    )
+    # Whole-corpus checks (--strict, train-extracted template sources) before any prediction.
+    template_sources = preflight(config.corpus, loaded, strict=config.strict)
+    corpus = open_corpus(config.corpus, strict=config.strict)
+    try:
+        return _run(config, corpus, loaded, template_sources, executor, progress, started)
+    finally:
+        corpus.close()
+
+
+def _run(
+    config: BenchmarkConfig,
+    corpus: CorpusStream,
+    loaded: LoadedRules,
+    template_sources: dict[str, Any] | None,
+    executor: ExecutorConfig | None,
+    progress: Callable[[int], None] | None,
+    started: float,
+) -> BenchmarkResult:
+    if corpus.sha256 != loaded.corpus_sha256:
+        raise ConfigError(f"{config.corpus} changed while the run started; run it again")
+    config_sha256 = sha256_json(config.deterministic_config())
+    provenance = _provenance(loaded, corpus.sha256, config_sha256)
+    if config.strict and (
+        provenance["source_tree_sha256"] is None or provenance["dependency_lock_sha256"] is None
+    ):
+        raise ConfigError("--strict: reproducibility provenance is incomplete (package hash)")
+
+    remember_rules(loaded.rules)
+    paths = () if loaded.rules_file is None else (loaded.rules_file,)
+    spec = RulesSpec(paths, loaded.rules_file is None, loaded.rules.content_sha256)
+    journal_key = sha256_json(
+        {
+            "config_sha256": config_sha256,
+            "corpus_sha256": corpus.sha256,
+            "rules_content_sha256": loaded.rules.content_sha256,
+            "chemgauge_version": provenance["chemgauge_version"],
+        }
+    )
+    journal_file = journal_path(config.output_rows)
+    journal = ResumableJsonlWriter(
+        journal_file,
+        config_sha256=journal_key,
+        key_field="source_line",
+        restart=config.restart,
+        keep_rows=False,
+    )
+    predicted = _predict_into_journal(
+        corpus,
+        journal,
+        PredictChunk(spec, config.max_results),
+        executor or ExecutorConfig(kind="serial", jobs=1),
+        config.strict,
+        progress,
+    )
+
+    def final_rows(read: Callable[[Path], Iterator[dict[str, Any]]]) -> Iterator[dict[str, Any]]:
+        for row in read(journal_file):
+            record = corpus.overrides.get(row["source_line"])
+            if record is not None:  # rejected in hindsight (a duplicate's conflicting key)
+                row = invalid_row(record)
+            elif config.strict and row["input_status"] == "valid":
+                _strict_row_check(row, corpus.path)
+            row["provenance"] = provenance
+            yield row
+
+    read: Callable[[Path], Iterator[dict[str, Any]]] = _journal_in_order
+    summary = RowSummary(config.bootstrap)
+    try:
+        try:
+            digest = rows_reproducibility_sha256(summary.folded(final_rows(read)))
+        except _OutOfOrder:
+            summary.close()
+            read, summary = _journal_by_line, RowSummary(config.bootstrap)
+            digest = rows_reproducibility_sha256(summary.folded(final_rows(read)))
+        results = summary.metrics(corpus.stats, loaded.template_source)
+    finally:
+        summary.close()
+    totals = summary.totals
+    if totals.rows != corpus.entries:
+        raise RuntimeError(
+            f"the journal holds {totals.rows} rows for {corpus.entries} corpus entries"
+        )
+    provenance["reproducibility_sha256"] = digest
+    atomic_write_rows(config.output_rows, final_rows(read))
+    journal_file.unlink(missing_ok=True)
+
+    total_ms = (time.perf_counter() - started) * 1000
+    executor_config = predicted.executor
+    metrics: dict[str, Any] = {
+        "corpus": {
+            "schema_version": CORPUS_SCHEMA_VERSION,
+            "stats": corpus.stats.to_dict(),
+            "warnings": [w.to_dict() for w in corpus.stats.warnings],
+            "warnings_truncated": sum(corpus.stats.counts.values()) > len(corpus.stats.warnings),
+        },
+        "rules": {
+            "rules_loaded": len(loaded.rules),
+            "graph_rules_skipped": loaded.rules.graph_rules_skipped,
+            "rules_content_sha256": loaded.rules.content_sha256,
+            "rules_file_sha256": loaded.rules_file_sha256,
+            "template_sources": template_sources,
+        },
+        "bootstrap": config.bootstrap.to_dict(),
+        **results,
+    }
+    # Timing and execution facts: excluded from every determinism guarantee.
+    timing = {
+        "elapsed_ms": {
+            "total": round(total_ms, 3),
+            "prediction_phase": round(predicted.wall_s * 1000, 3),
+            "engine_calls_sum": round(totals.engine_ms, 3),
+        },
+        "resumed_rows": predicted.resumed,
+        "executor": executor_config.kind,
+        "jobs": executor_config.workers(),
+        "strict": config.strict,
+    }
+    envelope = forward_envelope(
+        ForwardReport(
+            config, corpus, loaded, provenance, digest, summary.counts, REPORT_SCHEMA_VERSION
+        ),
+        metrics,
+        timing,
+    )
+    return BenchmarkResult(envelope, config.output_rows, totals.rows, predicted.resumed)

@@ -1,0 +1,52 @@
+"""Name round-trip coverage: a name counts only if OPSIN parses it back to the input structure.
+
+The public API (what the ``chemgauge names`` commands do, as calls) and the everyday types;
+each name loads its module on first use, so importing one submodule stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chemgauge.families.names.api import (
+        DEFAULT_MAX_OPSIN_ERRORS,
+        CoverageOptions,
+        check_opsin_errors,
+        check_source,
+        coverage,
+        journal_path,
+        score_coverage,
+    )
+
+_HOMES = {
+    "CoverageOptions": "api",
+    "DEFAULT_MAX_OPSIN_ERRORS": "api",
+    "check_opsin_errors": "api",
+    "check_source": "api",
+    "coverage": "api",
+    "journal_path": "api",
+    "score_coverage": "api",
+}
+
+__all__ = [
+    "DEFAULT_MAX_OPSIN_ERRORS",
+    "CoverageOptions",
+    "check_opsin_errors",
+    "check_source",
+    "coverage",
+    "journal_path",
+    "score_coverage",
+]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -1,0 +1,354 @@
+"""Report adapter for ``names``: structure -> name -> OPSIN -> structure round trips.
+
+Hit metrics are per-lens round-trip validity over all structures (the ``abs_rt_valid``
+numerator) and ``emitted`` (coverage). Breakdowns are properties of the input structure only,
+so two runs on the same corpus bucket every item the same way.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from chemgauge.chem import try_parse_smiles
+from chemgauge.eval.provenance import sha256_json
+from chemgauge.families.names.metrics import LENSES, RowClass, RowResult, aggregate
+from chemgauge.families.names.runner import listings_of
+from chemgauge.report.adapter import (
+    FailureCase,
+    FamilyAdapter,
+    Mismatch,
+    Rate,
+    RatePlot,
+    Recomputed,
+    ScoreMetric,
+    Section,
+    Structure,
+    Table,
+    agree,
+)
+from chemgauge.report.buckets import ordered_buckets
+from chemgauge.report.formatting import fmt_count, fmt_rate
+from chemgauge.report.runs import Run
+
+__all__ = ["NamesAdapter"]
+
+Row = Mapping[str, Any]
+_RATES = ("coverage", "of_emitted_rt", "abs_rt_valid", "confidently_wrong", "unparseable")
+_RATE_TITLES = {
+    "coverage": "coverage (named / all)",
+    "of_emitted_rt": "round-trip valid / named",
+    "abs_rt_valid": "round-trip valid / all",
+    "confidently_wrong": "confidently wrong / all",
+    "unparseable": "unparseable / all",
+}
+
+
+def _lenses(rows: Sequence[Row]) -> tuple[str, ...]:
+    """Lenses present in the rows (the library's order), so older reports still load."""
+    present = [lens for lens in LENSES if not rows or lens in rows[0]]
+    return tuple(present)
+
+
+@functools.lru_cache(maxsize=65536)
+def _structure_buckets(smiles: str) -> tuple[tuple[str, str], ...]:
+    mol = try_parse_smiles(smiles)
+    if mol is None:
+        return (
+            ("heavy_atoms", "<unparsable>"),
+            ("stereo", "<unparsable>"),
+            ("charged", "<unparsable>"),
+        )
+    heavy = mol.GetNumHeavyAtoms()
+    size = next(
+        (label for high, label in ((10, "1-10"), (20, "11-20"), (40, "21-40")) if heavy <= high),
+        "41+",
+    )
+    stereo = any(str(a.GetChiralTag()) != "CHI_UNSPECIFIED" for a in mol.GetAtoms()) or any(
+        str(b.GetStereo()) != "STEREONONE" for b in mol.GetBonds()
+    )
+    charged = any(a.GetFormalCharge() != 0 for a in mol.GetAtoms())
+    return (
+        ("heavy_atoms", size),
+        ("stereo", "stereo" if stereo else "no_stereo"),
+        ("charged", "formal_charges" if charged else "neutral"),
+    )
+
+
+def _as_schema_1(metrics: dict[str, Any]) -> dict[str, Any]:
+    """Recomputed metrics without the fields a family schema 1 report does not have."""
+    out = {k: v for k, v in metrics.items() if k not in ("opsin_error", "rated")}
+    out["lenses"] = {
+        lens: {
+            **{k: v for k, v in block.items() if k != "unscorable_reasons"},
+            "counts": {c: n for c, n in block["counts"].items() if c != "opsin_error"},
+        }
+        for lens, block in metrics["lenses"].items()
+    }
+    return out
+
+
+def _rate(block: Mapping[str, Any], label: str) -> Rate:
+    low, high = block["ci95"]
+    return Rate(label, block["count"], block["n"], block["rate"], low, high)
+
+
+class NamesAdapter(FamilyAdapter):
+    """Adapter for reports written by ``chemgauge names coverage``."""
+
+    family = "names"
+    reproducibility_excludes = ()
+
+    def item_key(self, row: Row) -> str:
+        return str(row["id"])
+
+    def hit_metrics(self, run: Run) -> tuple[str, ...]:
+        return ("emitted", *(f"rt_valid[{lens}]" for lens in _lenses(run.rows)))
+
+    def hits(self, row: Row, run: Run) -> Mapping[str, bool | None]:
+        lenses = _lenses(run.rows)
+        if lenses and row[lenses[0]] == RowClass.OPSIN_ERROR:
+            # OPSIN failed on the name: no verdict on the namer (left out of paired tests).
+            return {"emitted": None, **{f"rt_valid[{lens}]": None for lens in lenses}}
+        out: dict[str, bool | None] = {"emitted": bool(row["emitted"])}
+        for lens in lenses:
+            out[f"rt_valid[{lens}]"] = row[lens] == RowClass.RT_VALID
+        return out
+
+    def breakdowns(self, row: Row) -> Mapping[str, str]:
+        return dict(_structure_buckets(str(row["smiles"])))
+
+    def comparison_protocol(self, run: Run) -> dict[str, Any]:
+        # A pairs file holds the names too, so its hash differs between namers on the same
+        # structures: the items are the (id, input structure) pairs, hashed from the rows.
+        items = sorted((str(r["id"]), str(r["smiles"])) for r in run.rows)
+        return {"corpus_sha256": sha256_json(items)}
+
+    def _metrics(self, run: Run) -> dict[str, Any]:
+        lenses = _lenses(run.rows)
+        pin = run.metrics.get("pin_pct")  # config, carried verbatim
+        rows = (RowResult.from_row(r, lenses) for r in run.rows)
+        return aggregate(rows, pin_pct=pin, lenses=lenses)
+
+    def recompute(self, run: Run) -> Recomputed:
+        metrics = self._metrics(run)
+        listed = listings_of(run.rows, _lenses(run.rows))
+        if run.envelope.family_schema_version < 2:
+            # Written before OPSIN errors and unscorable reasons were kept apart: the same
+            # numbers in that report's shape (its rows can hold neither).
+            metrics = _as_schema_1(metrics)
+            listed = {k: v for k, v in listed.items() if k.startswith("confidently_wrong_")}
+            listed.pop("confidently_wrong_total", None)
+        return Recomputed(
+            {**metrics, **listed},
+            notes=("metrics.pin_pct is configuration and is carried from the report",),
+        )
+
+    def cross_checks(self, run: Run) -> list[Mismatch]:
+        coverage = run.config.get("coverage")
+        found: list[Mismatch] = []
+        if isinstance(coverage, Mapping):  # an old report recorded no config
+            found += agree("metrics.pin_pct", run.metrics.get("pin_pct"), coverage.get("pin_pct"))
+            matchers = {k: v.get("matcher") for k, v in (run.metrics.get("lenses") or {}).items()}
+            lenses = coverage.get("lenses") or {}
+            found += agree(
+                "metrics.lenses.*.matcher", matchers, {k: lenses.get(k) for k in matchers}
+            )
+        stats = run.metrics.get("input_stats") or {}
+        found += agree(
+            "metrics.input_stats.rejections_by_reason",
+            stats.get("rejections_by_reason"),
+            run.envelope.counts.rejected_by_reason,
+        )
+        return found
+
+    def headline(self, run: Run) -> list[Rate]:
+        metrics = self._metrics(run)
+        lenses = metrics["lenses"]
+        if not lenses:
+            return []
+        first = next(iter(lenses.values()))
+        out = [_rate(first["coverage"], "coverage")]
+        out += [
+            _rate(block["abs_rt_valid"], f"round-trip valid ({lens})")
+            for lens, block in lenses.items()
+        ]
+        if "exact" in lenses:
+            out.append(_rate(lenses["exact"]["confidently_wrong"], "confidently wrong (exact)"))
+        return out
+
+    def _lens_section(self, metrics: Mapping[str, Any]) -> Section:
+        lenses: Mapping[str, Any] = metrics["lenses"]
+        rate_rows = tuple(
+            (
+                _RATE_TITLES[name],
+                *(
+                    f"{fmt_rate(_rate(block[name], name))} ({fmt_count(_rate(block[name], name))})"
+                    for block in lenses.values()
+                ),
+            )
+            for name in _RATES
+        )
+        classes = [c.value for c in RowClass]
+        count_rows = tuple(
+            (cls, *(str(block["counts"][cls]) for block in lenses.values())) for cls in classes
+        )
+        plot = RatePlot(
+            title="Outcome rates per identity lens (95% Wilson intervals)",
+            xlabel="identity lens",
+            series={
+                _RATE_TITLES[name]: [
+                    (lens, _rate(block[name], name)) for lens, block in lenses.items()
+                ]
+                for name in ("abs_rt_valid", "of_emitted_rt", "confidently_wrong")
+            },
+        )
+        header = ("rate", *(f"{lens} ({block['matcher']})" for lens, block in lenses.items()))
+        return Section(
+            title="Round trip under each identity lens",
+            intro=(
+                f"{metrics['total']} structures; {metrics['emitted']} named, "
+                f"{metrics['opsin_parsed']} read back by OPSIN, "
+                f"{metrics.get('opsin_error', 0)} OPSIN errors (timeouts, crashes, refusals: "
+                "left out of every rate). A name counts only if OPSIN parses it back to the "
+                "input under the lens; unparseable names are never counted as wrong, and a "
+                "pair the lens cannot judge is 'unscorable' (never credited)."
+            ),
+            tables=(
+                Table("Rates", header, rate_rows),
+                Table("Outcome counts", ("class", *lenses), count_rows),
+            ),
+            plots=(plot,),
+            anchor="lenses",
+        )
+
+    def _breakdown_section(self, run: Run) -> Section:
+        lenses = _lenses(run.rows)
+        groups: dict[str, dict[str, list[Row]]] = {}
+        for row in run.rows:
+            for dim, bucket in self.breakdowns(row).items():
+                groups.setdefault(dim, {}).setdefault(bucket, []).append(row)
+        tables = []
+        plots = []
+        for dim, buckets in groups.items():
+            body = []
+            series: dict[str, list[tuple[str, Rate]]] = {lens: [] for lens in lenses}
+            for bucket in ordered_buckets(buckets):
+                # Rows OPSIN failed on are in no rate, as in the headline numbers.
+                members = [r for r in buckets[bucket] if r[lenses[0]] != RowClass.OPSIN_ERROR]
+                if not members:
+                    continue  # no rate to show
+                cells = []
+                for lens in lenses:
+                    rate = Rate.wilson(
+                        lens, sum(r[lens] == RowClass.RT_VALID for r in members), len(members)
+                    )
+                    series[lens].append((bucket, rate))
+                    cells.append(f"{fmt_rate(rate)} ({fmt_count(rate)})")
+                body.append((bucket, str(len(members)), *cells))
+            tables.append(Table(dim, ("bucket", "n", *lenses), tuple(body)))
+            plots.append(
+                RatePlot(title=f"Round-trip valid / all by {dim}", xlabel=dim, series=series)
+            )
+        return Section(
+            title="Breakdowns by input structure",
+            intro=(
+                "Round-trip valid / all per bucket of a property of the input structure "
+                "(numbers in numeric order; a bucket with no scored pair is left out)."
+            ),
+            tables=tuple(tables),
+            plots=tuple(plots),
+            anchor="breakdowns",
+        )
+
+    def _failure_section(self, run: Run, max_failures: int) -> Section:
+        lenses = _lenses(run.rows)
+        wrong = [
+            r for r in run.rows if any(r[lens] == RowClass.CONFIDENTLY_WRONG for lens in lenses)
+        ]
+
+        # The most forgiving lens still calling it wrong makes the most serious case: first.
+        def severity(row: Row) -> int:
+            return sum(row[lens] == RowClass.CONFIDENTLY_WRONG for lens in lenses)
+
+        ordered = sorted(wrong, key=lambda r: -severity(r))
+        cases = tuple(
+            FailureCase(
+                item=str(r["id"]),
+                title=str(r["name"]),
+                details=(
+                    (
+                        "wrong under",
+                        ", ".join(lens for lens in lenses if r[lens] == "confidently_wrong"),
+                    ),
+                    ("input", str(r["smiles"])),
+                    ("read back", str(r["opsin_smiles"])),
+                ),
+                structures=(
+                    Structure("input structure", r["smiles"]),
+                    Structure("OPSIN read-back of the name", r["opsin_smiles"]),
+                ),
+            )
+            for r in ordered[:max_failures]
+        )
+        return Section(
+            title="Confidently wrong names",
+            intro=(
+                "Names OPSIN parses to a different structure: the input (left) beside what "
+                "the name actually means (right). Most serious first (wrong under more lenses)."
+            ),
+            failures=cases,
+            failures_total=len(wrong),
+            anchor="failures",
+        )
+
+    def sections(self, run: Run, *, max_failures: int) -> list[Section]:
+        metrics = self._metrics(run)
+        return [
+            self._lens_section(metrics),
+            self._breakdown_section(run),
+            self._failure_section(run, max_failures),
+        ]
+
+    def board_metric(self, run: Run) -> str:
+        lenses = _lenses(run.rows)
+        lens = "exact" if "exact" in lenses else next(iter(lenses), None)
+        return "" if lens is None else f"rt_valid[{lens}]"
+
+    def hit_description(self, run: Run, name: str) -> str:
+        if name == "emitted":
+            return "a name emitted (coverage), over every structure"
+        lens = name.removeprefix("rt_valid[").removesuffix("]")
+        return f"a name that OPSIN reads back as the same structure ({lens}), over every structure"
+
+    def score_metrics(self, run: Run) -> tuple[ScoreMetric, ...]:
+        return tuple(
+            ScoreMetric(
+                f"of_emitted_rt[{lens}]",
+                "ratio",
+                f"round-trip valid ({lens}) among the structures the run named",
+            )
+            for lens in _lenses(run.rows)
+        )
+
+    def scores(self, row: Row, run: Run) -> Mapping[str, tuple[float, float] | None]:
+        emitted = 1.0 if row["emitted"] else 0.0
+        return {
+            f"of_emitted_rt[{lens}]": (float(row[lens] == RowClass.RT_VALID), emitted)
+            for lens in _lenses(run.rows)
+        }
+
+    def system_name(self, run: Run) -> str:
+        files = [Path(i.path).name for i in run.envelope.inputs if i.role == "input"]
+        return f"names in {files[0]}" if files else run.label
+
+    def describe_item(self, row: Row, run: Run | None = None) -> tuple[tuple[str, str], ...]:
+        return (("name", str(row["name"])), ("read back", str(row["opsin_smiles"])))
+
+    def item_structures(self, row: Row, run: Run | None = None) -> tuple[Structure, ...]:
+        return (
+            Structure("input", row["smiles"]),
+            Structure("read back", row["opsin_smiles"]),
+        )

@@ -1,0 +1,185 @@
+"""``chemgauge names``: structure -> name -> OPSIN -> structure coverage (parses arguments;
+the run is :func:`chemgauge.families.names.score_coverage`, the Python API's)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from chemgauge.cli.options import QUIET, Inputs, guarded, report_path
+from chemgauge.cli.progress import progress_bar
+from chemgauge.cli.summary import print_summary, rate_cell, summary_table
+from chemgauge.eval.envelope import envelope_bytes
+from chemgauge.eval.outputs import Output
+from chemgauge.families.names import (
+    DEFAULT_MAX_OPSIN_ERRORS,
+    CoverageOptions,
+    check_opsin_errors,
+    check_source,
+    journal_path,
+    score_coverage,
+)
+from chemgauge.families.names.inputs import count_lines
+
+app = typer.Typer(help="Name round-trip coverage with the real OPSIN.", no_args_is_help=True)
+
+
+_CLASSES = ("rt_valid", "confidently_wrong", "unparseable", "abstained", "unscorable")
+
+
+def _rejected_note(stats: dict[str, Any]) -> str:
+    rejected = int(stats.get("rejected", 0))
+    reasons = stats.get("rejections_by_reason") or {}
+    detail = ", ".join(f"{reason}: {count}" for reason, count in sorted(reasons.items()))
+    lines = "input line" if rejected == 1 else "input lines"
+    return f"{rejected} {lines} rejected" + (f" ({detail})" if detail else "")
+
+
+def _print_summary(report: dict[str, Any], rows_file: str) -> None:
+    """Every class per lens (each lens adds up to the total), the namer's rates, rejected
+    lines, and where the complete lists of wrong rows and OPSIN errors are."""
+    metrics = report["metrics"]
+    rows, rates = [], []
+    for lens, values in metrics["lenses"].items():
+        counts = values["counts"]
+        cells = [str(counts[c]) for c in (*_CLASSES, "opsin_error")]
+        rows.append((lens, *cells, str(metrics["total"])))
+        rate = values["of_emitted_rt"]
+        low, high = rate["ci95"] if rate["rate"] is not None else (None, None)
+        rates.append(f"{lens} {rate_cell(rate['rate'], low, high)}")
+    notes = [
+        "round-trip valid / names OPSIN answered for (95% Wilson): " + ", ".join(rates),
+        _rejected_note(metrics["input_stats"]),
+    ]
+    for lens, values in metrics["lenses"].items():
+        reasons = values.get("unscorable_reasons") or {}
+        if reasons:
+            detail = ", ".join(f"{reason}: {count}" for reason, count in reasons.items())
+            notes.append(f"unscorable under {lens} (never credited): {detail}")
+    wrong = metrics.get("confidently_wrong_total", 0)
+    if wrong:
+        listed = len(metrics["confidently_wrong_rows"])
+        notes.append(
+            f"{wrong} {'row' if wrong == 1 else 'rows'} confidently wrong under a lens: "
+            f"the report lists {listed}, {rows_file} holds all of them"
+        )
+    print_summary(
+        summary_table(
+            f"name round trip: {metrics['total']} structures",
+            ("lens", *_CLASSES, "opsin_error", "total"),
+            rows,
+            caption=f"{metrics['opsin_error']} OPSIN errors (timeout, crash, refusal): in no rate",
+        ),
+        notes=notes,
+    )
+
+
+def _coverage_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
+    rows: Path = args["output_rows"]
+    outputs = [Output("--output-rows", rows, derived=(journal_path(rows),))]
+    check_source(args["input_path"], args["namer_cmd"], args["smiles_file"])
+    report = report_path(rows, args["output_report"])
+    if report is not None:
+        outputs.append(Output("--output-report", report))
+    return outputs, [("--input", args["input_path"]), ("--smiles", args["smiles_file"])]
+
+
+@app.command("coverage")
+@guarded(_coverage_files)
+def coverage(
+    input_path: Path | None = typer.Option(
+        None, "--input", "-i", help="Pairs file (.tsv, .csv or .jsonl) with smiles and name."
+    ),
+    namer_cmd: str | None = typer.Option(
+        None, "--namer-cmd", help="Structure-to-name command: SMILES on stdin, names on stdout."
+    ),
+    smiles_file: Path | None = typer.Option(
+        None, "--smiles", help="SMILES file to name with --namer-cmd."
+    ),
+    output_rows: Path = typer.Option(
+        Path("runs/names/rows.jsonl"), "--output-rows", help="Row file (JSONL)."
+    ),
+    output_report: Path | None = typer.Option(
+        None,
+        "--output-report",
+        help="Report JSON (default: report.json beside the rows; - prints it on stdout).",
+    ),
+    jvms: int = typer.Option(
+        2,
+        "--jobs",
+        "-j",
+        help=(
+            "OPSIN JVMs (the second and later start once 2,000 names were answered) and "
+            "matching workers; results keep input order."
+        ),
+    ),
+    radicals: bool = typer.Option(False, "--radicals", help="OPSIN -r: allow radicals."),
+    lenient_stereo: bool = typer.Option(
+        False, "--lenient-stereo", help="OPSIN -s: ignore uninterpretable stereo."
+    ),
+    abstain_marker: list[str] = typer.Option(
+        [], "--abstain-marker", help="A namer output that means 'no name' (repeatable)."
+    ),
+    pin_pct: float | None = typer.Option(
+        None, "--pin-pct", help="Curated gold-gate pass rate, carried verbatim."
+    ),
+    timeout: float = typer.Option(30.0, "--timeout", help="Seconds OPSIN may take per name."),
+    namer_timeout: float = typer.Option(600.0, "--namer-timeout", help="Seconds for the namer."),
+    strict: bool = typer.Option(
+        False, "--strict", help="Any bad input line, or any OPSIN error, is a hard error."
+    ),
+    max_opsin_errors: float = typer.Option(
+        DEFAULT_MAX_OPSIN_ERRORS,
+        "--max-opsin-errors",
+        help=(
+            "Largest share of names OPSIN may fail on (timeout, crash, refusal) before the "
+            "run exits non-zero; the rows and report are written either way."
+        ),
+    ),
+    restart: bool = typer.Option(
+        False, "--restart", help="Discard rows kept from an interrupted run instead of resuming."
+    ),
+    quiet: bool = QUIET,
+) -> None:
+    """Score a structure-to-name generator: a name counts only if OPSIN reads it back right."""
+    options = CoverageOptions(
+        jobs=jvms,
+        radicals=radicals,
+        lenient_stereo=lenient_stereo,
+        abstain_markers=tuple(abstain_marker),
+        pin_pct=pin_pct,
+        timeout=timeout,
+        namer_timeout=namer_timeout,
+        strict=strict,
+        max_opsin_errors=max_opsin_errors,
+        restart=restart,
+    )
+    source = input_path if input_path is not None else smiles_file
+    lines = count_lines(source) if source is not None and source.is_file() else None
+    output_report = report_path(output_rows, output_report)
+    with progress_bar("names", lines, quiet=quiet, min_total=2000) as bar:
+        done = [0]  # input lines reported, so the bar ends full (resumed, rejected lines too)
+
+        def advance(n: int) -> None:
+            done[0] += n
+            bar(n)
+
+        report = score_coverage(
+            pairs=input_path,
+            namer_cmd=namer_cmd,
+            smiles=smiles_file,
+            output_rows=output_rows,
+            report_file=output_report,
+            options=options,
+            progress=advance,
+            notice=None if quiet else lambda text: typer.echo(text, err=True),
+        )
+        bar(max(0, (lines or 0) - done[0]))
+    if output_report is None:
+        typer.echo(envelope_bytes(report).decode(), nl=False)
+    if not quiet:
+        _print_summary(report, output_rows.name)
+    check_opsin_errors(report, output_rows.name, options, lambda text: typer.echo(text, err=True))

@@ -1,0 +1,387 @@
+"""Run the coverage instrument: one OPSIN call per distinct emitted name, rows and a report.
+
+The run streams: pairs are scored a block at a time (:func:`score_pairs`; names, and
+(input, read-back) matches, are deduplicated within the block), each block's rows are
+journaled as it finishes, and the report is folded from the rows as they are read back from
+the journal in input order (:class:`RowSummary`: per-lens counts and the first
+``MAX_WRONG_LISTED`` wrong rows and OPSIN errors). What grows with the corpus is a short key
+or an int per pair, never a row: the ids seen (to reject a repeat) and the ids in input
+order, and one journal offset per row while the rows file is written (:func:`journal_rows`).
+OPSIN answers are not shared across blocks: a name repeated far apart is read back once a
+block. Matching runs in size-balanced groups on the executor; each worker keys a structure
+once for every pair and lens it appears in (:func:`~chemgauge.families.names.metrics.keyed`).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from chemgauge.eval.envelope import (
+    CountsTally,
+    EnvelopeParts,
+    base_provenance,
+    build_envelope,
+    record_input,
+)
+from chemgauge.eval.executors import Executor, ItemFailure, SerialExecutor
+from chemgauge.eval.provenance import reproducibility_sha256
+from chemgauge.eval.records import RejectionStats, iter_journal_by_keys
+from chemgauge.families.names.inputs import NamePair
+from chemgauge.families.names.metrics import (
+    LENSES,
+    CoverageTally,
+    RowClass,
+    RowResult,
+    classify_parsed,
+    is_abstention,
+)
+
+__all__ = [
+    "MAX_WRONG_LISTED",
+    "OPSIN_ERROR_STATUSES",
+    "REPORT_SCHEMA_VERSION",
+    "CoverageConfig",
+    "ReadBack",
+    "RowSummary",
+    "build_report",
+    "confidently_wrong_rows",
+    "journal_rows",
+    "listings_of",
+    "score_pairs",
+]
+
+REPORT_SCHEMA_VERSION = 2
+#: The row field the envelope's ``counts.by_status`` counts (the seed's house lens).
+STATUS_FIELD = "strict"
+MAX_WRONG_LISTED = 200
+# OPSIN statuses that mean OPSIN (or its driver) failed on the name rather than reading it:
+# the pair is ``opsin_error``. ``failure`` (OPSIN read the name and could not interpret it)
+# is the namer's ``unparseable``.
+OPSIN_ERROR_STATUSES = frozenset({"exception", "refused", "timeout", "crashed", "skipped"})
+# Matching work per group, in SMILES characters (a proxy for atoms): groups are filled
+# heaviest pair first, so one large peptide does not hold a worker while the others idle.
+_GROUP_WEIGHT = 4000
+_CLASSIFY_FAILED = "classification_failed"
+# Where the complete lists are (the envelope's ``rows_file`` names the file).
+COMPLETE_LISTS = (
+    "the rows file holds every row: a confidently wrong one has confidently_wrong under a "
+    "lens, an OPSIN error has opsin_error"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ReadBack:
+    """What the round trip returned for one name: a SMILES or a reason."""
+
+    smiles: str | None
+    status: str
+    error: str | None = None
+
+    @property
+    def opsin_failed(self) -> bool:
+        """True when OPSIN failed on the name (no verdict on the name itself)."""
+        return self.status in OPSIN_ERROR_STATUSES
+
+
+ResolveBatch = Callable[[Sequence[str]], Sequence[ReadBack]]
+
+
+@dataclass(frozen=True)
+class CoverageConfig:
+    """What decides a row's class: abstention markers and which lenses are reported."""
+
+    abstain_markers: tuple[str, ...] = ()
+    pin_pct: float | None = None
+
+    def describe(self) -> dict[str, Any]:
+        """Config for hashing (every field changes results)."""
+        return {**asdict(self), "lenses": dict(LENSES)}
+
+
+Match = tuple[dict[str, str], dict[str, str]]  # lens -> class, lens -> why unscorable
+
+
+@dataclass(frozen=True, slots=True)
+class ClassifyGroup:
+    """Picklable chunk function: lens classes for groups of (input, read-back) pairs."""
+
+    def __call__(self, groups: list[list[tuple[str, str]]]) -> list[list[Match]]:
+        out = []
+        for group in groups:
+            matches = []
+            for smiles, parsed in group:
+                classes, reasons = classify_parsed(smiles, parsed)
+                matches.append(({k: v.value for k, v in classes.items()}, reasons))
+            out.append(matches)
+        return out
+
+
+def balanced_groups(pairs: Sequence[tuple[str, str]], weight: int) -> list[list[tuple[str, str]]]:
+    """Split pairs into groups of similar total size (heaviest first into the lightest
+    group); deterministic, and each pair lands in exactly one group."""
+    sizes = [len(a) + len(b) for a, b in pairs]
+    count = max(1, min(len(pairs), math.ceil(sum(sizes) / weight)))
+    heap = [(0, index) for index in range(count)]
+    groups: list[list[tuple[str, str]]] = [[] for _ in range(count)]
+    for position in sorted(range(len(pairs)), key=lambda i: (-sizes[i], i)):
+        load, index = heapq.heappop(heap)
+        groups[index].append(pairs[position])
+        heapq.heappush(heap, (load + sizes[position], index))
+    return [group for group in groups if group]
+
+
+def _match_all(pairs: list[tuple[str, str]], runner: Executor) -> dict[tuple[str, str], Match]:
+    """Classes of every distinct (input, read-back) pair; a pair whose matching crashes
+    even on its own is unscorable under every lens (never credited, never charged)."""
+    matched: dict[tuple[str, str], Match] = {}
+    retry: list[tuple[str, str]] = []
+    groups = balanced_groups(pairs, _GROUP_WEIGHT) if pairs else []
+    results = runner.map(ClassifyGroup(), groups, chunk_size=1)
+    for group, result in zip(groups, results, strict=True):
+        if isinstance(result, ItemFailure):
+            retry.extend(group)
+        else:
+            matched.update(zip(group, result, strict=True))
+    singles = [[pair] for pair in retry]
+    retried = runner.map(ClassifyGroup(), singles, chunk_size=1)
+    for single, result in zip(singles, retried, strict=True):
+        if isinstance(result, ItemFailure):
+            unscorable = dict.fromkeys(LENSES, RowClass.UNSCORABLE.value)
+            matched[single[0]] = (unscorable, dict.fromkeys(LENSES, _CLASSIFY_FAILED))
+        else:
+            matched[single[0]] = result[0]
+    return matched
+
+
+def score_pairs(
+    pairs: Sequence[NamePair],
+    resolve: ResolveBatch,
+    config: CoverageConfig,
+    executor: Executor | None = None,
+) -> list[dict[str, Any]]:
+    """Classify every pair; names are read back in one batch of distinct emitted names.
+
+    Distinct (input, read-back) pairs are matched once, on ``executor`` when given.
+    """
+    emitted = [
+        p.name
+        for p in pairs
+        if p.name is not None and not is_abstention(p.name, config.abstain_markers)
+    ]
+    distinct = list(dict.fromkeys(emitted))
+    answers = list(resolve(distinct))
+    if len(answers) != len(distinct):
+        raise RuntimeError(f"round trip returned {len(answers)} answers for {len(distinct)} names")
+    lookup = dict(zip(distinct, answers, strict=True))
+    to_match = list(
+        dict.fromkeys(
+            (p.smiles, smiles)
+            for p in pairs
+            if p.name in lookup and (smiles := lookup[p.name].smiles)
+        )
+    )
+    matched = _match_all(to_match, executor or SerialExecutor())
+    rows: list[dict[str, Any]] = []
+    for pair in pairs:
+        answer = lookup.get(pair.name) if pair.name is not None else None
+        reasons: dict[str, str] = {}
+        parsed: bool | None = None
+        if answer is None:
+            classes = dict.fromkeys(LENSES, RowClass.ABSTAINED.value)
+        elif answer.smiles:
+            classes, reasons = matched[(pair.smiles, answer.smiles)]
+            parsed = True
+        elif answer.opsin_failed:
+            classes = dict.fromkeys(LENSES, RowClass.OPSIN_ERROR.value)
+        else:
+            classes, parsed = dict.fromkeys(LENSES, RowClass.UNPARSEABLE.value), False
+        rows.append(
+            {
+                "id": pair.item_id,
+                "line": pair.line,
+                "smiles": pair.smiles,
+                "name": pair.name,
+                "emitted": answer is not None,
+                "opsin_parsed": parsed,
+                "opsin_smiles": answer.smiles if answer is not None and answer.smiles else None,
+                "opsin_status": None if answer is None else answer.status,
+                "opsin_error": None if answer is None else answer.error,
+                **{lens: classes[lens] for lens in LENSES},
+                "unscorable_reasons": reasons,
+            }
+        )
+    return rows
+
+
+def _wrong_entry(row: dict[str, Any], lenses: Sequence[str]) -> dict[str, Any] | None:
+    """A row's listing as confidently wrong (both structures and the lenses), or ``None``."""
+    wrong_under = [lens for lens in lenses if row[lens] == RowClass.CONFIDENTLY_WRONG]
+    if not wrong_under:
+        return None
+    return {
+        "id": row["id"],
+        "smiles": row["smiles"],
+        "name": row["name"],
+        "opsin_smiles": row["opsin_smiles"],
+        "wrong_under": wrong_under,
+    }
+
+
+def _opsin_error_entry(row: dict[str, Any], lenses: Sequence[str]) -> dict[str, Any] | None:
+    """A row's listing as an OPSIN error (the name, OPSIN's status and message), or ``None``."""
+    if not lenses or row[lenses[0]] != RowClass.OPSIN_ERROR:
+        return None
+    return {
+        "id": row["id"],
+        "name": row["name"],
+        "opsin_status": row.get("opsin_status"),
+        "opsin_error": row.get("opsin_error"),
+    }
+
+
+def confidently_wrong_rows(
+    rows: Iterable[dict[str, Any]], lenses: Sequence[str]
+) -> list[dict[str, Any]]:
+    """Every row wrong under at least one lens, with both structures and the lenses."""
+    return [entry for r in rows if (entry := _wrong_entry(r, lenses)) is not None]
+
+
+class _Listing:
+    """The first ``MAX_WRONG_LISTED`` entries of a kind, how many there were, and how many of
+    each value of ``count_by`` (a field of the entry) among all of them."""
+
+    def __init__(self, count_by: str | None = None) -> None:
+        self.entries: list[dict[str, Any]] = []
+        self.total = 0
+        self.count_by = count_by
+        self.counts: Counter[str] = Counter()
+
+    def add(self, entry: dict[str, Any] | None) -> None:
+        if entry is not None:
+            self.total += 1
+            if self.count_by is not None:
+                self.counts[str(entry[self.count_by])] += 1
+            if len(self.entries) < MAX_WRONG_LISTED:
+                self.entries.append(entry)
+
+
+class RowSummary:
+    """What the report needs from the rows, folded in one row at a time.
+
+    Per-lens counts (:class:`CoverageTally`), the first ``MAX_WRONG_LISTED`` confidently
+    wrong rows and OPSIN errors, and how many of each there were: bounded whatever the
+    number of rows.
+    """
+
+    def __init__(self) -> None:
+        self.tally = CoverageTally()
+        self._wrong = _Listing()
+        self._errors = _Listing("opsin_status")
+
+    @property
+    def wrong(self) -> list[dict[str, Any]]:
+        """The listed confidently wrong rows (the first ``MAX_WRONG_LISTED``)."""
+        return self._wrong.entries
+
+    @property
+    def wrong_total(self) -> int:
+        """How many rows are confidently wrong under at least one lens."""
+        return self._wrong.total
+
+    def add(self, row: dict[str, Any]) -> None:
+        """Count one row (a rows-file row, as journaled)."""
+        self.tally.add(RowResult.from_row(row, tuple(LENSES)))
+        self._wrong.add(_wrong_entry(row, tuple(LENSES)))
+        self._errors.add(_opsin_error_entry(row, tuple(LENSES)))
+
+    def fold(self, rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        """Pass rows through unchanged, adding each on the way (one pass for several uses)."""
+        for row in rows:
+            self.add(row)
+            yield row
+
+    def listings(self) -> dict[str, Any]:
+        """The report's bounded row listings and their totals."""
+        return _listing_fields(self._wrong, self._errors)
+
+
+def _listing_fields(wrong: _Listing, errors: _Listing) -> dict[str, Any]:
+    return {
+        "confidently_wrong_rows": wrong.entries,
+        "confidently_wrong_total": wrong.total,
+        "confidently_wrong_listed_truncated": wrong.total > len(wrong.entries),
+        "opsin_error_rows": errors.entries,
+        "opsin_error_by_status": dict(sorted(errors.counts.items())),
+        "opsin_error_listed_truncated": errors.total > len(errors.entries),
+    }
+
+
+def listings_of(rows: Iterable[dict[str, Any]], lenses: Sequence[str]) -> dict[str, Any]:
+    """The report's row listings (bounded) and totals, computed from rows."""
+    wrong, errors = _Listing(), _Listing("opsin_status")
+    for row in rows:
+        wrong.add(_wrong_entry(row, lenses))
+        errors.add(_opsin_error_entry(row, lenses))
+    return _listing_fields(wrong, errors)
+
+
+def journal_rows(path: str | Path, keys: Sequence[str]) -> Iterator[dict[str, Any]]:
+    """Rows of a closed journal in the order of ``keys`` (input order), whatever the order
+    they were journaled in; a key without a row is an error, never a gap."""
+    for key, row in zip(keys, iter_journal_by_keys(path, "id", keys), strict=True):
+        if row is None:
+            raise RuntimeError(f"{path}: no row was journaled for id {key!r}")
+        yield row
+
+
+def build_report(
+    rows: Iterable[dict[str, Any]],
+    *,
+    config: CoverageConfig,
+    input_path: str | Path,
+    input_stats: RejectionStats,
+    engine: dict[str, Any],
+    timing: dict[str, float],
+    rows_path: str | Path,
+    report_path: str | Path | None = None,
+    engine_config: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Aggregate rows into the report (a run envelope) in one pass (``rows`` may be a stream,
+    read once); every number is a pure function of the rows.
+
+    ``engine_config`` holds the OPSIN options that can change a read-back (part of the
+    config); ``report_path`` is where the report will be written (default: beside the rows).
+    The listings of confidently wrong rows and OPSIN errors are bounded; ``complete_lists``
+    says that the rows file holds every one.
+    """
+    summary = RowSummary()
+    counts = CountsTally(STATUS_FIELD)
+    digest = reproducibility_sha256(counts.feed(summary.fold(rows)), ())
+    rows_file = Path(rows_path)
+    envelope = build_envelope(
+        EnvelopeParts(
+            family="names",
+            family_schema_version=REPORT_SCHEMA_VERSION,
+            config={"coverage": config.describe(), "engine": dict(engine_config or {})},
+            inputs=[record_input("input", input_path)],
+            provenance=base_provenance({"opsin": engine}),
+            rows_path=rows_file,
+            reproducibility_sha256=digest,
+            timing=timing,
+            counts=counts.result(input_stats.counts),
+            metrics={
+                **summary.tally.result(config.pin_pct),
+                "input_stats": input_stats.to_dict(),
+                **summary.listings(),
+                "complete_lists": COMPLETE_LISTS,
+            },
+        ),
+        report_path if report_path is not None else rows_file.with_name("report.json"),
+    )
+    return envelope.model_dump(mode="json")

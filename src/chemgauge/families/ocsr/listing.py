@@ -1,0 +1,27 @@
+"""The OCSR family's ``chemgauge list`` lines: back-ends and registered Python recognizers."""
+
+from __future__ import annotations
+
+from chemgauge.families import ListEntry
+from chemgauge.registry import describe_entries
+
+__all__ = ["entries"]
+
+_BACKENDS = {
+    "osra": "OSRA executable (Debian's osra package)",
+    "command": "any program: an argument list with {image}; SMILES, molfile or JSON out",
+    "http": "an OpenAI-compatible vision endpoint (key from $OPENAI_API_KEY)",
+    "python": "a registered callable (ocsr recognizer) or module:function",
+}
+
+
+def entries() -> list[ListEntry]:
+    """The back-ends, then the recognizers registered for the ``python`` back-end."""
+    from chemgauge.families.ocsr.engine.base import RECOGNIZERS
+    from chemgauge.families.ocsr.engine.registry import BACKEND_NAMES
+
+    rows: list[ListEntry] = [
+        ("ocsr back-end", name, _BACKENDS.get(name, "-"), "built in") for name in BACKEND_NAMES
+    ]
+    rows.extend(describe_entries("ocsr recognizer", RECOGNIZERS))
+    return rows

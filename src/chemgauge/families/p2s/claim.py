@@ -1,0 +1,204 @@
+"""The use claim for one model and one property: shuffle drop and donor-directed flip.
+
+* Shuffle drop: accuracy on ``correct`` minus accuracy on ``shuffled`` over the same records
+  (same candidates, same answer, only the property changed). Paired bootstrap interval of the
+  difference; exact McNemar on records right in one view and wrong in the other.
+* Counterfactual flip: on each counterfactual record (the property of completion *j*), did
+  the model pick *j*? Compared, on the same base record, with how often it picks *j* when
+  given the source's own property. Wilson interval of the flip rate, paired bootstrap interval
+  of the difference, exact McNemar on the discordant pairs.
+
+Each holds when its difference is positive and McNemar's p is below ``alpha``; the use claim
+is made only when both hold. Chance (the mean of 1/K over the correct view) is shown beside.
+Missing, invalid and out-of-range answers are wrong in every view, as in the scorer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from chemgauge.eval.provenance import sha256_file, sha256_json
+from chemgauge.eval.stats import mcnemar_exact, paired_bootstrap_difference, wilson_interval
+from chemgauge.families.p2s.scoring import ScoreResult, read_predictions, score_view
+from chemgauge.families.p2s.taskfile import load_directory
+
+__all__ = [
+    "ClaimConfig",
+    "claim_report",
+    "claim_statistics",
+    "format_claim",
+    "prediction_paths",
+]
+
+CLAIM_SCHEME_VERSION = 1
+
+
+@dataclass(frozen=True)
+class ClaimConfig:
+    """Significance level, interval confidence and the bootstrap's seed and size."""
+
+    alpha: float = 0.05
+    confidence: float = 0.95
+    seed: int = 0
+    resamples: int = 2000
+
+    def __post_init__(self) -> None:
+        if not 0 < self.alpha < 1:
+            raise ValueError(f"alpha must be in (0, 1), got {self.alpha}")
+
+
+def prediction_paths(run_dir: str | Path, directory: str) -> dict[str, Path]:
+    """``<run>/<property>/<condition>.jsonl`` for the three views."""
+    base = Path(run_dir) / directory
+    return {c: base / f"{c}.jsonl" for c in ("correct", "shuffled", "counterfactual")}
+
+
+def _rate(hits: int, n: int, confidence: float) -> dict[str, Any]:
+    return {"hits": hits, **wilson_interval(hits, n, confidence).to_dict()}  # the interval has n
+
+
+def _paired(
+    a: list[bool], b: list[bool], config: ClaimConfig, salt: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    fa, fb = [float(x) for x in a], [float(x) for x in b]
+    diff = paired_bootstrap_difference(  # raises unless a and b pair up item for item
+        fa, fb, seed=config.seed, resamples=config.resamples, confidence=config.confidence
+    )
+    step = np.subtract(fa, fb)  # +1: only a right, -1: only b right, 0: concordant
+    test = mcnemar_exact(int(np.sum(step > 0)), int(np.sum(step < 0)))
+    return {**diff.to_dict(), "compares": salt}, test.to_dict()
+
+
+def _holds(difference: dict[str, Any], test: dict[str, Any], alpha: float) -> bool:
+    """A positive difference with McNemar's p below ``alpha`` (a p below 1 needs discordant
+    pairs, so the estimate is then a number)."""
+    return bool(test["p_value"] < alpha and difference["estimate"] > 0)
+
+
+def claim_statistics(
+    correct: Sequence[bool],
+    shuffled: Sequence[bool],
+    flips: Sequence[bool],
+    base_picks: Sequence[bool],
+    config: ClaimConfig,
+) -> dict[str, Any]:
+    """The claim's numbers from paired outcomes alone (so run reports recompute them from rows).
+
+    ``correct[i]`` and ``shuffled[i]`` are one record's hits under its own and a shuffled
+    property; ``flips[j]`` says counterfactual ``j`` picked its donor and ``base_picks[j]``
+    whether its base record, given its own property, picked that same donor.
+    """
+    drop, drop_test = _paired(list(correct), list(shuffled), config, "correct - shuffled accuracy")
+    drop_holds = _holds(drop, drop_test, config.alpha)
+    flip_diff, flip_test = _paired(
+        list(flips), list(base_picks), config, "picks donor: counterfactual - correct"
+    )
+    flip_holds = _holds(flip_diff, flip_test, config.alpha)
+    return {
+        "accuracy": {
+            "correct": _rate(sum(correct), len(correct), config.confidence),
+            "shuffled": _rate(sum(shuffled), len(shuffled), config.confidence),
+        },
+        "shuffle_drop": {"difference": drop, "mcnemar": drop_test, "holds": drop_holds},
+        "counterfactual_flip": {
+            "flip_rate": _rate(sum(flips), len(flips), config.confidence),
+            "donor_pick_rate_under_correct": _rate(
+                sum(base_picks), len(base_picks), config.confidence
+            ),
+            "difference": flip_diff,
+            "mcnemar": flip_test,
+            "holds": flip_holds,
+        },
+        "use_claim": drop_holds and flip_holds,
+    }
+
+
+def claim_report(
+    data_dir: str | Path,
+    directory: str,
+    predictions: dict[str, Path],
+    *,
+    model: str,
+    config: ClaimConfig | None = None,
+) -> dict[str, Any]:
+    """Score the three views of one directory and decide the use claim (a JSON-ready dict)."""
+    cfg = config or ClaimConfig()
+    views = load_directory(data_dir, directory)
+    scores: dict[str, ScoreResult] = {
+        c: score_view(views[c], read_predictions(predictions[c])) for c in views
+    }
+    by_id = {o.record_id: o for o in scores["correct"].outcomes}
+    shuffled_by_id = {o.record_id: o for o in scores["shuffled"].outcomes}
+    ids = list(by_id)
+    labels = views["counterfactual"].labels
+    flips, base_picks = [], []
+    for outcome in scores["counterfactual"].outcomes:
+        label = labels[outcome.record_id]
+        assert label.base_record_id is not None  # load_directory resolves every base record
+        flips.append(outcome.correct)
+        # the donor is never the base's own answer and always in range, so only a miss can
+        # select it (missing and invalid answers select nothing)
+        base_picks.append(by_id[label.base_record_id].selected == label.label)
+    statistics = claim_statistics(
+        [by_id[r].correct for r in ids],
+        [shuffled_by_id[r].correct for r in ids],
+        flips,
+        base_picks,
+        cfg,
+    )
+
+    tasks = views["correct"].tasks
+    chance = sum(1 / len(t.candidates) for t in tasks) / len(tasks) if tasks else None
+    inputs = {
+        **{f"predictions.{c}": sha256_file(p) for c, p in sorted(predictions.items())},
+        **{f"labels.{c}": sha256_file(v.label_path) for c, v in sorted(views.items())},
+    }
+    report: dict[str, Any] = {
+        "claim_scheme_version": CLAIM_SCHEME_VERSION,
+        "model": model,
+        "property": directory,
+        "config": {
+            "alpha": cfg.alpha,
+            "confidence": cfg.confidence,
+            "seed": cfg.seed,
+            "resamples": cfg.resamples,
+        },
+        "chance": chance,
+        "views": {c: s.to_dict() for c, s in scores.items()},
+        **statistics,
+        "input_sha256": inputs,
+    }
+    report["report_sha256"] = sha256_json(report)
+    return report
+
+
+def format_claim(report: dict[str, Any]) -> str:
+    """A few human-readable lines summarizing a claim report."""
+
+    def pct(x: float | None) -> str:
+        return "n/a" if x is None else f"{100 * x:.1f}%"
+
+    acc = report["accuracy"]
+    drop = report["shuffle_drop"]
+    flip = report["counterfactual_flip"]
+    lines = [
+        f"model {report['model']} / property {report['property']} (chance {pct(report['chance'])})",
+        f"  accuracy correct {pct(acc['correct']['estimate'])} "
+        f"[{pct(acc['correct']['low'])}, {pct(acc['correct']['high'])}], "
+        f"shuffled {pct(acc['shuffled']['estimate'])} "
+        f"[{pct(acc['shuffled']['low'])}, {pct(acc['shuffled']['high'])}]",
+        f"  shuffle drop {pct(drop['difference']['estimate'])} "
+        f"[{pct(drop['difference']['low'])}, {pct(drop['difference']['high'])}], "
+        f"McNemar p={drop['mcnemar']['p_value']:.3g} -> {'holds' if drop['holds'] else 'no'}",
+        f"  counterfactual flip {pct(flip['flip_rate']['estimate'])} "
+        f"[{pct(flip['flip_rate']['low'])}, {pct(flip['flip_rate']['high'])}] vs "
+        f"{pct(flip['donor_pick_rate_under_correct']['estimate'])} under the correct property, "
+        f"McNemar p={flip['mcnemar']['p_value']:.3g} -> {'holds' if flip['holds'] else 'no'}",
+        f"  use claim: {'YES' if report['use_claim'] else 'no'}",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,30 @@
+"""The p2s family's ``chemgauge list`` lines: models and property providers."""
+
+from __future__ import annotations
+
+from chemgauge.families import ListEntry
+from chemgauge.registry import describe_entries
+
+__all__ = ["entries"]
+
+_MODELS = {
+    "structure_only": "baseline that sees the structures and ignores the evidence",
+    "random": "seeded uniform choice among the candidates (chance)",
+    "property_oracle": "recomputes each candidate's property and picks the closest",
+    "chat": "an OpenAI-compatible chat model over HTTP",
+}
+_PROVIDERS = {
+    "table": "your precomputed values (--table FILE)",
+    "xtb": "GFN2-xTB (tblite): dipole, gap; IR and Raman on request",
+    "mopac": "INDO/S-CIS (MOPAC): UV-vis excitations",
+    "nmr": "GIAO-HF/6-31G (PySCF): proton and carbon NMR shifts",
+}
+
+
+def entries() -> list[ListEntry]:
+    """The models, then the property providers."""
+    from chemgauge.families.p2s.engine.registry import P2S_MODELS, PROPERTY_PROVIDERS
+
+    rows = describe_entries("p2s model", P2S_MODELS, _MODELS)
+    rows.extend(describe_entries("property provider", PROPERTY_PROVIDERS, _PROVIDERS))
+    return rows

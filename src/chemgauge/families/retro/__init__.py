@@ -1,0 +1,56 @@
+"""Single-step retrosynthesis evaluation (syntheseus-compatible, stricter and faster).
+
+The public API (what the ``chemgauge retro`` commands do, as calls) and the everyday types;
+each name loads its module on first use, so importing one submodule stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chemgauge.families.retro.api import evaluate, run
+    from chemgauge.families.retro.config import RetroEvalConfig
+    from chemgauge.families.retro.data import (
+        RetroTarget,
+        find_fold_file,
+        load_targets,
+        scan_data_dir,
+    )
+    from chemgauge.families.retro.runner import RetroRun, run_retro_eval
+
+_HOMES = {
+    "RetroEvalConfig": "config",
+    "RetroRun": "runner",
+    "RetroTarget": "data",
+    "evaluate": "api",
+    "find_fold_file": "data",
+    "load_targets": "data",
+    "run": "api",
+    "run_retro_eval": "runner",
+    "scan_data_dir": "data",
+}
+
+__all__ = [
+    "RetroEvalConfig",
+    "RetroRun",
+    "RetroTarget",
+    "evaluate",
+    "find_fold_file",
+    "load_targets",
+    "run",
+    "run_retro_eval",
+    "scan_data_dir",
+]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -1,0 +1,451 @@
+"""Report adapter for ``retro``: single-step retrosynthesis top-k under named conventions.
+
+Every target is in every denominator (no outputs or a scoring failure is a miss), so each
+(convention, matcher, k) hit is defined on every row. Model outputs and per-target model time
+live in the run's journal (``journal.jsonl``, or ``predictions.jsonl`` in run folders written
+before it was renamed); when it sits beside the rows it supplies the top prediction to draw
+and the latency plot, and the report works without it.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from chemgauge.eval.lines import iter_text_lines
+from chemgauge.families.retro.journal import JOURNAL_JSONL, journal_path
+from chemgauge.families.retro.metrics import aggregate
+from chemgauge.report.adapter import (
+    Distribution,
+    FailureCase,
+    FamilyAdapter,
+    MetricPanel,
+    Mismatch,
+    Rate,
+    RatePlot,
+    Recomputed,
+    ScoreMetric,
+    Section,
+    Structure,
+    Table,
+    agree,
+    system_text,
+)
+from chemgauge.report.buckets import ordered_buckets
+from chemgauge.report.formatting import fmt_count, fmt_rate
+from chemgauge.report.runs import Run
+
+__all__ = ["RetroAdapter", "RetroPredictions"]
+
+Row = Mapping[str, Any]
+_TOP_K = re.compile(r"top(\d+)\[([^,\]]+),([^\]]+)\]")
+
+
+def _config(run: Run) -> Mapping[str, Any]:
+    return run.config
+
+
+def _input_sha(run: Run, role: str) -> str | None:
+    return next((i.sha256 for i in run.envelope.inputs if i.role == role), None)
+
+
+def _grid(run: Run) -> list[tuple[str, str]]:
+    config = _config(run)
+    return [(c, m) for c in config.get("conventions", ()) for m in config.get("matchers", ())]
+
+
+def _rank(row: Row, convention: str, matcher: str) -> int | None:
+    hits = row.get("hits")
+    if not hits:
+        return None
+    value = hits.get(convention, {}).get(matcher)
+    return None if value is None else int(value)
+
+
+def _block_rate(block: Mapping[str, Any], n: int, label: str) -> Rate:
+    return Rate(label, block["hits"], n, block["rate"], block["low"], block["high"])
+
+
+class RetroPredictions:
+    """Outputs and model seconds per target, read from the run's journal if present."""
+
+    def __init__(self, path: Path) -> None:
+        self.outputs: dict[str, list[str]] = {}
+        self.model_seconds: dict[str, float] = {}
+        if not path.is_file():
+            return
+        for line in iter_text_lines(path):
+            try:
+                entry = orjson.loads(line.text)
+            except orjson.JSONDecodeError:
+                continue  # a journal may end in a cut line; drawings are optional
+            if not isinstance(entry, dict) or "target" not in entry:
+                continue
+            self.outputs[str(entry["target"])] = list(entry.get("outputs") or [])
+            seconds = (entry.get("timing") or {}).get("model_s")
+            if isinstance(seconds, (int, float)):
+                self.model_seconds[str(entry["target"])] = float(seconds)
+
+
+@functools.lru_cache(maxsize=8)
+def _predictions(path: Path, mtime_ns: int) -> RetroPredictions:
+    return RetroPredictions(path)
+
+
+def _load_predictions(run: Run) -> RetroPredictions:
+    path = journal_path(run.rows_path.parent)
+    mtime = path.stat().st_mtime_ns if path.is_file() else 0
+    return _predictions(path, mtime)
+
+
+class RetroAdapter(FamilyAdapter):
+    """Adapter for reports written by ``chemgauge retro``."""
+
+    family = "retro"
+    reproducibility_excludes = ()
+
+    def item_key(self, row: Row) -> str:
+        return str(row["target"])
+
+    def hit_metrics(self, run: Run) -> tuple[str, ...]:
+        ks = _config(run).get("k", ())
+        return tuple(f"top{k}[{c},{m}]" for c, m in _grid(run) for k in ks)
+
+    def hits(self, row: Row, run: Run) -> Mapping[str, bool | None]:
+        out: dict[str, bool | None] = {}
+        for convention, matcher in _grid(run):
+            rank = _rank(row, convention, matcher)
+            for k in _config(run).get("k", ()):
+                out[f"top{k}[{convention},{matcher}]"] = rank is not None and rank < int(k)
+        return out
+
+    def breakdowns(self, row: Row) -> Mapping[str, str]:
+        cls = row.get("reaction_class")
+        n = len(row.get("reactants") or ())
+        return {
+            "reaction_class": "(none)" if cls is None else str(cls),
+            "num_reactants": "4+" if n >= 4 else str(n),
+        }
+
+    def comparison_protocol(self, run: Run) -> dict[str, Any]:
+        data = run.metrics.get("data") or {}
+        return {
+            "data_sha256": data.get("sha256"),
+            "fold": data.get("fold"),
+            # No limit (None) is a protocol value too, not an unknown one.
+            "limit": data.get("limit") or "none",
+        }
+
+    def _metrics(self, run: Run) -> dict[str, Any]:
+        config = _config(run)
+        return aggregate(
+            run.rows,
+            conventions=config["conventions"],
+            matchers=config["matchers"],
+            ks=config["k"],
+            max_k=config["num_top_results"],
+            round_trip_max_rank=config.get("round_trip_max_rank")
+            if config.get("round_trip")
+            else None,
+        )
+
+    def recompute(self, run: Run) -> Recomputed:
+        return Recomputed(self._metrics(run))
+
+    def cross_checks(self, run: Run) -> list[Mismatch]:
+        config, data = _config(run), run.metrics.get("data") or {}
+        model = dict(run.metrics.get("model") or {})
+        model.pop("predictions_file", None)  # the reading stats, not the model's description
+        found = agree("metrics.data.sha256", data.get("sha256"), _input_sha(run, "data"))
+        for key in ("fold", "limit"):
+            found += agree(f"metrics.data.{key}", data.get(key), config.get(key))
+        found += agree("metrics.data.targets", data.get("targets"), run.envelope.counts.items)
+        found += agree("metrics.model", model, run.envelope.provenance.backends.get("model", model))
+        predictions = _input_sha(run, "predictions")
+        if predictions is not None:
+            found += agree("metrics.model.file_sha256", model.get("file_sha256"), predictions)
+        return found
+
+    def headline(self, run: Run) -> list[Rate]:
+        metrics = self._metrics(run)
+        grid = _grid(run)
+        if not grid:
+            return []
+        convention = grid[0][0]
+        out = []
+        for matcher, block in metrics["accuracy"][convention].items():
+            for k, entry in block["top_k"].items():
+                out.append(_block_rate(entry, block["n"], f"top-{k} ({convention}, {matcher})"))
+        return out
+
+    def _accuracy_section(self, run: Run, metrics: Mapping[str, Any]) -> Section:
+        ks = [str(k) for k in _config(run)["k"]]
+        body = []
+        series: dict[str, list[tuple[str, Rate]]] = {}
+        for convention, per_matcher in metrics["accuracy"].items():
+            for matcher, block in per_matcher.items():
+                rates = [_block_rate(block["top_k"][k], block["n"], k) for k in ks]
+                body.append(
+                    (
+                        convention,
+                        matcher,
+                        str(block["n"]),
+                        *(f"{fmt_rate(r)} ({fmt_count(r)})" for r in rates),
+                        "n/a" if block["mrr"] is None else f"{block['mrr']:.3f}",
+                        str(block["misses"]),
+                    )
+                )
+                series[f"{convention}, {matcher}"] = list(zip(ks, rates, strict=True))
+        plots: list[RatePlot | Distribution] = [
+            RatePlot("Top-k accuracy (95% Wilson intervals)", "k", series, kind="line")
+        ]
+        first = _grid(run)[0]
+        ranks = [_rank(r, *first) for r in run.rows]
+        plots.append(
+            Distribution(
+                f"Rank of the first correct answer ({first[0]}, {first[1]})",
+                "rank (1 = top)",
+                tuple(float(r + 1) for r in ranks if r is not None),
+            )
+        )
+        plots.append(
+            Distribution(
+                "Outputs per target (raw, up to num_top_results)",
+                "outputs",
+                tuple(float(r["n_outputs"]) for r in run.rows),
+            )
+        )
+        seconds = _load_predictions(run).model_seconds
+        if seconds:
+            plots.append(
+                Distribution(
+                    "Model time per target (from the run's journal)",
+                    "seconds",
+                    tuple(seconds.values()),
+                    integer=False,
+                    log_x=True,
+                )
+            )
+        outputs = metrics["outputs"]
+        statuses = ", ".join(f"{name}: {count}" for name, count in metrics["status"].items())
+        return Section(
+            title="Top-k accuracy",
+            intro=(
+                f"{metrics['targets']} targets ({statuses}). Outputs: "
+                f"{outputs['total']} scored, {outputs['invalid']} invalid, "
+                f"{outputs['duplicates']} duplicates. 'syntheseus' drops invalid and duplicate "
+                "outputs before ranking; 'raw_slots' keeps every output in its slot."
+            ),
+            tables=(
+                Table(
+                    "Accuracy per convention and matcher",
+                    ("convention", "matcher", "n", *(f"top-{k}" for k in ks), "MRR", "misses"),
+                    tuple(body),
+                ),
+            ),
+            plots=tuple(plots),
+            anchor="accuracy",
+        )
+
+    def _class_section(self, run: Run, metrics: Mapping[str, Any]) -> Section | None:
+        by_class = metrics.get("by_class")
+        if not by_class:
+            return None
+        convention, matcher = _grid(run)[0]
+        ks = [str(k) for k in _config(run)["k"]]
+        body = []
+        for cls in ordered_buckets(by_class):
+            block = by_class[cls][convention][matcher]
+            if not block["n"]:
+                continue
+            body.append(
+                (
+                    cls,
+                    str(block["n"]),
+                    *(fmt_rate(_block_rate(block["top_k"][k], block["n"], k)) for k in ks),
+                )
+            )
+        return Section(
+            title="By reaction class",
+            intro=f"Top-k under {convention}, {matcher}.",
+            tables=(
+                Table("Reaction classes", ("class", "n", *(f"top-{k}" for k in ks)), tuple(body)),
+            ),
+            anchor="breakdowns",
+        )
+
+    def _failure_section(self, run: Run, max_failures: int) -> Section:
+        convention, matcher = _grid(run)[0]
+        predictions = _load_predictions(run)
+        wrong = [r for r in run.rows if _rank(r, convention, matcher) != 0]
+        cases = []
+        for row in wrong[:max_failures]:
+            top = self._top_prediction(row, predictions)
+            rank = _rank(row, convention, matcher)
+            cases.append(
+                FailureCase(
+                    item=str(row["target"]),
+                    title=str(row["product"]),
+                    details=(
+                        ("status", str(row["status"])),
+                        ("first correct rank", "none" if rank is None else str(rank + 1)),
+                        ("true reactants", ".".join(row["reactants"])),
+                        ("top prediction", top or "not available"),
+                    ),
+                    structures=(
+                        Structure("product", row["product"]),
+                        Structure("true reactants", ".".join(row["reactants"])),
+                        Structure("top prediction", top),
+                    ),
+                )
+            )
+        note = "" if predictions.outputs else f" ({JOURNAL_JSONL} not found: no predictions drawn)"
+        return Section(
+            title="Targets missed at top-1",
+            intro=(
+                f"Under {convention}, {matcher}: the product, the true reactants and the model's "
+                f"top valid prediction{note}."
+            ),
+            failures=tuple(cases),
+            failures_total=len(wrong),
+            anchor="failures",
+        )
+
+    @staticmethod
+    def _top_prediction(row: Row, predictions: RetroPredictions) -> str | None:
+        outputs = predictions.outputs.get(str(row["target"]), [])
+        invalid = set(row.get("invalid_ranks") or ())
+        return next((o for i, o in enumerate(outputs) if i not in invalid), None)
+
+    def sections(self, run: Run, *, max_failures: int) -> list[Section]:
+        metrics = self._metrics(run)
+        parts = [self._accuracy_section(run, metrics)]
+        by_class = self._class_section(run, metrics)
+        if by_class is not None:
+            parts.append(by_class)
+        parts.append(self._failure_section(run, max_failures))
+        return parts
+
+    def board_metric(self, run: Run) -> str:
+        grid, ks = _grid(run), _config(run).get("k", ())
+        if not grid or not ks:
+            return ""
+        return f"top{min(int(k) for k in ks)}[{grid[0][0]},{grid[0][1]}]"
+
+    def hit_description(self, run: Run, name: str) -> str:
+        match = re.fullmatch(r"top(\d+)\[([^,\]]+),([^\]]+)\]", name)
+        if match is None:
+            return ""
+        k, convention, matcher = match.groups()
+        return (
+            f"the true reactants among the first {k} outputs ({convention} convention, "
+            f"{matcher} matcher), over every target"
+        )
+
+    def score_metrics(self, run: Run) -> tuple[ScoreMetric, ...]:
+        return tuple(
+            ScoreMetric(
+                f"mrr[{c},{m}]", "mean", f"mean reciprocal rank ({c}, {m}); a miss scores 0"
+            )
+            for c, m in _grid(run)
+        )
+
+    def scores(self, row: Row, run: Run) -> Mapping[str, tuple[float, float] | None]:
+        out: dict[str, tuple[float, float] | None] = {}
+        for convention, matcher in _grid(run):
+            rank = _rank(row, convention, matcher)
+            out[f"mrr[{convention},{matcher}]"] = (0.0 if rank is None else 1 / (rank + 1), 1.0)
+        return out
+
+    def measures(
+        self, run: Run, rows: Sequence[Row], names: Sequence[str]
+    ) -> dict[str, list[tuple[float, float] | None]]:
+        # One rank lookup per row and metric, without building every metric of every row.
+        known = {*self.hit_metrics(run), *(s.name for s in self.score_metrics(run))}
+        out: dict[str, list[tuple[float, float] | None]] = {}
+        for name in names:
+            match = re.fullmatch(r"(top(\d+)|mrr)\[([^,\]]+),([^\]]+)\]", name)
+            if match is None or name not in known:
+                raise KeyError(name)
+            _, k, convention, matcher = match.groups()
+            ranks = [_rank(row, convention, matcher) for row in rows]
+            if k is None:
+                out[name] = [(0.0 if r is None else 1 / (r + 1), 1.0) for r in ranks]
+            else:
+                out[name] = [(float(r is not None and r < int(k)), 1.0) for r in ranks]
+        return out
+
+    def board_caveats(self, runs: Sequence[Run], metric: str) -> list[str]:
+        caps = sorted({int(_config(r).get("num_top_results", 0)) for r in runs})
+        k = re.match(r"top(\d+)\[", metric)
+        if len(caps) < 2 or (k is not None and int(k.group(1)) <= caps[0]):
+            return []
+        return [
+            f"{metric}: the runs keep different numbers of outputs (num_top_results "
+            f"{', '.join(map(str, caps))}); a run that keeps more can score where another "
+            "cannot: compare top-k for k up to the smallest."
+        ]
+
+    def system_name(self, run: Run) -> str:
+        model = run.metrics.get("model") or run.envelope.provenance.backends.get("model") or {}
+        name = system_text(model) or run.label
+        if isinstance(model, Mapping):
+            source = model.get("file") or model.get("template_source")
+            if source:
+                return f"{name} ({source})"
+        return name
+
+    def metric_panels(self, metrics: Sequence[str]) -> list[MetricPanel]:
+        """One top-k curve per (convention, matcher): k on the x axis, not 24 bars in a row."""
+        panels: dict[str, list[tuple[str, str]]] = {}
+        others = []
+        for metric in metrics:
+            match = _TOP_K.fullmatch(metric)
+            if match is None:
+                others.append(metric)
+                continue
+            k, convention, matcher = match.groups()
+            panels.setdefault(f"{convention}, {matcher}", []).append((k, metric))
+        out = [MetricPanel(title, "k", tuple(points), "line") for title, points in panels.items()]
+        return out + (super().metric_panels(others) if others else [])
+
+    def describe_item(self, row: Row, run: Run | None = None) -> tuple[tuple[str, str], ...]:
+        details = [("status", str(row["status"])), ("outputs", str(row["n_outputs"]))]
+        if run is not None and _grid(run):
+            convention, matcher = _grid(run)[0]
+            rank = _rank(row, convention, matcher)
+            details.append(
+                (
+                    f"first correct rank ({convention}, {matcher})",
+                    "none" if rank is None else str(rank + 1),
+                )
+            )
+            details.append(("top prediction", self._top_text(row, run)))
+        return tuple(details)
+
+    #: The product and its true reactants are the item; the top prediction is a run's answer.
+    item_reference_count = 2
+
+    def item_structures(self, row: Row, run: Run | None = None) -> tuple[Structure, ...]:
+        top = None if run is None else self._top_prediction(row, _load_predictions(run))
+        note = "" if top or run is None else self._top_text(row, run)
+        return (
+            Structure("product", row["product"]),
+            Structure("true reactants", ".".join(row["reactants"])),
+            Structure("top prediction", top, note),
+        )
+
+    def _top_text(self, row: Row, run: Run) -> str:
+        """The top valid prediction, or why there is none (no valid output, no journal)."""
+        predictions = _load_predictions(run)
+        top = self._top_prediction(row, predictions)
+        if top:
+            return top
+        if str(row["target"]) in predictions.outputs:
+            return "no valid output"
+        return f"not available ({JOURNAL_JSONL} not found)"

@@ -1,2 +1,0 @@
-"""Built-in report adapters, one module per benchmark family (registered in
-:mod:`chemgauge.report.registry`)."""
