@@ -101,11 +101,60 @@ def assert_valid_report(path: Path) -> dict[str, Any]:
     import jsonschema
 
     from chemgauge.eval.envelope import SCHEMA_PATH, RunEnvelope
+    from chemgauge.families import get_family
 
     data = json.loads(path.read_text())
     jsonschema.validate(data, json.loads(SCHEMA_PATH.read_text()))
     assert list(data) == list(RunEnvelope.model_fields), f"{path}: not in the envelope's order"
+    family = get_family(data["family"])
+    assert data["family_schema_version"] == family.schema_version
+    metrics_schema = family.metrics_schema_path()
+    if family.metrics or metrics_schema.exists():
+        jsonschema.validate(data["metrics"], json.loads(metrics_schema.read_text()))
     return data  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="session")
+def family_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """One run folder per built-in family, made by its command from the shipped examples with
+    the one output option every command has (``--out``)."""
+    import subprocess
+    import sys
+
+    work = tmp_path_factory.mktemp("family-runs")
+    bin_dir = Path(sys.executable).parent
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    commands = {
+        "examples": ["examples", "."],
+        "forward": ["forward", "benchmark", "--out", "runs/forward", "--executor", "serial"],
+        "retro": [
+            "retro", "eval", "data_dir=retro/data", "model_class=predictions",
+            "model_dir=retro/predictions.jsonl", "--out", "runs/retro",
+        ],
+        "names": ["names", "coverage", "--input", "names/pairs.tsv", "--out", "runs/names"],
+        "ocsr-import": [
+            "ocsr", "import", "--images", "ocsr/images", "--references", "ocsr/references",
+            "--manifest", "ocsr/manifest.json", "--name", "example", "--attribution",
+            "chemgauge", "--licence", "MIT",
+        ],
+        "ocsr": [
+            "ocsr", "run", "--manifest", "ocsr/manifest.json", "--model", "osra", "--out",
+            "runs/ocsr", "--run",
+        ],
+        "p2s": ["p2s", "run", "--model", "structure_only", "--out", "runs/p2s"],
+    }  # fmt: skip
+    for name, argv in commands.items():
+        if name in ("names", "ocsr"):
+            require_program("java" if name == "names" else "osra")
+        done = subprocess.run(
+            [str(bin_dir / "chemgauge"), *argv, "-q"] if name != "examples" else
+            [str(bin_dir / "chemgauge"), *argv],
+            cwd=work, env=env, capture_output=True, text=True, timeout=900, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, f"{name}: {' '.join(argv)}\n{done.stderr[-3000:]}"
+    runs = {f: work / "runs" / f for f in ("forward", "retro", "names", "ocsr")}
+    runs["p2s"] = work / "runs" / "p2s" / "structure_only"
+    return runs
 
 
 # -- the fast subset (`make check`) ---------------------------------------------------------

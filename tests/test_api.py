@@ -19,9 +19,8 @@ import chemgauge.families.p2s
 import chemgauge.families.retro
 from chemgauge.cli.app import app
 from chemgauge.cli.examples import copy_examples
-from chemgauge.errors import ConfigError, DataQualityError
+from chemgauge.errors import ConfigError, DataQualityError, OutputPathError
 from chemgauge.eval.executors import ExecutorConfig
-from chemgauge.eval.outputs import OutputPathError
 
 runner = CliRunner()
 

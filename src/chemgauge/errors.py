@@ -96,3 +96,106 @@ class BackendError(ChemgaugeError):
 
 class RuleFileError(InputFileError):
     """A reaction rule file is missing, unreadable, empty or holds an unparsable rule."""
+
+
+class StereoFlattenError(SmilesError):
+    """Stereo could not be flattened; the comparison is ``unsupported``, never a fallback."""
+
+
+class ProtocolError(Exception):
+    """An answer line that does not match what was sent (misalignment or garbage)."""
+
+
+class StreamInterrupted(Exception):
+    """The stream stopped at `index`: a timeout, a dead process or a bad answer."""
+
+    def __init__(self, kind: str, index: int, detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.index = index
+        self.detail = detail
+
+
+class TransientHttpError(Exception):
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class CalculatorStartError(RuntimeError):
+    """The calculator child died or hung before it could take a molecule."""
+
+
+class RunRefused(Exception):
+    """A run that is read but may not be ranked (the message is the reason)."""
+
+
+class OutputFileError(ChemgaugeError):
+    """An output file or folder cannot be written (read-only, full, missing permission)."""
+
+    def __init__(
+        self, path: str | Path, exc: OSError, *, kept: str = "no partial file was left"
+    ) -> None:
+        reason = exc.strerror or type(exc).__name__
+        super().__init__(f"{path}: cannot write output ({reason}); {kept}")
+        self.path = str(path)
+
+
+class RayStartDeadline(Exception):
+    """The Ray deadline passed while starting a local cluster."""
+
+
+class RunLockedError(ConfigError):
+    """Another live chemgauge run holds the lock on one of this run's outputs."""
+
+
+class OutputPathError(ConfigError):
+    """An output path would clobber an input or another output, or cannot be written."""
+
+
+class ImageRefusedError(InputFileError):
+    """An image is unreadable, not an image, or larger than the limits; it was not decoded.
+
+    ``reason`` is the message without the file name, for rows that must not carry paths.
+    """
+
+    def __init__(self, reason: str, *, path: str | Path) -> None:
+        super().__init__(reason, path=path)
+        self.reason = reason
+
+
+class RoundTripError(Exception):
+    """Raised by a ``name_to_smiles`` callable when the round trip itself failed (timeout,
+    crash, refusal): the pair is ``opsin_error``, not the namer's ``unparseable``."""
+
+
+class Reject(Exception):
+    """A line-level rejection: the counter, and whether the line still yields a row.
+
+    ``reason`` is the row's ``input_invalid_reason`` (the counter's name unless given).
+    """
+
+    def __init__(
+        self, code: str, message: str, reaction_id: str | None = None, *, reason: str = ""
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.reaction_id = reaction_id
+        self.reason = reason or code
+
+
+class RowConsistencyError(ChemgaugeError):
+    """A row whose statuses contradict each other (a harness bug, never a data problem)."""
+
+
+class ManifestError(ConfigError):
+    """A template manifest is missing, malformed, or does not attest what the run needs."""
+
+
+class JournalOrderError(Exception):
+    """The journal is not in source-line order (it was resumed from an older layout)."""
+
+
+class TemplateProvenanceError(ManifestError):
+    """A train-extracted template whose recorded sources are not all train reactions."""

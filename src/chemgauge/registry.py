@@ -11,14 +11,16 @@ import importlib
 import logging
 from collections.abc import Callable, Iterator
 from importlib.metadata import entry_points
-from typing import Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast
 
 from chemgauge.errors import ConfigError, UnknownNameError
 
 T = TypeVar("T")
+Opt = TypeVar("Opt")
+S = TypeVar("S")
 log = logging.getLogger(__name__)
 
-__all__ = ["Registry", "describe_entries"]
+__all__ = ["Registry", "Systems", "describe_entries"]
 
 
 class Registry(Generic[T]):
@@ -104,6 +106,32 @@ class Registry(Generic[T]):
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
+
+
+class Systems(Registry[Callable[[Opt], S]]):
+    """The systems under test of one family: one factory shape everywhere.
+
+    A factory takes the family's options object (one typed config, e.g. the retro model's
+    folder and keyword arguments, an OCSR back-end's command or URL) and returns the system.
+    The kind is spelled ``<family> system`` and the entry-point group is
+    ``chemgauge.<family>_systems`` for every family.
+    """
+
+    def __init__(self, family: str, system_type: type[S] | tuple[type, ...]) -> None:
+        super().__init__(f"{family} system", group=f"chemgauge.{family}_systems")
+        self.family = family
+        self.system_type = system_type
+
+    def build(self, name: str, options: Opt) -> S:
+        """Build the system ``name`` from ``options`` (unknown names fail with "did you mean";
+        a factory that returns something else is an error naming it)."""
+        system: Any = self.get(name)(options)
+        if not isinstance(system, self.system_type):
+            raise ConfigError(
+                f"{self.kind} factory {name!r} returned {type(system).__name__}, "
+                f"not a {getattr(self.system_type, '__name__', self.system_type)}"
+            )
+        return cast(S, system)
 
 
 def _summary_line(entry: object) -> str:

@@ -23,7 +23,7 @@ _RUN_TIMEOUT_S = 300.0
 # Names coverage: tiny journal blocks and a slowed OPSIN so a run has many kill points.
 NAMES_DRIVER = """
 import sys, time
-import chemgauge.families.names as names
+import chemgauge.families.names.api as names
 from chemgauge.families.names.engine.runner import OpsinRunner
 names._BLOCK = 3
 _real = OpsinRunner.names_to_smiles

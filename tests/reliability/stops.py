@@ -55,7 +55,7 @@ RetroModel.predict = _slow
 
 SLOW_NAMES = """
 import sys, time
-import chemgauge.families.names as names
+import chemgauge.families.names.api as names
 from chemgauge.families.names.engine.runner import OpsinRunner
 names._BLOCK = 2
 _real = OpsinRunner.names_to_smiles

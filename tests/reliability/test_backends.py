@@ -16,9 +16,9 @@ from tests.conftest import require_program
 from typer.testing import CliRunner
 
 from chemgauge.cli import app
-from chemgauge.errors import BackendError, ChemgaugeError
+from chemgauge.errors import BackendError, ChemgaugeError, OutputFileError
 from chemgauge.eval import records
-from chemgauge.eval.records import OutputFileError, ResumableJsonlWriter, atomic_write_bytes
+from chemgauge.eval.records import ResumableJsonlWriter, atomic_write_bytes
 from chemgauge.families.names.engine.namer import CommandNamer
 from chemgauge.families.names.engine.runner import OpsinStatus
 

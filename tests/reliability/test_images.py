@@ -29,8 +29,8 @@ from tests.reliability.family_readers import (
     png_bytes,
 )
 
-from chemgauge.errors import ConfigError, InputFileError
-from chemgauge.eval.images import ImageLimits, ImageRefusedError, read_image_header
+from chemgauge.errors import ConfigError, ImageRefusedError, InputFileError
+from chemgauge.eval.images import ImageLimits, read_image_header
 from chemgauge.families.ocsr.engine.base import RECOGNIZERS
 from chemgauge.families.ocsr.engine.recognizers import PythonRecognizer
 from chemgauge.families.ocsr.evaluate import score_attempts

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from tests.reliability.commands import forward_benchmark, retro_eval, retro_inputs
 
-from chemgauge.eval.outputs import Output, OutputPathError, check_outputs
-from chemgauge.eval.runlock import RunLockedError, lock_path, run_lock
+from chemgauge.errors import OutputPathError, RunLockedError
+from chemgauge.eval.outputs import Output, check_outputs
+from chemgauge.eval.runlock import lock_path, run_lock
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -29,12 +29,8 @@ from chemgauge.chem.smiles import (
     try_parse_smiles,
 )
 from chemgauge.chem.standardize import StandardizeSettings, standardize_mol, try_parity_smiles
-from chemgauge.chem.stereo import (
-    StereoFlattenError,
-    flatten_mol_stereo,
-    flatten_stereo,
-    try_flatten_stereo,
-)
+from chemgauge.chem.stereo import flatten_mol_stereo, flatten_stereo, try_flatten_stereo
+from chemgauge.errors import StereoFlattenError
 
 __all__ = [
     "MATCHERS",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from rdkit import Chem
 
 from chemgauge.chem.smiles import clear_atom_maps, mol_to_canonical, try_parse_smiles
-from chemgauge.errors import SmilesError
+from chemgauge.errors import StereoFlattenError
 
 __all__ = [
     "StereoFlattenError",
@@ -20,10 +20,6 @@ __all__ = [
 ]
 
 _DIRECTIONAL = (Chem.BondDir.ENDUPRIGHT, Chem.BondDir.ENDDOWNRIGHT)
-
-
-class StereoFlattenError(SmilesError):
-    """Stereo could not be flattened; the comparison is ``unsupported``, never a fallback."""
 
 
 def flatten_mol_stereo(mol: Chem.Mol) -> Chem.Mol:

@@ -125,11 +125,9 @@ def _compare_table(result: dict[str, Any]) -> Table:
         table.add_row(
             escape(r["metric"]),
             str(r["n"]),
-            fmt_pct(r["rate_a"]["estimate"]),
-            fmt_pct(r["rate_b"]["estimate"]),
-            escape(
-                f"{fmt_signed_pct(d['estimate'])} [{fmt_signed_pct(low)}, {fmt_signed_pct(high)}]"
-            ),
+            fmt_pct(r["rate_a"]["value"]),
+            fmt_pct(r["rate_b"]["value"]),
+            escape(f"{fmt_signed_pct(d['value'])} [{fmt_signed_pct(low)}, {fmt_signed_pct(high)}]"),
             str(r["only_a"]),
             str(r["only_b"]),
             fmt_p(r["mcnemar_p"]),

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
-from chemgauge.errors import BackendError, ConfigError, MissingDependencyError
+from chemgauge.errors import BackendError, ConfigError, MissingDependencyError, RayStartDeadline
 from chemgauge.eval.interrupts import (
     Interrupted,
     interrupted,
@@ -371,10 +371,6 @@ def _probe_ray_address(address: str, timeout_s: float) -> None:
         ) from None
 
 
-class _Deadline(Exception):
-    """The Ray deadline passed while starting a local cluster."""
-
-
 def _start_local_ray(ray: Any, settings: dict[str, Any], timeout_s: float) -> None:
     """Start a local cluster in the main thread (Ray ties its processes' lives to the
     thread that starts them), under a SIGALRM deadline; Ray's own SIGTERM handler, which it
@@ -382,14 +378,14 @@ def _start_local_ray(ray: Any, settings: dict[str, Any], timeout_s: float) -> No
     main = threading.current_thread() is threading.main_thread()
 
     def expire(signum: int, frame: object) -> None:
-        raise _Deadline
+        raise RayStartDeadline
 
     previous = signal.signal(signal.SIGALRM, expire) if main else None
     if main:
         signal.setitimer(signal.ITIMER_REAL, timeout_s)
     try:
         ray.init(**settings, log_to_driver=False, configure_logging=False)
-    except _Deadline:
+    except RayStartDeadline:
         raise BackendError(
             f"the local Ray cluster did not start within {timeout_s:g} s (--ray-timeout)"
         ) from None

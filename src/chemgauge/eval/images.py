@@ -23,7 +23,7 @@ from typing import IO
 
 from PIL import Image, ImageFile, JpegImagePlugin, PngImagePlugin, UnidentifiedImageError
 
-from chemgauge.errors import ConfigError, InputFileError
+from chemgauge.errors import ConfigError, ImageRefusedError
 
 __all__ = [
     "DEFAULT_MAX_IMAGE_BYTES",
@@ -73,17 +73,6 @@ class ImageHeader:
     def pixels(self) -> int:
         """Width times height."""
         return self.width * self.height
-
-
-class ImageRefusedError(InputFileError):
-    """An image is unreadable, not an image, or larger than the limits; it was not decoded.
-
-    ``reason`` is the message without the file name, for rows that must not carry paths.
-    """
-
-    def __init__(self, reason: str, *, path: str | Path) -> None:
-        super().__init__(reason, path=path)
-        self.reason = reason
 
 
 def _identify(handle: IO[bytes]) -> tuple[str, int, int]:

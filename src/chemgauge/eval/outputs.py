@@ -18,14 +18,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from chemgauge.errors import ConfigError
+from chemgauge.errors import OutputPathError
 from chemgauge.eval.runlock import run_lock
 
 __all__ = ["Output", "OutputPathError", "check_outputs", "claim_outputs"]
-
-
-class OutputPathError(ConfigError):
-    """An output path would clobber an input or another output, or cannot be written."""
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,10 @@ from typing import IO, Any
 import orjson
 
 from chemgauge.errors import (
-    ChemgaugeError,
     ConfigError,
     DataQualityError,
     InputFileError,
+    OutputFileError,
     excerpt,
 )
 from chemgauge.eval.interrupts import interrupted
@@ -51,17 +51,6 @@ __all__ = [
 ]
 
 MAX_DIAGNOSTICS = 50
-
-
-class OutputFileError(ChemgaugeError):
-    """An output file or folder cannot be written (read-only, full, missing permission)."""
-
-    def __init__(
-        self, path: str | Path, exc: OSError, *, kept: str = "no partial file was left"
-    ) -> None:
-        reason = exc.strerror or type(exc).__name__
-        super().__init__(f"{path}: cannot write output ({reason}); {kept}")
-        self.path = str(path)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import orjson
 
-from chemgauge.errors import ConfigError, excerpt
+from chemgauge.errors import ConfigError, RunLockedError, excerpt
 
 __all__ = ["RunLockedError", "lock_path", "run_lock"]
 
@@ -39,10 +39,6 @@ def _close_in_child() -> None:
 
 
 os.register_at_fork(after_in_child=_close_in_child)
-
-
-class RunLockedError(ConfigError):
-    """Another live chemgauge run holds the lock on one of this run's outputs."""
 
 
 def lock_path(output: Path, *, folder: bool = False) -> Path:

@@ -105,6 +105,12 @@ class Family:
         entries: Callable[[], Sequence[ListEntry]] = _load(self.listing)
         return entries()
 
+    def metrics_schema_path(self) -> Path:
+        """The published JSON Schema of the ``metrics`` block, beside the family's modules
+        (``metrics.v<schema_version>.schema.json``; a test keeps it equal to the model)."""
+        name = f"metrics.v{self.schema_version}.schema.json"
+        return Path(str(files(self.package).joinpath(name)))
+
     def examples_dir(self) -> Path:
         """The family's example inputs (``examples/`` inside its package)."""
         return Path(str(files(self.package).joinpath("examples")))

@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from chemgauge.errors import InputFileError
+from chemgauge.eval.metrics import Rate as MetricRate
 from chemgauge.eval.stats import wilson_interval
 from chemgauge.report.runs import Run
 
@@ -57,13 +59,26 @@ class Rate:
         interval = wilson_interval(count, n)
         return cls(label, count, n, interval.estimate, interval.low, interval.high)
 
+    @classmethod
+    def of(cls, label: str, block: Mapping[str, Any]) -> Rate:
+        """The rate a report holds (the one :class:`chemgauge.eval.metrics.Rate` shape),
+        labelled for display; any other shape is an error naming the label."""
+        try:
+            metric = MetricRate.model_validate(
+                {key: block[key] for key in ("count", "n", "value", "interval", "method")}
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputFileError(f"{label}: not a rate ({exc})") from None
+        low, high = metric.interval
+        return cls(label, metric.count, metric.n, metric.value, low, high, metric.method)
+
     def to_dict(self) -> dict[str, Any]:
-        """Plain mapping for JSON output."""
+        """The report's rate shape, labelled: ``{label, count, n, value, interval, method}``."""
         return {
             "label": self.label,
             "count": self.count,
             "n": self.n,
-            "estimate": self.estimate,
+            "value": self.estimate,
             "interval": [self.low, self.high],
             "method": self.method,
         }

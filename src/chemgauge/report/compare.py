@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from chemgauge.errors import ConfigError, InputFileError
+from chemgauge.eval.metrics import estimate, interval_method
 from chemgauge.eval.stats import Interval, holm_adjust, mcnemar_exact
 from chemgauge.report.adapter import FamilyAdapter, Rate
 from chemgauge.report.buckets import ordered_buckets
@@ -119,12 +120,12 @@ class PairedResult:
             "neither": self.neither,
             "rate_a": self.rate_a.to_dict(),
             "rate_b": self.rate_b.to_dict(),
-            "difference": {
-                "estimate": d.estimate,
-                "interval": [d.low, d.high],
-                "method": d.method,
-                "confidence": d.confidence,
-            },
+            "difference": estimate(
+                d.estimate,
+                d.n,
+                (d.low, d.high),
+                method=interval_method("paired_bootstrap", d.confidence),
+            ),
             "mcnemar_p": self.p_value,
             "holm_p": self.p_holm,
         }

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from chemgauge.errors import ChemgaugeError, InputFileError
+from chemgauge.errors import ChemgaugeError, InputFileError, RunRefused
 from chemgauge.report.loading import load_run
 from chemgauge.report.registry import get_adapter
 from chemgauge.report.runs import REPORT_NAME, Run
@@ -122,10 +122,6 @@ def _first_difference(verification: Verification) -> str:
     return "" if failed is None else f"{failed.name}: {failed.detail}"
 
 
-class _Refused(Exception):
-    """A run that is read but may not be ranked (the message is the reason)."""
-
-
 def _check(run: Run, verify: bool) -> tuple[str, Verification | None]:
     """How the run checks out; raises with the reason a run is refused."""
     if not verify:
@@ -134,7 +130,7 @@ def _check(run: Run, verify: bool) -> tuple[str, Verification | None]:
     verification = verify_run(run)
     if not verification.ok:
         count = len(verification.differences)
-        raise _Refused(
+        raise RunRefused(
             f"fails verify ({count} difference{'s' if count != 1 else ''}; first: "
             f"{_first_difference(verification)})"
         )
@@ -160,7 +156,7 @@ def enter_runs(
             run = load_run(report)
             check, verification = _check(run, verify)
             system = get_adapter(run.family).system_name(run)
-        except (ChemgaugeError, _Refused) as exc:
+        except (ChemgaugeError, RunRefused) as exc:
             refusals.append(Refusal(str(report), str(exc).removeprefix(f"{report}: ")))
         else:
             entrants.append(Entrant(run, label, system, check, verification))

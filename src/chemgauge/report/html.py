@@ -344,7 +344,7 @@ def render_run_html(
 
 def _rate_from(d: Mapping[str, Any]) -> Rate:
     low, high = d["interval"]
-    return Rate(d["label"], d["count"], d["n"], d["estimate"], low, high, d["method"])
+    return Rate(d["label"], d["count"], d["n"], d["value"], low, high, d["method"])
 
 
 def _pp(value: float | None) -> str:
@@ -365,15 +365,15 @@ def _paired_rows(results: Sequence[Mapping[str, Any]], *firsts: str) -> str:
         low, high = d["interval"]
         sign = (
             ""
-            if d["estimate"] is None or d["estimate"] == 0
-            else (' class="pos"' if d["estimate"] > 0 else ' class="neg"')
+            if d["value"] is None or d["value"] == 0
+            else (' class="pos"' if d["value"] > 0 else ' class="neg"')
         )
         rate_a, rate_b = _rate_from(r["rate_a"]), _rate_from(r["rate_b"])
         rows.append(
             "<tr>"
             + "".join(f'<td class="key">{_key(str(r[f]))}</td>' for f in firsts)
             + f"<td>{r['n']}</td><td>{_cell(fmt_rate(rate_a))}</td>"
-            f"<td>{_cell(fmt_rate(rate_b))}</td><td{sign}>{_e(_pp(d['estimate']))} "
+            f"<td>{_cell(fmt_rate(rate_b))}</td><td{sign}>{_e(_pp(d['value']))} "
             f'<span class="ci">[{_e(_pp(low))}, {_e(_pp(high))}]</span></td>'
             f"<td>{r['only_a']}</td><td>{r['only_b']}</td><td>{_e(fmt_p(r['mcnemar_p']))}</td>"
             f"<td{_signif(r['holm_p'])}>{_e(fmt_p(r['holm_p']))}</td></tr>"

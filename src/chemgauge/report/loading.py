@@ -10,13 +10,39 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from chemgauge.errors import InputFileError
 from chemgauge.eval.envelope import ENVELOPE_FORMAT, is_envelope, parse_envelope
 from chemgauge.eval.records import RejectionStats, read_jsonl
 from chemgauge.families import get_family
 from chemgauge.report.runs import REPORT_NAME, ROWS_NAME, Run, read_report
 
-__all__ = ["load_run"]
+__all__ = ["check_family_report", "load_run"]
+
+
+def check_family_report(name: str, version: int, metrics: dict[str, Any], path: Path) -> None:
+    """The report's family is registered (else "did you mean"), was written at the schema
+    version that family writes now, and its ``metrics`` validate against the family's model."""
+    family = get_family(name)
+    if version != family.schema_version:
+        raise InputFileError(
+            f"{name} report of family schema version {version}; this chemgauge reads version "
+            f"{family.schema_version} (run the benchmark again to get a current report)",
+            path=path,
+        )
+    if not family.metrics:
+        return
+    try:
+        family.metrics_model().model_validate(metrics)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "metrics"
+        raise InputFileError(
+            f"metrics.{where}: {first['msg']} ({exc.error_count()} problem(s) against the "
+            f"{name} metrics schema)",
+            path=path,
+        ) from None
 
 
 def _read_rows(rows_file: Path) -> tuple[list[dict[str, Any]], list[tuple[int, str]]]:
@@ -63,7 +89,9 @@ def load_run(
             path=report_file,
         )
     envelope = parse_envelope(report, report_file)
-    get_family(envelope.family)  # an unknown family fails here, with "did you mean"
+    check_family_report(
+        envelope.family, envelope.family_schema_version, envelope.metrics, report_file
+    )
     if family and family != envelope.family:
         raise InputFileError(
             f"--family {family} does not match the report's family {envelope.family!r}",

@@ -10,13 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chemgauge.chem import try_flatten_stereo
+from chemgauge.errors import RowConsistencyError
 from chemgauge.families.forward.corpus import BenchReaction, InvalidRecord, reaction_identity
 from chemgauge.families.forward.engine.predictor import Candidate, ForwardReport, ForwardStats
 from chemgauge.families.forward.rows import (
     FAILURE_REASONS,
     PROPOSAL_STATUSES,
     RANKING_STATUSES,
-    RowConsistencyError,
     check_status_consistency,
     derive_failure_reason,
     error_row,

@@ -8,14 +8,13 @@ from typing import Any
 
 import pytest
 
-from chemgauge.errors import ConfigError, InputFileError
+from chemgauge.errors import ConfigError, InputFileError, ManifestError, TemplateProvenanceError
 from chemgauge.eval.executors import ExecutorConfig
 from chemgauge.eval.provenance import sha256_file
 from chemgauge.families.forward.engine.rules import load_embedded_rules
 from chemgauge.families.forward.extraction import extract_split_templates
-from chemgauge.families.forward.preflight import TemplateProvenanceError
 from chemgauge.families.forward.runner import BenchmarkConfig, run_benchmark
-from chemgauge.families.forward.sources import ManifestError, load_rules_for_source
+from chemgauge.families.forward.sources import load_rules_for_source
 
 from .conftest import FIXTURE_CORPUS, corpus_line, write_mapped_corpus
 

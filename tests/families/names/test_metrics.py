@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from chemgauge.chem.parity import KeyedStructure
+from chemgauge.errors import RoundTripError
 from chemgauge.families.names import metrics as metrics_module
 from chemgauge.families.names.inputs import NamePair
 from chemgauge.families.names.metrics import (
     CoverageTally,
-    RoundTripError,
     RowClass,
     RowResult,
     aggregate,

@@ -167,7 +167,7 @@ def test_radical_cases_parse_with_the_radicals_option() -> None:
 def test_interrupted_run_resumes_without_repeating(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import chemgauge.families.names as names_cli
+    import chemgauge.families.names.api as names_cli
 
     pairs = tmp_path / "pairs.tsv"
     pairs.write_text(
@@ -211,7 +211,7 @@ def test_interrupted_run_resumes_without_repeating(
 def test_rows_keep_input_order_whatever_the_completion_order_and_resumes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import chemgauge.families.names as names_cli
+    import chemgauge.families.names.api as names_cli
 
     pairs = tmp_path / "pairs.tsv"
     named = {"CCO": "ethanol", "CO": "methanol", "CCC": "propane", "CC": "", "CCCC": "butane"}

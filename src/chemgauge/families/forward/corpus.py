@@ -39,7 +39,7 @@ from typing import Any
 import orjson
 
 from chemgauge.chem import Canonicalizer
-from chemgauge.errors import DataQualityError, excerpt
+from chemgauge.errors import DataQualityError, Reject, excerpt
 from chemgauge.eval.lines import Line, iter_text_lines
 from chemgauge.eval.provenance import sha256_file, sha256_json
 from chemgauge.eval.splits import assign_split
@@ -48,7 +48,6 @@ from chemgauge.families.forward.record import (
     CORPUS_SCHEMA_VERSION,
     EXCERPT,
     ParsedRecord,
-    Reject,
     components,
     parse_record,
 )

@@ -16,19 +16,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from chemgauge.errors import TemplateProvenanceError
 from chemgauge.families.forward.corpus import BenchReaction, open_corpus
 from chemgauge.families.forward.engine.rules import RuleSet
 from chemgauge.families.forward.leakage import LeakageAudit, strict_leakage_error
-from chemgauge.families.forward.sources import LoadedRules, ManifestError
+from chemgauge.families.forward.sources import LoadedRules
 
 __all__ = ["TemplateProvenanceError", "preflight", "template_sources"]
 
 _NOT_FOUND = "not a valid reaction of this corpus"
 _REJECTED = "rejected in hindsight (conflicting group_key values)"
-
-
-class TemplateProvenanceError(ManifestError):
-    """A train-extracted template whose recorded sources are not all train reactions."""
 
 
 def template_sources(rules: RuleSet, path: str | None) -> dict[str, list[str]]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chemgauge.chem import Canonicalizer, describe_parse_failure
+from chemgauge.errors import Reject
 
 __all__ = [
     "CORPUS_SCHEMA_VERSION",
@@ -24,22 +25,6 @@ __all__ = [
 CORPUS_SCHEMA_VERSION = 1
 # Characters of an offending value quoted in a message.
 EXCERPT = 160
-
-
-class Reject(Exception):
-    """A line-level rejection: the counter, and whether the line still yields a row.
-
-    ``reason`` is the row's ``input_invalid_reason`` (the counter's name unless given).
-    """
-
-    def __init__(
-        self, code: str, message: str, reaction_id: str | None = None, *, reason: str = ""
-    ) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.reaction_id = reaction_id
-        self.reason = reason or code
 
 
 def _optional_str(obj: dict[str, Any], key: str, reaction_id: str) -> str | None:

@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from chemgauge.chem import try_flatten_stereo
-from chemgauge.errors import ChemgaugeError
+from chemgauge.errors import RowConsistencyError
 from chemgauge.eval.ranking import ndcg_at_k
 from chemgauge.families.forward.corpus import BenchReaction, InvalidRecord
 from chemgauge.families.forward.engine.predictor import ForwardReport
@@ -78,10 +78,6 @@ FAILURE_REASONS = (
 )
 
 Flattener = Callable[[str], str | None]
-
-
-class RowConsistencyError(ChemgaugeError):
-    """A row whose statuses contradict each other (a harness bug, never a data problem)."""
 
 
 def ranking_status_of(best_rank: int | None) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from chemgauge.errors import ConfigError, DataQualityError
+from chemgauge.errors import ConfigError, DataQualityError, JournalOrderError
 from chemgauge.eval.envelope import RunEnvelope
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
 from chemgauge.eval.provenance import sha256_file, sha256_json
@@ -203,18 +203,14 @@ def _provenance(loaded: LoadedRules, corpus_sha256: str, config_sha256: str) -> 
     )
 
 
-class _OutOfOrder(Exception):
-    """The journal is not in source-line order (it was resumed from an older layout)."""
-
-
 def _journal_in_order(path: Path) -> Iterator[dict[str, Any]]:
     """Journal rows in file order, which is source-line order for every run this runner
-    writes; raises :class:`_OutOfOrder` at the first row that breaks it."""
+    writes; raises :class:`JournalOrderError` at the first row that breaks it."""
     last = -1
     for row in iter_journal(path):
         line = row["source_line"]
         if line <= last:
-            raise _OutOfOrder
+            raise JournalOrderError
         last = line
         yield row
 
@@ -397,7 +393,7 @@ def _run(
     try:
         try:
             digest = rows_reproducibility_sha256(summary.folded(final_rows(read)))
-        except _OutOfOrder:
+        except JournalOrderError:
             summary.close()
             read, summary = _journal_by_line, RowSummary(config.bootstrap)
             digest = rows_reproducibility_sha256(summary.folded(final_rows(read)))

@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from chemgauge.errors import ConfigError, InputFileError
+from chemgauge.errors import ConfigError, InputFileError, ManifestError
 from chemgauge.eval.provenance import sha256_file
 from chemgauge.eval.splits import SPLIT_PROTOCOL_VERSION, TRAIN_MAX_BUCKET, VAL_MAX_BUCKET
 from chemgauge.families.forward.engine.rules import RuleSet, load_embedded_rules, load_rule_file
@@ -44,10 +44,6 @@ MANIFEST_REQUIRED = (
     "split_protocol_version",
     "included_split",
 )
-
-
-class ManifestError(ConfigError):
-    """A template manifest is missing, malformed, or does not attest what the run needs."""
 
 
 @dataclass(frozen=True)

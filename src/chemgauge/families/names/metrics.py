@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chemgauge.chem.parity import KeyedStructure, ParityVerdict, keyed_structure, parity_verdict
+from chemgauge.errors import RoundTripError
 from chemgauge.eval.stats import wilson_interval
 
 __all__ = [
@@ -54,11 +55,6 @@ LENSES: Mapping[str, str] = {"parity": "parity", "strict": "strict_key", "exact"
 DEFAULT_ABSTAIN_MARKERS: frozenset[str] = frozenset()
 
 NameToSmiles = Callable[[str], "str | None"]
-
-
-class RoundTripError(Exception):
-    """Raised by a ``name_to_smiles`` callable when the round trip itself failed (timeout,
-    crash, refusal): the pair is ``opsin_error``, not the namer's ``unparseable``."""
 
 
 class RowClass(enum.StrEnum):

@@ -18,8 +18,8 @@ from typing import Any
 
 import orjson
 
-from chemgauge.errors import InputFileError
-from chemgauge.eval.images import ImageLimits, ImageRefusedError, read_image_header
+from chemgauge.errors import ImageRefusedError, InputFileError
+from chemgauge.eval.images import ImageLimits, read_image_header
 from chemgauge.eval.records import (
     index_journal,
     iter_journal_by_keys,

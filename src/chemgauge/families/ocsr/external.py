@@ -30,8 +30,8 @@ from chemgauge.chem.molfile import (
     reference_checks,
     unsupported_features,
 )
-from chemgauge.errors import InputFileError
-from chemgauge.eval.images import ImageLimits, ImageRefusedError, read_image_header
+from chemgauge.errors import ImageRefusedError, InputFileError
+from chemgauge.eval.images import ImageLimits, read_image_header
 from chemgauge.eval.provenance import sha256_file
 from chemgauge.families.ocsr.manifest import (
     Case,

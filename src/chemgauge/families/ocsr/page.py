@@ -18,8 +18,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from chemgauge.errors import InputFileError
-from chemgauge.eval.images import ImageRefusedError, read_image_header
+from chemgauge.errors import ImageRefusedError, InputFileError
+from chemgauge.eval.images import read_image_header
 from chemgauge.eval.records import atomic_open
 from chemgauge.families.ocsr.adapter import policy_rates
 from chemgauge.families.ocsr.evaluate import candidate_mol

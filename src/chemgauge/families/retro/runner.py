@@ -40,7 +40,7 @@ import orjson
 import chemgauge
 from chemgauge.chem import RDKIT_VERSION
 from chemgauge.chem.reactant_sets import ReactantSetScorer
-from chemgauge.errors import BackendError, DataQualityError
+from chemgauge.errors import BackendError, DataQualityError, OutputFileError
 from chemgauge.eval.envelope import (
     CountsTally,
     EnvelopeParts,
@@ -53,7 +53,6 @@ from chemgauge.eval.envelope import (
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
 from chemgauge.eval.provenance import RowsDigest, sha256_json
 from chemgauge.eval.records import (
-    OutputFileError,
     RejectionStats,
     ResumableJsonlWriter,
     atomic_write_bytes,

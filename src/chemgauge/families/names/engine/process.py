@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from chemgauge.errors import BackendError
+from chemgauge.errors import BackendError, ProtocolError, StreamInterrupted
 
 logger = logging.getLogger(__name__)
 
@@ -71,10 +71,6 @@ class OpsinResult:
         return self.smiles is not None
 
 
-class ProtocolError(Exception):
-    """An answer line that does not match what was sent (misalignment or garbage)."""
-
-
 class LineProtocol(Protocol):
     """How to greet one kind of OPSIN process and read its answer lines."""
 
@@ -99,16 +95,6 @@ class ProcessStats:
     timeouts: int = 0
     crashes: int = 0
     startup_s: list[float] = field(default_factory=list)
-
-
-class _Interrupted(Exception):
-    """The stream stopped at `index`: a timeout, a dead process or a bad answer."""
-
-    def __init__(self, kind: str, index: int, detail: str) -> None:
-        super().__init__(detail)
-        self.kind = kind
-        self.index = index
-        self.detail = detail
 
 
 class OpsinProcess:
@@ -164,7 +150,7 @@ class OpsinProcess:
             self._write_all(self._protocol.probe, began + STARTUP_TIMEOUT_S)
             line = self._next_line(began + STARTUP_TIMEOUT_S)
             self.runtime_version = self._protocol.check_hello(line)
-        except (_Interrupted, ProtocolError) as error:
+        except (StreamInterrupted, ProtocolError) as error:
             tail = self.stderr_tail()
             self.kill()
             raise BackendError(
@@ -228,7 +214,7 @@ class OpsinProcess:
                 self._stream(names, start, results)
                 self._timeouts_in_a_row = 0
                 break
-            except _Interrupted as stop:
+            except StreamInterrupted as stop:
                 self.kill()
                 index, name = stop.index, names[stop.index]
                 if index > start:  # some names were answered before this one stopped
@@ -299,7 +285,7 @@ class OpsinProcess:
                 except BlockingIOError:
                     written = 0
                 except OSError as error:
-                    raise _Interrupted("crash", answered, self._death(error)) from None
+                    raise StreamInterrupted("crash", answered, self._death(error)) from None
                 if written:
                     del pending[:written]
                     last_progress = time.monotonic()
@@ -311,7 +297,7 @@ class OpsinProcess:
                 watching_stdin = bool(pending)
             remaining = self._timeout_s - (time.monotonic() - last_progress)
             if remaining <= 0:
-                raise _Interrupted(
+                raise StreamInterrupted(
                     "timeout", answered, f"OPSIN gave no answer within {self._timeout_s:g} s"
                 )
             for key, _ in self._selector.select(timeout=remaining):
@@ -321,12 +307,14 @@ class OpsinProcess:
                     for line in self._read_lines(answered):
                         if answered >= next_send:  # more lines than names: redo the last one
                             suspect = max(answered - 1, start)
-                            raise _Interrupted("misaligned", suspect, f"extra line {line[:200]!r}")
+                            raise StreamInterrupted(
+                                "misaligned", suspect, f"extra line {line[:200]!r}"
+                            )
                         self._seq += 1
                         try:
                             result = self._protocol.parse(line, self._seq, names[answered])
                         except ProtocolError as error:
-                            raise _Interrupted("misaligned", answered, str(error)) from None
+                            raise StreamInterrupted("misaligned", answered, str(error)) from None
                         results[answered] = result
                         answered += 1
                         self.stats.answered += 1
@@ -342,12 +330,14 @@ class OpsinProcess:
         except BlockingIOError:
             return []
         if not data:
-            raise _Interrupted("crash", index, self._death(None))
+            raise StreamInterrupted("crash", index, self._death(None))
         self._rbuf += data
         *lines, rest = bytes(self._rbuf).split(b"\n")
         self._rbuf[:] = rest
         if len(self._rbuf) > _MAX_LINE_BYTES:
-            raise _Interrupted("overflow", index, f"OPSIN answer exceeded {_MAX_LINE_BYTES} bytes")
+            raise StreamInterrupted(
+                "overflow", index, f"OPSIN answer exceeded {_MAX_LINE_BYTES} bytes"
+            )
         return lines
 
     def _next_line(self, deadline: float) -> bytes:
@@ -361,7 +351,7 @@ class OpsinProcess:
                 return lines[0]
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise _Interrupted("timeout", 0, f"no greeting within {STARTUP_TIMEOUT_S:g} s")
+                raise StreamInterrupted("timeout", 0, f"no greeting within {STARTUP_TIMEOUT_S:g} s")
             for key, _ in self._selector.select(timeout=remaining):
                 if key.fileobj is self._proc.stderr:
                     self._drain_stderr()
@@ -372,13 +362,13 @@ class OpsinProcess:
         view = memoryview(data)
         while view:
             if time.monotonic() > deadline:
-                raise _Interrupted("timeout", 0, "stdin did not accept the probe")
+                raise StreamInterrupted("timeout", 0, "stdin did not accept the probe")
             try:
                 view = view[os.write(self._proc.stdin.fileno(), view) :]
             except BlockingIOError:
                 time.sleep(0.001)
             except OSError as error:
-                raise _Interrupted("crash", 0, self._death(error)) from None
+                raise StreamInterrupted("crash", 0, self._death(error)) from None
 
     def _drain_stderr(self) -> None:
         """Move whatever stderr holds into the bounded tail (the JVM blocks if nobody reads)."""

@@ -27,7 +27,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal, Self
 
-from chemgauge.errors import BackendError, ConfigError
+from chemgauge.errors import BackendError, ConfigError, ProtocolError
 from chemgauge.families.names.engine.java import (
     SERVER_CLASS,
     JavaTools,
@@ -37,12 +37,7 @@ from chemgauge.families.names.engine.java import (
     locate_jar,
     server_source_sha256,
 )
-from chemgauge.families.names.engine.process import (
-    OpsinProcess,
-    OpsinResult,
-    OpsinStatus,
-    ProtocolError,
-)
+from chemgauge.families.names.engine.process import OpsinProcess, OpsinResult, OpsinStatus
 
 __all__ = ["OpsinConfig", "OpsinResult", "OpsinRunner", "OpsinStats", "OpsinStatus"]
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from chemgauge.errors import BackendError, ConfigError
+from chemgauge.errors import BackendError, ConfigError, TransientHttpError
 from chemgauge.families.p2s.engine.models import (
     Messages,
     P2SModel,
@@ -103,12 +103,6 @@ def parse_answer(content: str, record_id: str) -> dict[str, Any]:
     return prediction(record_id, index, reasoning[:_MAX_REASONING])
 
 
-class _Transient(Exception):
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
-
-
 class ChatModel(P2SModel):
     """Asks an OpenAI-compatible endpoint, one task per request."""
 
@@ -150,19 +144,19 @@ class ChatModel(P2SModel):
                     wait = float(retry_after) if retry_after else None
                 except ValueError:
                     wait = None
-                raise _Transient(f"HTTP {exc.code}", wait) from None
+                raise TransientHttpError(f"HTTP {exc.code}", wait) from None
             detail = exc.read(500).decode("utf-8", "replace") if exc.fp else ""
             raise BackendError(f"{url}: HTTP {exc.code} {exc.reason}: {detail}") from None
         except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
-            raise _Transient(f"{type(exc).__name__}: {exc}") from None
+            raise TransientHttpError(f"{type(exc).__name__}: {exc}") from None
         if len(data) > self.config.max_response_bytes:
             raise BackendError(f"{url}: response over {self.config.max_response_bytes} bytes")
         try:
             reply = json.loads(data)
         except ValueError:
-            raise _Transient("response body is not JSON") from None
+            raise TransientHttpError("response body is not JSON") from None
         if not isinstance(reply, dict):
-            raise _Transient("response body is not a JSON object")
+            raise TransientHttpError("response body is not a JSON object")
         return reply
 
     def _ask(self, task: Task) -> dict[str, Any]:
@@ -178,7 +172,7 @@ class ChatModel(P2SModel):
         for attempt in range(self.config.max_attempts):
             try:
                 reply = self._post(body)
-            except _Transient as exc:
+            except TransientHttpError as exc:
                 last = str(exc)
                 if attempt + 1 < self.config.max_attempts:
                     self.retries += 1

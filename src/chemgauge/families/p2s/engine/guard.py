@@ -24,7 +24,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from chemgauge.chem import try_parse_smiles
-from chemgauge.errors import ConfigError
+from chemgauge.errors import CalculatorStartError, ConfigError
 from chemgauge.families.p2s.engine.properties import PropertyProvider, PropertyResult
 
 __all__ = [
@@ -112,10 +112,6 @@ def _serve(conn: Connection, payload: bytes) -> None:
         except Exception as exc:  # a provider bug becomes a counted failure, not a dead child
             result = PropertyResult({}, "", f"provider_error: {type(exc).__name__}: {exc}"[:500])
         conn.send(result)
-
-
-class CalculatorStartError(RuntimeError):
-    """The calculator child died or hung before it could take a molecule."""
 
 
 class CalculatorProcess:
