@@ -2,8 +2,8 @@
 
 Hit metrics are completed exact graphs under each identity policy, over the planned attempts
 with a finite reference (the report's ``completed_exact_over_planned``); attempts without a
-unique reference take part in none. OCSR reports name no family, so the adapter claims a
-report by its shape; rows are ``scored.jsonl``.
+unique reference take part in none. Headline rates are read from the report's rate blocks
+(:meth:`chemgauge.report.adapter.Rate.of`); rows are ``scored.jsonl``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from chemgauge.eval.envelope import InputRecord
 from chemgauge.eval.provenance import sha256_file
 from chemgauge.families.ocsr.attempts import JOURNAL_NAME, TIMING_FIELDS
 from chemgauge.families.ocsr.manifest import Manifest, load_manifest
-from chemgauge.families.ocsr.report import SECTIONS_SINCE_2, aggregate, report_metrics
+from chemgauge.families.ocsr.report import aggregate, report_metrics
 from chemgauge.families.ocsr.scoring import MATCH
 from chemgauge.report.adapter import (
     Distribution,
@@ -68,18 +68,16 @@ def _exact(row: Row, policy: str) -> bool:
     return row["status"] == "completed" and identity.get(policy) == MATCH
 
 
-def _rate(block: Mapping[str, Any] | None, label: str) -> Rate:
-    if not block or block.get("n", 0) == 0 or block.get("wilson95") is None:
-        return Rate(label, 0, 0, None, None, None)
-    low, high = block["wilson95"]
-    return Rate(label, block["successes"], block["n"], block["rate"], low, high)
+def _hit_names(run: Run) -> dict[str, str]:
+    """Each hit metric's name and the policy it counts exact graphs under."""
+    return {f"exact[{policy}]": policy for policy in _policies(run)}
 
 
 def policy_rates(finite: Mapping[str, Any]) -> list[Rate]:
     """The headline: completed exact graphs over the planned attempts with a finite
     reference, per policy (``finite``: the report's ``finite_reference`` section)."""
     return [
-        _rate(block["completed_exact_over_planned"], f"exact graph ({policy})")
+        Rate.of(f"exact graph ({policy})", block["completed_exact_over_planned"])
         for policy, block in finite["policies"].items()
     ]
 
@@ -94,12 +92,13 @@ class OcsrAdapter(FamilyAdapter):
         return str(row["attempt_id"])
 
     def hit_metrics(self, run: Run) -> tuple[str, ...]:
-        return tuple(f"exact[{policy}]" for policy in _policies(run))
+        return tuple(_hit_names(run))
 
     def hits(self, row: Row, run: Run) -> Mapping[str, bool | None]:
+        names = _hit_names(run)
         if not row["has_reference"]:
-            return dict.fromkeys(self.hit_metrics(run))
-        return {f"exact[{p}]": _exact(row, p) for p in _policies(run)}
+            return dict.fromkeys(names)
+        return {name: _exact(row, policy) for name, policy in names.items()}
 
     def breakdowns(self, row: Row) -> Mapping[str, str]:
         return {"repeat": str(row["repeat"])}
@@ -132,10 +131,6 @@ class OcsrAdapter(FamilyAdapter):
         for policy, block in sections["finite_reference"]["policies"].items():
             if isinstance(recorded.get(policy), Mapping) and "claim" in recorded[policy]:
                 block["claim"] = recorded[policy]["claim"]
-        if run.envelope.family_schema_version < 2:
-            for name in SECTIONS_SINCE_2:
-                sections.pop(name, None)
-            notes.append(f"a version-1 report has no {', '.join(SECTIONS_SINCE_2)}")
         return Recomputed(sections, notes=tuple(notes))
 
     def cross_checks(self, run: Run) -> list[Mismatch]:
@@ -174,8 +169,8 @@ class OcsrAdapter(FamilyAdapter):
         policy_rows = []
         series: dict[str, list[tuple[str, Rate]]] = {"over planned": [], "over attempted": []}
         for policy, block in finite["policies"].items():
-            planned = _rate(block["completed_exact_over_planned"], policy)
-            attempted = _rate(block["completed_exact_over_attempted"], policy)
+            planned = Rate.of(policy, block["completed_exact_over_planned"])
+            attempted = Rate.of(policy, block["completed_exact_over_attempted"])
             series["over planned"].append((policy, planned))
             series["over attempted"].append((policy, attempted))
             policy_rows.append(
@@ -278,12 +273,13 @@ class OcsrAdapter(FamilyAdapter):
         return [overview, failures]
 
     def board_metric(self, run: Run) -> str:
-        headline = f"exact[{run.metrics.get('headline_policy')}]"
-        metrics = self.hit_metrics(run)
-        return headline if headline in metrics else (metrics[0] if metrics else "")
+        names = _hit_names(run)
+        headline = run.metrics.get("headline_policy")
+        chosen = [name for name, policy in names.items() if policy == headline]
+        return (chosen or list(names) or [""])[0]
 
     def hit_description(self, run: Run, name: str) -> str:
-        policy = name.removeprefix("exact[").removesuffix("]")
+        policy = _hit_names(run).get(name, name)
         return f"the exact graph ({policy}), over the planned attempts with a reference"
 
     def system_name(self, run: Run) -> str:

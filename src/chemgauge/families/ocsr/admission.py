@@ -15,7 +15,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from chemgauge.families.ocsr.plan import RunConfig
+from chemgauge.families.ocsr.config import RunConfig
 
 __all__ = ["Admission", "Admitted", "stopped_reason"]
 

@@ -2,7 +2,7 @@
 score`` as calls.
 
 >>> import chemgauge.families.ocsr
->>> report = chemgauge.families.ocsr.run("cohort/manifest.json", "osra", out="runs/ocsr")
+>>> report = chemgauge.families.ocsr.run("cohort/manifest.json", model="osra", out="runs/ocsr")
 >>> report["metrics"]
 
 Attempts go to the journal ``attempts.jsonl``, are read back in plan order, scored one at a
@@ -23,10 +23,9 @@ from chemgauge.errors import InputFileError
 from chemgauge.eval.outputs import Output, claim_outputs
 
 if TYPE_CHECKING:
+    from chemgauge.families.ocsr.config import RecognizerOptions, RunConfig
     from chemgauge.families.ocsr.engine.base import Recognizer
-    from chemgauge.families.ocsr.engine.registry import RecognizerOptions
     from chemgauge.families.ocsr.manifest import Manifest
-    from chemgauge.families.ocsr.plan import Execution, RunConfig
 
 __all__ = ["RUN_FILES", "Bars", "rescore", "run", "run_recognizer", "score"]
 
@@ -44,7 +43,7 @@ def _no_bar(_label: str, _total: int, _min_total: int) -> Iterator[Callable[[int
 
 def _score_and_report(
     manifest_path: Path,
-    output: Path,
+    out: Path,
     rows_for: Callable[[Manifest], Iterable[dict[str, Any]]],
     count: int,
     html: bool,
@@ -69,7 +68,7 @@ def _score_and_report(
     with bars("scoring", count, 50) as advance:
         scored = iter_scored(manifest, rows_for(manifest), progress=advance)
         return write_report(
-            output,
+            out,
             manifest,
             scored,
             POLICIES,
@@ -84,15 +83,14 @@ def _score_and_report(
 def run_recognizer(
     manifest: Path,
     recognizer: Recognizer,
-    output: Path,
+    out: Path,
     config: RunConfig,
-    execution: Execution,
     *,
     restart: bool = False,
     html: bool = True,
     bars: Bars = _no_bar,
 ) -> dict[str, Any]:
-    """Run ``recognizer`` over the manifest's plan into ``output`` (resuming its journal
+    """Run ``recognizer`` over the manifest's plan into ``out`` (resuming its journal
     unless ``restart``), then score and report; return the report. The caller checks the
     outputs and takes the run lock."""
     from chemgauge.families.ocsr.manifest import load_manifest
@@ -102,19 +100,18 @@ def run_recognizer(
 
     loaded = load_manifest(manifest)
     if restart:  # the report of a discarded journal must not outlive it
-        (output / "report.json").unlink(missing_ok=True)
+        (out / "report.json").unlink(missing_ok=True)
     else:
-        check_resumable(output)
+        check_resumable(out)
     total = planned_count(loaded, config)
     with bars(f"ocsr ({recognizer.name})", total, 10) as advance:
         journal = journal_attempts(
             loaded,
             recognizer,
             config,
-            output,
+            out,
             restart=restart,
             progress=advance,
-            execution=execution,
         )
     described = recognizer.describe()  # after the run: a back-end may learn what served it
     extra = {
@@ -123,18 +120,18 @@ def run_recognizer(
         "run_config": config.to_dict(),
         "attempts_config_sha256": attempts_config_sha256(loaded, described, config),
     }
-    placement = {**execution.describe(), "jobs": config.jobs}
+    placement = config.placement()
     del loaded  # scoring loads and verifies the manifest again
 
     def rows_for(checked: Manifest) -> Iterable[dict[str, Any]]:
         return iter_attempt_rows(journal, checked, config)
 
-    return _score_and_report(manifest, output, rows_for, total, html, (extra, placement, []), bars)
+    return _score_and_report(manifest, out, rows_for, total, html, (extra, placement, []), bars)
 
 
 def rescore(
     manifest: Path,
-    output: Path,
+    out: Path,
     *,
     html: bool = True,
     bars: Bars = _no_bar,
@@ -147,8 +144,9 @@ def rescore(
     run is refused, and a change in scoring goes to ``notice`` and into the report.
     """
     from chemgauge.eval.provenance import source_tree_sha256
+    from chemgauge.families.ocsr.config import RunConfig
     from chemgauge.families.ocsr.manifest import load_manifest
-    from chemgauge.families.ocsr.plan import RunConfig, iter_plan
+    from chemgauge.families.ocsr.plan import iter_plan
     from chemgauge.families.ocsr.provenance import (
         check_inputs,
         read_recorded_run,
@@ -158,13 +156,13 @@ def rescore(
     from chemgauge.families.ocsr.runner import scan_attempts
     from chemgauge.families.ocsr.scoring import POLICIES
 
-    journal = output / RUN_FILES[0]
+    journal = out / RUN_FILES[0]
     if not journal.exists():
         raise InputFileError(
             "no attempts journal (run `chemgauge ocsr run --run` first)", path=journal
         )
-    recorded = read_recorded_run(output)
-    check_inputs(recorded, output, manifest)
+    recorded = read_recorded_run(out)
+    check_inputs(recorded, out, manifest)
     config = RunConfig.from_dict(recorded.run["run_config"])
     loaded = load_manifest(manifest, verify=False)
     attempts = scan_attempts(journal, loaded, plan=iter_plan(loaded, config))
@@ -179,7 +177,7 @@ def rescore(
             notice(note)
     return _score_and_report(
         manifest,
-        output,
+        out,
         lambda _: attempts.rows(),
         len(attempts),
         html,
@@ -190,24 +188,23 @@ def rescore(
 
 def run(
     manifest: str | Path,
-    backend: str = "osra",
+    model: str = "osra",
     out: str | Path = "runs/ocsr",
     *,
     config: RunConfig | None = None,
-    execution: Execution | None = None,
     recognizer: RecognizerOptions | None = None,
     restart: bool = False,
     html: bool = True,
 ) -> dict[str, Any]:
-    """Run the recognizer ``backend`` (``osra``, ``command``, ``http``, ``python`` or a
-    plugin; ``recognizer`` holds what it needs) over a manifest into ``out``; return the
-    report. ``config`` holds repeats, budgets and image limits, ``execution`` where attempts
-    run (default: local threads)."""
+    """Run the back-end ``model`` (``osra``, ``command``, ``http``, ``python`` or a plugin of
+    ``chemgauge.ocsr_systems``; ``recognizer`` holds what it needs) over the ``manifest`` into
+    the run folder ``out``; return the report. ``config`` holds repeats, budgets, image limits
+    and where attempts run (default: one local thread)."""
+    from chemgauge.families.ocsr.config import RunConfig
     from chemgauge.families.ocsr.engine.registry import build_recognizer
-    from chemgauge.families.ocsr.plan import Execution, RunConfig
 
     manifest_path, folder = Path(manifest), Path(out)
-    built = build_recognizer(backend, recognizer)
+    built = build_recognizer(model, recognizer)
     with claim_outputs(
         [Output("out", folder, files=RUN_FILES)],
         [("manifest", manifest_path)],
@@ -218,7 +215,6 @@ def run(
             built,
             folder,
             config or RunConfig(),
-            execution or Execution(),
             restart=restart,
             html=html,
         )

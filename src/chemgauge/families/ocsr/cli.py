@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 
@@ -19,9 +19,6 @@ from chemgauge.cli.summary import print_summary, rate_cell, summary_table
 from chemgauge.eval.images import DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_IMAGE_PIXELS, ImageLimits
 from chemgauge.eval.outputs import Output
 from chemgauge.families.ocsr import RUN_FILES, Bars, rescore, run_recognizer
-
-if TYPE_CHECKING:
-    pass
 
 MAX_IMAGE_PIXELS = typer.Option(
     DEFAULT_MAX_IMAGE_PIXELS,
@@ -63,7 +60,7 @@ def render(
 
 def _import_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
     inputs = [("--images", args["images"]), ("--references", args["references"])]
-    return [Output("--manifest", args["manifest"])], inputs
+    return [Output("--out", args["out"])], inputs
 
 
 @app.command("import")
@@ -71,7 +68,7 @@ def _import_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
 def import_set(
     images: Path = typer.Option(..., help="Folder of PNG images."),
     references: Path = typer.Option(..., help="Folder of reference molfiles (same stems)."),
-    manifest: Path = typer.Option(..., help="Manifest file to write."),
+    out: Path = typer.Option(..., "--out", "-o", help="Manifest file to write."),
     name: str = typer.Option(..., help="Data set name recorded in the manifest."),
     attribution: str = typer.Option(..., help="Who made the images."),
     licence: str = typer.Option(..., help="Licence of the images."),
@@ -95,14 +92,14 @@ def import_set(
     built = build_import(
         images,
         references,
-        manifest,
+        out,
         name=name,
         attribution=attribution,
         licence=licence,
         image_limits=limits,
         expectations=expectations,
     )
-    for line in _import_lines(manifest, built.summary):
+    for line in _import_lines(out, built.summary):
         typer.echo(line)
 
 
@@ -153,11 +150,14 @@ def _bars(quiet: bool) -> Bars:
     return bars
 
 
-def _rate(block: dict[str, Any] | None) -> str:
-    if not block or block.get("rate") is None:
+def _rate(label: str, block: Mapping[str, Any]) -> str:
+    """A report's rate as a table cell: value, interval and counts."""
+    from chemgauge.report.adapter import Rate
+
+    rate = Rate.of(label, block)
+    if rate.estimate is None:
         return "n/a"
-    low, high = block["wilson95"]
-    return f"{rate_cell(block['rate'], low, high)} ({block['successes']}/{block['n']})"
+    return f"{rate_cell(rate.estimate, rate.low, rate.high)} ({rate.count}/{rate.n})"
 
 
 def _print_summary(report: dict[str, Any]) -> None:
@@ -181,8 +181,8 @@ def _print_summary(report: dict[str, Any]) -> None:
             [
                 (
                     policy,
-                    _rate(value["completed_exact_over_planned"]),
-                    _rate(value["completed_exact_over_attempted"]),
+                    _rate(f"{policy} over planned", value["completed_exact_over_planned"]),
+                    _rate(f"{policy} over attempted", value["completed_exact_over_attempted"]),
                     str(value["provisional_exact"]),
                     str(value["unsupported"]),
                 )
@@ -201,26 +201,25 @@ def _run_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
     inputs = [("--manifest", args["manifest"])]
     if not args["execute"]:  # only the plan is printed
         return [], inputs
-    return [Output("--output", args["output"], files=RUN_FILES)], inputs
+    return [Output("--out", args["out"], files=RUN_FILES)], inputs
 
 
 def _extra_notes(envelope: dict[str, Any]) -> list[str]:
     """Served model (beside the requested one), label recall, repeat reliability."""
     from chemgauge.families.ocsr.tallies import summary_facts
 
-    notes = summary_facts(envelope["metrics"])
-    requested = (envelope["config"].get("backend") or {}).get("model")
-    if requested and notes and notes[0].startswith("served by: "):
-        notes[0] += f"; requested {requested!r}"
-    return notes
+    requested = (envelope["config"].get("backend") or {}).get("model")  # http's endpoint model
+    return summary_facts(envelope["metrics"], requested)
 
 
 @app.command("run")
 @guarded(_run_files)
 def run(
-    manifest: Path = typer.Option(..., "--manifest", "-m", help="Manifest JSON."),
-    backend: str = typer.Option("osra", help="osra | command | http | python."),
-    output: Path = typer.Option(Path("runs/ocsr"), "--output", "-o", help="Results folder."),
+    manifest: Path = typer.Option(..., "--manifest", help="Manifest JSON."),
+    model: str = typer.Option(
+        "osra", "--model", "-m", help="The back-end: osra | command | http | python | a plugin."
+    ),
+    out: Path = typer.Option(Path("runs/ocsr"), "--out", "-o", help="Run folder."),
     execute: bool = typer.Option(False, "--run", help="Execute (default: print the plan)."),
     repeats: int = typer.Option(1, min=1, help="Attempts per image."),
     max_requests: int | None = typer.Option(
@@ -248,13 +247,15 @@ def run(
     command_arg: list[str] = typer.Option([], help="command back-end: one argument ({image})."),
     fmt: str = typer.Option("auto", "--format", help="command output: smiles|molfile|auto|json."),
     url: str | None = typer.Option(None, help="http back-end: OpenAI-compatible base URL."),
-    model: str | None = typer.Option(None, help="http back-end: model name."),
+    endpoint_model: str | None = typer.Option(
+        None, help="http back-end: the model to request from the endpoint."
+    ),
     reasoning_effort: str | None = typer.Option(
         None, help="http back-end: reasoning effort to request (checked when echoed)."
     ),
     api_key_env: str = typer.Option("OPENAI_API_KEY", help="http back-end: key variable."),
     target: str | None = typer.Option(None, "--callable", help="python back-end callable."),
-    restart: bool = typer.Option(False, help="Discard an existing journal in --output."),
+    restart: bool = typer.Option(False, help="Discard an existing journal in --out."),
     html: bool = typer.Option(True, "--html/--no-html", help="Write report.html."),
     max_image_pixels: int = MAX_IMAGE_PIXELS,
     max_image_mb: float = MAX_IMAGE_MB,
@@ -267,35 +268,41 @@ def run(
     recognizer. The same command resumes an interrupted run; with a larger --max-requests or
     --budget-seconds it runs only the attempts that were not run.
     """
-    from chemgauge.families.ocsr.engine.registry import RecognizerOptions, build_recognizer
+    from chemgauge.families.ocsr.config import RecognizerOptions, RunConfig
+    from chemgauge.families.ocsr.engine.registry import build_recognizer
     from chemgauge.families.ocsr.manifest import load_manifest
-    from chemgauge.families.ocsr.plan import Execution
-    from chemgauge.families.ocsr.runner import RunConfig, describe_plan
+    from chemgauge.families.ocsr.plan import describe_plan
 
     options = RecognizerOptions(
         command=tuple(command_arg),
-        fmt=fmt,
+        format=fmt,
         url=url,
-        model=model,
+        endpoint_model=endpoint_model,
         api_key_env=api_key_env,
         reasoning_effort=reasoning_effort,
-        target=target,
+        callable=target,
     )
-    recognizer = build_recognizer(backend, options)
-    limits = ImageLimits(max_pixels=max_image_pixels, max_bytes=int(max_image_mb * 2**20))
+    recognizer = build_recognizer(model, options)
     config = RunConfig(
-        repeats, max_requests, per_workflow_seconds, budget_seconds, jobs, image_limits=limits
+        repeats=repeats,
+        max_requests=max_requests,
+        per_workflow_seconds=per_workflow_seconds,
+        budget_seconds=budget_seconds,
+        image_limits=ImageLimits(max_pixels=max_image_pixels, max_bytes=int(max_image_mb * 2**20)),
+        jobs=jobs,
+        executor=executor,  # type: ignore[arg-type]  # RunConfig checks the name
+        ray_address=ray_address,
+        ship_images=ship_images,
+        ray_timeout=ray_timeout,
     )
-    execution = Execution(executor, ray_address, ship_images, ray_timeout)  # type: ignore[arg-type]
     if not execute:
         typer.echo(describe_plan(load_manifest(manifest), config, recognizer.describe()))
         return
     output_report = run_recognizer(
         manifest,
         recognizer,
-        output,
+        out,
         config,
-        execution,
         restart=restart,
         html=html,
         bars=_bars(quiet),
@@ -305,17 +312,17 @@ def run(
 
 
 def _score_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
-    output: Path = args["output"]
-    inputs = [("--manifest", args["manifest"]), ("attempts journal", output / RUN_FILES[0])]
-    return [Output("--output", output, files=RUN_FILES[1:])], inputs
+    out: Path = args["out"]
+    inputs = [("--manifest", args["manifest"]), ("attempts journal", out / RUN_FILES[0])]
+    return [Output("--out", out, files=RUN_FILES[1:])], inputs
 
 
 @app.command("score")
 @guarded(_score_files)
 def score(
-    manifest: Path = typer.Option(..., "--manifest", "-m", help="Manifest JSON."),
-    output: Path = typer.Option(
-        Path("runs/ocsr"), "--output", "-o", help="Folder with attempts.jsonl."
+    manifest: Path = typer.Option(..., "--manifest", help="Manifest JSON."),
+    out: Path = typer.Option(
+        Path("runs/ocsr"), "--out", "-o", help="Run folder (with attempts.jsonl)."
     ),
     html: bool = typer.Option(True, "--html/--no-html"),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
@@ -328,7 +335,7 @@ def score(
     """
     report = rescore(
         manifest,
-        output,
+        out,
         html=html,
         bars=_bars(quiet),
         notice=lambda note: typer.echo(note, err=True),

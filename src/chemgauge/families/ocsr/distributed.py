@@ -31,9 +31,9 @@ from chemgauge.families.ocsr.attempts import (
     not_run_row,
     recognize_attempt,
 )
+from chemgauge.families.ocsr.config import RunConfig
 from chemgauge.families.ocsr.engine.base import FAILURE, Recognition, Recognizer, RecognizerOutput
 from chemgauge.families.ocsr.manifest import Manifest
-from chemgauge.families.ocsr.plan import Execution, RunConfig
 
 __all__ = ["AttemptTask", "RemoteAttempts", "run_on_ray"]
 
@@ -117,7 +117,6 @@ def run_on_ray(
     manifest: Manifest,
     recognizer: Recognizer,
     config: RunConfig,
-    execution: Execution,
     todo: Iterator[PlannedAttempt],
     admission: Admission,
     record: Callable[[dict[str, Any]], None],
@@ -130,8 +129,8 @@ def run_on_ray(
             jobs=config.jobs,
             chunk_size=1,
             max_retries=0,
-            ray_address=execution.ray_address,
-            ray_timeout_s=execution.ray_timeout_s,
+            ray_address=config.ray_address,
+            ray_timeout_s=config.ray_timeout,
         )
     )
     function = RemoteAttempts(recognizer, recognizer.programs(), config.budget_seconds)
@@ -157,8 +156,8 @@ def run_on_ray(
                 deadline,
                 path.suffix.lower(),
                 case.sha256,
-                path.read_bytes() if execution.ship_images else None,
-                None if execution.ship_images else str(path),
+                path.read_bytes() if config.ship_images else None,
+                None if config.ship_images else str(path),
             )
             sent.append(task)
             count += 1

@@ -9,9 +9,12 @@ FAMILY = Family(
         "is it wrong?"
     ),
     package="chemgauge.families.ocsr",
-    schema_version=2,
+    # 3: every rate is the one Rate shape (count, n, value, interval, method) at full
+    # precision; the metrics block is typed (metrics_model.OcsrMetrics).
+    schema_version=3,
     cli="chemgauge.families.ocsr.cli:app",
     adapter="chemgauge.families.ocsr.adapter:OcsrAdapter",
+    metrics="chemgauge.families.ocsr.metrics_model:OcsrMetrics",
     listing="chemgauge.families.ocsr.listing:entries",
     docs="families/ocsr.md",
 )

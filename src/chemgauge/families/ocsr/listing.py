@@ -16,12 +16,11 @@ _BACKENDS = {
 
 
 def entries() -> list[ListEntry]:
-    """The back-ends, then the recognizers registered for the ``python`` back-end."""
+    """The back-ends (``--model``; plugins included), then the recognizers registered for
+    the ``python`` back-end."""
     from chemgauge.families.ocsr.engine.base import RECOGNIZERS
-    from chemgauge.families.ocsr.engine.registry import BACKEND_NAMES
+    from chemgauge.families.ocsr.engine.registry import SYSTEMS
 
-    rows: list[ListEntry] = [
-        ("ocsr back-end", name, _BACKENDS.get(name, "-"), "built in") for name in BACKEND_NAMES
-    ]
-    rows.extend(describe_entries("ocsr recognizer", RECOGNIZERS))
+    rows = describe_entries(SYSTEMS.kind, SYSTEMS, _BACKENDS)
+    rows.extend(describe_entries(RECOGNIZERS.kind, RECOGNIZERS))
     return rows

@@ -29,6 +29,7 @@ from chemgauge.eval.envelope import (
     record_input,
     write_envelope,
 )
+from chemgauge.eval.metrics import rate
 from chemgauge.eval.provenance import reproducibility_sha256, sha256_file
 from chemgauge.eval.records import atomic_write_rows
 from chemgauge.families.ocsr.attempts import (
@@ -37,7 +38,9 @@ from chemgauge.families.ocsr.attempts import (
     NOT_RUN,
     TIMING_FIELDS,
 )
+from chemgauge.families.ocsr.family import FAMILY
 from chemgauge.families.ocsr.manifest import Manifest
+from chemgauge.families.ocsr.metrics_model import OcsrMetrics
 from chemgauge.families.ocsr.scoring import HEADLINE_POLICY, MATCH
 from chemgauge.families.ocsr.tallies import (
     AbbreviationTally,
@@ -46,13 +49,11 @@ from chemgauge.families.ocsr.tallies import (
     ServedTally,
     ValidationTally,
     median,
-    rate,
     status_counts,
 )
 
 __all__ = [
     "REPORT_VERSION",
-    "SECTIONS_SINCE_2",
     "PageWriter",
     "ReportTally",
     "aggregate",
@@ -62,11 +63,8 @@ __all__ = [
     "write_report",
 ]
 
-#: 2: rows carry who served each attempt, a back-end's stop and abbreviation labels; metrics
-#: add ``served``, ``abbreviations`` and ``repeats``; the run's config its scoring claims.
-REPORT_VERSION = 2
-#: Metrics sections a version-1 report does not have.
-SECTIONS_SINCE_2 = ("served", "abbreviations", "repeats")
+#: The family's schema version (one source: :data:`chemgauge.families.ocsr.family.FAMILY`).
+REPORT_VERSION = FAMILY.schema_version
 _INTERNED = {status: status for status in ATTEMPT_STATUSES}
 
 #: Writes the run's HTML page: (path, manifest, scored rows streamed from the file, report body).
@@ -246,8 +244,12 @@ _ENVELOPE_FIELDS = ("report_version", "provenance", "reproducibility_sha256", "t
 
 
 def report_metrics(body: Mapping[str, Any]) -> dict[str, Any]:
-    """The envelope's ``metrics`` from a report body (:func:`aggregate`)."""
-    return {k: v for k, v in body.items() if k not in _ENVELOPE_FIELDS}
+    """The envelope's ``metrics`` from a report body (:func:`aggregate`), checked against
+    :class:`~chemgauge.families.ocsr.metrics_model.OcsrMetrics` (a block that breaks the
+    published schema is never written)."""
+    metrics = {k: v for k, v in body.items() if k not in _ENVELOPE_FIELDS}
+    OcsrMetrics.model_validate(metrics)
+    return metrics
 
 
 def journal_record(out: Path) -> dict[str, Any] | None:

@@ -44,11 +44,10 @@ from chemgauge.families.ocsr.attempts import (
     recognize_attempt,
     scan_attempts,
 )
+from chemgauge.families.ocsr.config import RunConfig
 from chemgauge.families.ocsr.engine.base import Recognizer
 from chemgauge.families.ocsr.manifest import Manifest
 from chemgauge.families.ocsr.plan import (
-    Execution,
-    RunConfig,
     attempts_config_sha256,
     describe_plan,
     iter_plan,
@@ -61,9 +60,7 @@ __all__ = [
     "JOURNAL_NAME",
     "NOT_RUN",
     "TIMING_FIELDS",
-    "Execution",
     "PlannedAttempt",
-    "RunConfig",
     "describe_plan",
     "iter_attempt_rows",
     "iter_plan",
@@ -148,12 +145,10 @@ def journal_attempts(
     *,
     restart: bool = False,
     progress: Callable[[int], None] | None = None,
-    execution: Execution | None = None,
 ) -> Path:
     """Run the plan, journaling each row as it finishes (in completion order); returns the
     journal's path. Nothing is held: read the rows back with :func:`iter_attempt_rows`."""
     recognizer.check()
-    execution = execution or Execution()
     key = attempts_config_sha256(manifest, recognizer.describe(), config)
     journal_path = Path(out_dir) / JOURNAL_NAME
     with ResumableJsonlWriter(
@@ -182,10 +177,10 @@ def journal_attempts(
             if progress is not None:
                 progress(1)
 
-        if execution.kind == "ray":
+        if config.executor == "ray":
             from chemgauge.families.ocsr.distributed import run_on_ray
 
-            run_on_ray(manifest, recognizer, config, execution, todo, admission, record)
+            run_on_ray(manifest, recognizer, config, todo, admission, record)
         else:
             _run_threads(manifest, recognizer, config, todo, admission, record)
     return journal_path
@@ -215,7 +210,6 @@ def run_attempts(
     *,
     restart: bool = False,
     progress: Callable[[int], None] | None = None,
-    execution: Execution | None = None,
 ) -> list[dict[str, Any]]:
     """Run the plan and return every row in plan order (a list: for small runs and tests; the
     CLI streams with :func:`journal_attempts` and :func:`iter_attempt_rows`)."""
@@ -226,6 +220,5 @@ def run_attempts(
         out_dir,
         restart=restart,
         progress=progress,
-        execution=execution,
     )
     return list(iter_attempt_rows(path, manifest, config))

@@ -1,7 +1,8 @@
 """The section tallies an OCSR report folds rows into, one per report section.
 
 Each tally is fed scored rows one at a time (``add``) and holds counters only; ``result``
-gives the section. Rates carry Wilson intervals; denominators are stated in each section.
+gives the section. Every rate is the one shape of :func:`chemgauge.eval.metrics.rate` (count,
+n, value and its Wilson interval); denominators are stated in each section.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chemgauge.chem.graphdiff import CATEGORIES
-from chemgauge.eval.stats import wilson_interval
+from chemgauge.eval.metrics import rate
 from chemgauge.families.ocsr.attempts import ATTEMPT_STATUSES, NOT_RUN
 from chemgauge.families.ocsr.scoring import MATCH, POLICY_CLAIMS, UNSUPPORTED
 
@@ -23,18 +24,9 @@ __all__ = [
     "ServedTally",
     "ValidationTally",
     "median",
-    "rate",
     "status_counts",
     "summary_facts",
 ]
-
-
-def rate(successes: int, n: int) -> dict[str, Any]:
-    if n == 0:
-        return {"successes": successes, "n": 0, "rate": None, "wilson95": None}
-    interval = wilson_interval(successes, n)
-    bounds = [None if b is None else round(b, 6) for b in (interval.low, interval.high)]
-    return {"successes": successes, "n": n, "rate": round(successes / n, 6), "wilson95": bounds}
 
 
 def median(ordered: Sequence[float]) -> float | None:
@@ -245,17 +237,20 @@ class ServedTally:
 
 
 def _share(block: Mapping[str, Any]) -> str:
-    share = "n/a" if block.get("rate") is None else f"{100 * block['rate']:.1f}%"
-    return f"{block['successes']}/{block['n']} ({share})"
+    """A rate (the one shape) as ``count/n (value%)``."""
+    share = "n/a" if block["value"] is None else f"{100 * block['value']:.1f}%"
+    return f"{block['count']}/{block['n']} ({share})"
 
 
-def summary_facts(metrics: Mapping[str, Any]) -> list[str]:
-    """One line each, as apply: who served the answers, a back-end stop, abbreviation label
-    recall and repeat reliability under the headline policy (for the CLI and the HTML page)."""
+def summary_facts(metrics: Mapping[str, Any], requested: str | None = None) -> list[str]:
+    """One line each, as apply: who served the answers (beside the ``requested`` model), a
+    back-end stop, abbreviation label recall and repeat reliability under the headline policy
+    (for the CLI and the HTML page)."""
     facts: list[str] = []
     served = metrics.get("served") or {}
     if served.get("models"):
-        facts.append("served by: " + ", ".join(f"{m} ({n})" for m, n in served["models"].items()))
+        line = "served by: " + ", ".join(f"{m} ({n})" for m, n in served["models"].items())
+        facts.append(f"{line}; requested {requested!r}" if requested else line)
     if served.get("stop_reason"):
         facts.append(f"the back-end stopped the run: {served['stop_reason']}")
     labels = metrics.get("abbreviations") or {}

@@ -67,7 +67,7 @@ DEFAULT_MAX_OUTPUT = 1 << 20
 
 #: Python recognizers: callables ``(image: Path) -> str | RecognizerOutput | Mapping``.
 RECOGNIZERS: Registry[Callable[[Path], Any]] = Registry(
-    "ocsr_recognizer", group="chemgauge.ocsr_recognizers"
+    "ocsr recognizer", group="chemgauge.ocsr_recognizers"
 )
 
 

@@ -1,10 +1,16 @@
-"""The recognizer back-ends by name, and the one function that builds them from options."""
+"""The systems under test of the OCSR family: recognizer back-ends by name, one factory shape.
+
+Every back-end is a factory ``(RecognizerOptions) -> Recognizer`` registered in
+:data:`SYSTEMS` (kind ``ocsr system``); third-party packages add theirs through the
+entry-point group ``chemgauge.ocsr_systems``. ``chemgauge ocsr run --model NAME`` and
+:func:`chemgauge.families.ocsr.run` build the one named; an unknown name fails with "did you
+mean", and a missing option with the flag to pass.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from chemgauge.errors import ConfigError
+from chemgauge.families.ocsr.config import RecognizerOptions
 from chemgauge.families.ocsr.engine.base import Recognizer
 from chemgauge.families.ocsr.engine.http import HttpRecognizer, HttpSpec
 from chemgauge.families.ocsr.engine.recognizers import (
@@ -13,46 +19,50 @@ from chemgauge.families.ocsr.engine.recognizers import (
     OsraRecognizer,
     PythonRecognizer,
 )
+from chemgauge.registry import Systems
 
-__all__ = ["BACKEND_NAMES", "RecognizerOptions", "build_recognizer"]
+__all__ = ["SYSTEMS", "build_recognizer"]
 
-BACKEND_NAMES = ("osra", "command", "http", "python")
-
-
-@dataclass(frozen=True, slots=True)
-class RecognizerOptions:
-    """What a back-end needs beyond its name (each back-end reads only its own fields)."""
-
-    command: tuple[str, ...] = ()
-    fmt: str = "auto"
-    url: str | None = None
-    model: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    reasoning_effort: str | None = None
-    target: str | None = None
+#: The OCSR back-ends: ``factory(options) -> Recognizer``.
+SYSTEMS: Systems[RecognizerOptions, Recognizer] = Systems("ocsr", Recognizer)
 
 
-def build_recognizer(backend: str, options: RecognizerOptions | None = None) -> Recognizer:
-    """The recognizer named ``backend``; a missing option is an error saying which flag to pass."""
-    options = options or RecognizerOptions()
-    if backend == "osra":
-        return OsraRecognizer()
-    if backend == "command":
-        if not options.command:
-            raise ConfigError("--backend command needs --command-arg (repeat it per argument)")
-        return CommandRecognizer(CommandSpec(tuple(options.command), fmt=options.fmt))
-    if backend == "http":
-        if not options.url or not options.model:
-            raise ConfigError("--backend http needs --url and --model")
-        spec = HttpSpec(
-            options.url,
-            options.model,
-            api_key_env=options.api_key_env,
-            reasoning_effort=options.reasoning_effort,
-        )
-        return HttpRecognizer(spec)
-    if backend == "python":
-        if not options.target:
-            raise ConfigError("--backend python needs --callable (registered name or module:func)")
-        return PythonRecognizer(options.target)
-    raise ConfigError(f"unknown backend {backend!r}; known: {', '.join(BACKEND_NAMES)}")
+@SYSTEMS.decorator("osra")
+def osra(options: RecognizerOptions) -> Recognizer:
+    """The OSRA executable (Debian's osra package); it takes no options."""
+    return OsraRecognizer()
+
+
+@SYSTEMS.decorator("command")
+def command(options: RecognizerOptions) -> Recognizer:
+    """Any program: an argument list with ``{image}``; SMILES, molfile or JSON out."""
+    if not options.command:
+        raise ConfigError("--model command needs --command-arg (repeat it per argument)")
+    return CommandRecognizer(CommandSpec(tuple(options.command), fmt=options.format))
+
+
+@SYSTEMS.decorator("http")
+def http(options: RecognizerOptions) -> Recognizer:
+    """An OpenAI-compatible vision endpoint (the key from ``api_key_env``)."""
+    if not options.url or not options.endpoint_model:
+        raise ConfigError("--model http needs --url and --endpoint-model")
+    spec = HttpSpec(
+        options.url,
+        options.endpoint_model,
+        api_key_env=options.api_key_env,
+        reasoning_effort=options.reasoning_effort,
+    )
+    return HttpRecognizer(spec)
+
+
+@SYSTEMS.decorator("python")
+def python(options: RecognizerOptions) -> Recognizer:
+    """A registered callable (``ocsr recognizer``) or ``module:function``."""
+    if not options.callable:
+        raise ConfigError("--model python needs --callable (registered name or module:func)")
+    return PythonRecognizer(options.callable)
+
+
+def build_recognizer(model: str, options: RecognizerOptions | None = None) -> Recognizer:
+    """The back-end ``model`` built from ``options`` (defaults: none given)."""
+    return SYSTEMS.build(model, options or RecognizerOptions())

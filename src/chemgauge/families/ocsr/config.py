@@ -1,0 +1,123 @@
+"""The configuration of ``chemgauge ocsr run``: the run's policy and the back-end's options.
+
+:class:`RunConfig` is everything the command decides about a run (repeats, budgets, the
+largest image sent, how many attempts are in flight and where they run);
+:class:`RecognizerOptions` is what the system under test (``--model``, a back-end of
+:data:`chemgauge.families.ocsr.engine.registry.SYSTEMS`) is built from, the one argument of
+every back-end factory, built-in or plugin. Field names are the command's flags.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from chemgauge.errors import ConfigError
+from chemgauge.eval.executors import DEFAULT_RAY_TIMEOUT_S
+from chemgauge.eval.images import ImageLimits
+
+__all__ = ["BUDGET_FIELDS", "PLACEMENT_FIELDS", "RecognizerOptions", "RunConfig"]
+
+#: Run policy fields that only decide how far a run gets, never what an attempt returns.
+BUDGET_FIELDS = ("max_requests", "budget_seconds")
+#: Fields that decide where and how many attempts run at once: never a row, never a hash.
+PLACEMENT_FIELDS = ("jobs", "executor", "ray_address", "ship_images", "ray_timeout")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Run policy: repeats, budgets (``None`` means unbounded), the largest image sent, and
+    where attempts run.
+
+    ``executor`` is ``local`` (``jobs`` threads in this process) or ``ray`` (tasks on a Ray
+    cluster: ``ray_address`` to join one, ``jobs`` CPUs when one is started here). With Ray,
+    ``ship_images`` sends each image's bytes with its task; otherwise a worker reads the
+    image from the manifest's path, which must then be the same file on every node (its hash
+    is checked). No placement field changes a row (:data:`PLACEMENT_FIELDS`).
+    """
+
+    repeats: int = 1
+    max_requests: int | None = None
+    per_workflow_seconds: float = 60.0
+    budget_seconds: float | None = None
+    image_limits: ImageLimits = field(default_factory=ImageLimits)
+    jobs: int = 1
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
+    ship_images: bool = True
+    ray_timeout: float = DEFAULT_RAY_TIMEOUT_S
+
+    def __post_init__(self) -> None:
+        if self.repeats < 1:
+            raise ConfigError(f"repeats must be at least 1, got {self.repeats}")
+        if self.max_requests is not None and self.max_requests < 0:
+            raise ConfigError(f"max_requests must be >= 0, got {self.max_requests}")
+        if self.per_workflow_seconds <= 0:
+            raise ConfigError(f"per-workflow seconds must be > 0, got {self.per_workflow_seconds}")
+        if self.budget_seconds is not None and self.budget_seconds <= 0:
+            raise ConfigError(f"budget seconds must be > 0, got {self.budget_seconds}")
+        if self.jobs < 1:
+            raise ConfigError(f"jobs must be at least 1, got {self.jobs}")
+        if self.executor not in ("local", "ray"):
+            raise ConfigError(
+                f"OCSR attempts run on 'local' threads or 'ray', not {self.executor!r}"
+            )
+        if self.ray_address is not None and self.executor != "ray":
+            raise ConfigError("--ray-address needs --executor ray")
+        if not self.ray_timeout > 0:
+            raise ConfigError(f"--ray-timeout must be > 0 seconds, got {self.ray_timeout}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The run policy as the report records it (``run_config``): placement excluded, it
+        never changes results, only where and in which order they are made."""
+        out = asdict(self)
+        for name in PLACEMENT_FIELDS:
+            out.pop(name)
+        return out
+
+    def placement(self) -> dict[str, Any]:
+        """Where attempts ran, for the report's ``timing`` (never part of a hash)."""
+        out: dict[str, Any] = {"executor": self.executor}
+        if self.executor == "ray":
+            out["ship_images"] = self.ship_images
+        out["jobs"] = self.jobs
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, jobs: int = 1) -> RunConfig:
+        """The config :meth:`to_dict` recorded (a report's ``run_config``), run locally."""
+        values = dict(data)
+        limits = ImageLimits(**dict(values.pop("image_limits", {}) or {}))
+        placement = sorted(set(values) & set(PLACEMENT_FIELDS))
+        if placement:
+            raise ConfigError(f"recorded run_config holds placement fields: {placement}")
+        try:
+            return cls(**values, jobs=jobs, image_limits=limits)
+        except TypeError as exc:
+            raise ConfigError(f"recorded run_config is not one chemgauge reads: {exc}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class RecognizerOptions:
+    """What a back-end is built from beyond its name (each back-end reads only its own
+    fields; a plugin's factory receives the same object).
+
+    Attributes:
+        command: ``command``: the argument list, ``{image}`` standing for the image path.
+        format: ``command``: how its output is read (``smiles``, ``molfile``, ``json`` or
+            ``auto``).
+        url: ``http``: the OpenAI-compatible base URL.
+        endpoint_model: ``http``: the model to request from the endpoint.
+        api_key_env: ``http``: the environment variable holding the key.
+        reasoning_effort: ``http``: the reasoning effort to request (checked when echoed).
+        callable: ``python``: a registered recognizer name or ``module:function``.
+    """
+
+    command: tuple[str, ...] = ()
+    format: str = "auto"
+    url: str | None = None
+    endpoint_model: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    reasoning_effort: str | None = None
+    callable: str | None = None
