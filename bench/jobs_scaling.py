@@ -16,7 +16,7 @@ least 1.7x where the work is CPU-bound; the note column says where it is not.
   targets (generation is cached in the work folder and not timed);
 * names: ``chemgauge names coverage`` with the real OPSIN on OPSIN's own name -> InChI test
   pairs (SMILES from the InChI by RDKit; ``--quick`` takes the first 100);
-* ocsr: ``chemgauge ocsr run --backend osra --run`` on the first N JPO images of the 2020
+* ocsr: ``chemgauge ocsr run --model osra --run`` on the first N JPO images of the 2020
   review (``--jobs`` = OSRA attempts in flight);
 * p2s: listed but not run here: ``p2s build --jobs`` is timed by ``bench/p2s_build_jobs.py``,
   and ``p2s run`` has no ``--jobs``.
@@ -220,7 +220,7 @@ def ocsr_case(work: Path, n: int) -> Case:
         [
             *(sys.executable, "-m", "chemgauge", "ocsr", "import"),
             *("--images", str(images), "--references", str(references)),
-            *("--manifest", str(manifest), "--name", "JPO sample"),
+            *("--out", str(manifest), "--name", "JPO sample"),
             *("--attribution", "Rajan et al. 2020 (JPO)", "--licence", "MIT"),
         ],
         check=True,
@@ -229,8 +229,8 @@ def ocsr_case(work: Path, n: int) -> Case:
 
     def arguments(jobs: int, out: Path) -> list[str]:
         return [
-            *("ocsr", "run", "--manifest", str(manifest), "--backend", "osra", "--run"),
-            *("--output", str(out), "--restart", "--no-html", "-q", "--jobs", str(jobs)),
+            *("ocsr", "run", "--manifest", str(manifest), "--model", "osra", "--run"),
+            *("--out", str(out), "--restart", "--no-html", "-q", "--jobs", str(jobs)),
         ]
 
     return Case("ocsr", n, "images", arguments)

@@ -23,13 +23,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from chemgauge.families.ocsr.config import RunConfig
 from chemgauge.families.ocsr.engine.recognizers import OsraRecognizer
 from chemgauge.families.ocsr.evaluate import score_attempts
 from chemgauge.families.ocsr.external import import_image_set
-from chemgauge.families.ocsr.plan import Execution
+from chemgauge.families.ocsr.page import write_html
 from chemgauge.families.ocsr.report import write_report
 from chemgauge.families.ocsr.review import PUBLISHED_COUNTS, rescore_review
-from chemgauge.families.ocsr.runner import RunConfig, run_attempts
+from chemgauge.families.ocsr.runner import run_attempts
 from chemgauge.families.ocsr.scoring import POLICIES
 from result_files import add_record_options, figure, record_path, write_result
 
@@ -76,10 +77,14 @@ def main() -> None:
         )
         out = args.keep or work / "results"
         recognizer = OsraRecognizer()
-        config = RunConfig(per_workflow_seconds=args.per_workflow_seconds, jobs=args.jobs)
+        config = RunConfig(
+            per_workflow_seconds=args.per_workflow_seconds,
+            jobs=args.jobs,
+            executor=args.executor,
+            ray_address=args.ray_address,
+        )
         start = time.perf_counter()
-        execution = Execution(args.executor, args.ray_address)
-        rows = run_attempts(manifest, recognizer, config, out, restart=True, execution=execution)
+        rows = run_attempts(manifest, recognizer, config, out, restart=True)
         run_seconds = time.perf_counter() - start
         start = time.perf_counter()
         scored = score_attempts(manifest, rows)
@@ -90,7 +95,7 @@ def main() -> None:
             scored,
             POLICIES,
             {"backend": recognizer.describe(), "run_config": config.to_dict()},
-            html=args.keep is not None,
+            page=write_html if args.keep is not None else None,
             manifest_path=manifest_path,
         )
 
@@ -101,10 +106,11 @@ def main() -> None:
     print(f"statuses (all): {report['all_attempts']['statuses']}")
     print("exact matches, completed attempts (denominator: all planned images with reference):")
     for policy, value in finite["policies"].items():
-        rate = value["completed_exact_over_planned"]
+        interval = value["completed_exact_over_planned"]["interval"]
+        wilson = None if interval[0] is None else [round(bound, 6) for bound in interval]
         print(
             f"  {policy:15s} {value['completed_exact']:4d} / {finite['planned']}"
-            f"  (Wilson 95% {rate['wilson95']})  provisional exact {value['provisional_exact']}"
+            f"  (Wilson 95% {wilson})  provisional exact {value['provisional_exact']}"
         )
     print(f"validation (completed): {report['validation']['completed']}")
     print("commonest localized error categories (attempts):")

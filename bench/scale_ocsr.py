@@ -106,9 +106,9 @@ def run(path: Path, jobs: int) -> tuple[float, int]:
     """Wall seconds and peak RSS (KiB) of one `chemgauge ocsr run` in a fresh process."""
     out = path.with_suffix(".results")
     cmd = [sys.executable, "-c", _DRIVER, str(path.with_suffix(".answers.json"))]
-    cmd += ["ocsr", "run", "--manifest", str(path), "--backend", "python"]
+    cmd += ["ocsr", "run", "--manifest", str(path), "--model", "python"]
     cmd += ["--callable", "__main__:recognize", "--run", "--restart", "-q"]
-    cmd += ["--jobs", str(jobs), "--output", str(out)]
+    cmd += ["--jobs", str(jobs), "--out", str(out)]
     return measure_command(cmd, "ocsr run")
 
 

@@ -134,7 +134,7 @@ def family_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "names": ["names", "coverage", "--input", "names/pairs.tsv", "--out", "runs/names"],
         "ocsr-import": [
             "ocsr", "import", "--images", "ocsr/images", "--references", "ocsr/references",
-            "--manifest", "ocsr/manifest.json", "--name", "example", "--attribution",
+            "--out", "ocsr/manifest.json", "--name", "example", "--attribution",
             "chemgauge", "--licence", "MIT",
         ],
         "ocsr": [

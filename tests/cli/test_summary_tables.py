@@ -120,13 +120,13 @@ def test_ocsr_run_and_score(tmp_path: Path) -> None:
 
     RECOGNIZERS.register("summary_test_ethanol", recognize, replace=True)
     path = str(manifest.root / "manifest.json")
-    args = ["ocsr", "run", "-m", path, "--backend", "python", "--callable"]
+    args = ["ocsr", "run", "--manifest", path, "--model", "python", "--callable"]
     args += ["summary_test_ethanol", "--run", "--no-html"]
     out = _table([*args, "-o", str(tmp_path / "out")], title="ocsr: 1 planned attempts")
     assert re.search(r"exact\s*\|\s*100\.0% \[20\.7, 100\.0\] \(1/1\)", out)
     assert "reproducibility_sha256 " in out
     _quiet([*args, "-o", str(tmp_path / "quiet")])
-    score = ["ocsr", "score", "-m", path, "-o", str(tmp_path / "out"), "--no-html"]
+    score = ["ocsr", "score", "--manifest", path, "-o", str(tmp_path / "out"), "--no-html"]
     _table(score, title="ocsr: ")
     _quiet(score)
 

@@ -216,9 +216,9 @@ def ocsr_campaign(work: Path, kills: int, seed: int, repeats: int = 3) -> Campai
 
     def args(folder: Path) -> list[str]:
         return [
-            str(answers), "ocsr", "run", "--manifest", str(manifest), "--backend", "python",
+            str(answers), "ocsr", "run", "--manifest", str(manifest), "--model", "python",
             "--callable", "__main__:recognize", "--repeats", str(repeats), "--run",
-            "--output", str(folder), "-q",
+            "--out", str(folder), "-q",
         ]  # fmt: skip
 
     reference, killed = work / "ocsr_reference", work / "ocsr_killed"

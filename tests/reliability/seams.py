@@ -204,7 +204,7 @@ def seam_campaign(work: Path, *, signals: bool = True) -> dict[str, SeamFigures]
     outputs = {"--output-rows": work / "names-rows.jsonl", "--output-report": work / "names.json"}
     _file_outputs(figures["names"], "names", names, outputs, [pairs], work)
 
-    # ocsr: a manifest named like a run file, in the folder given as --output
+    # ocsr: a manifest named like a run file, in the folder given as --out
     rendered, script = ocsr_cohort(work, 2)
     manifest = rendered.rename(rendered.with_name("report.json"))
 

@@ -31,6 +31,7 @@ from tests.reliability.family_readers import (
 
 from chemgauge.errors import ConfigError, ImageRefusedError, InputFileError
 from chemgauge.eval.images import ImageLimits, read_image_header
+from chemgauge.families.ocsr.config import RunConfig
 from chemgauge.families.ocsr.engine.base import RECOGNIZERS
 from chemgauge.families.ocsr.engine.recognizers import PythonRecognizer
 from chemgauge.families.ocsr.evaluate import score_attempts
@@ -38,7 +39,7 @@ from chemgauge.families.ocsr.external import import_image_set
 from chemgauge.families.ocsr.manifest import load_manifest
 from chemgauge.families.ocsr.page import write_html
 from chemgauge.families.ocsr.report import write_report
-from chemgauge.families.ocsr.runner import RunConfig, run_attempts
+from chemgauge.families.ocsr.runner import run_attempts
 from chemgauge.families.ocsr.scoring import POLICIES
 
 REPO = Path(__file__).resolve().parents[2]
@@ -231,7 +232,8 @@ import hashlib, json, resource, sys
 from pathlib import Path
 from PIL import Image
 from chemgauge.families.ocsr.manifest import load_manifest
-from chemgauge.families.ocsr.runner import RunConfig, run_attempts
+from chemgauge.families.ocsr.config import RunConfig
+from chemgauge.families.ocsr.runner import run_attempts
 from chemgauge.families.ocsr.engine.base import RECOGNIZERS
 from chemgauge.families.ocsr.engine.recognizers import PythonRecognizer
 

@@ -244,10 +244,10 @@ def test_canon_output_over_its_source_is_refused(tmp_path: Path) -> None:
 def test_ocsr_outputs_over_inputs_are_refused(tmp_path: Path) -> None:
     manifest = tmp_path / "report.json"  # a manifest that happens to be named like an output
     manifest.write_text("{}")
-    done = _cli("ocsr", "run", "--manifest", manifest, "--output", tmp_path, "--run")
-    _refused(done, "--output (report.json) is the same file as --manifest")
-    done = _cli("ocsr", "score", "--manifest", manifest, "--output", tmp_path)
-    _refused(done, "--output (report.json) is the same file as --manifest")
+    done = _cli("ocsr", "run", "--manifest", manifest, "--out", tmp_path, "--run")
+    _refused(done, "--out (report.json) is the same file as --manifest")
+    done = _cli("ocsr", "score", "--manifest", manifest, "--out", tmp_path)
+    _refused(done, "--out (report.json) is the same file as --manifest")
     images = tmp_path / "images"
     images.mkdir()
     done = _cli(
@@ -257,7 +257,7 @@ def test_ocsr_outputs_over_inputs_are_refused(tmp_path: Path) -> None:
         images,
         "--references",
         images,
-        "--manifest",
+        "--out",
         images,
         "--name",
         "x",
@@ -266,7 +266,7 @@ def test_ocsr_outputs_over_inputs_are_refused(tmp_path: Path) -> None:
         "--licence",
         "l",
     )
-    _refused(done, "--manifest", "is a directory")
+    _refused(done, "--out", "is a directory")
     assert manifest.read_text() == "{}"
 
 

@@ -169,7 +169,7 @@ def test_ocsr_attempt_rows_read_in_plan_order(tmp_path: Path) -> None:
 
 def _record_run(folder: Path) -> None:
     """A report.json recording the journal's hash, as `ocsr run` writes it."""
-    from chemgauge.families.ocsr.plan import RunConfig
+    from chemgauge.families.ocsr.config import RunConfig
     from chemgauge.families.ocsr.provenance import scoring_config
     from chemgauge.families.ocsr.report import write_report
     from chemgauge.families.ocsr.scoring import POLICIES
@@ -190,7 +190,7 @@ def test_ocsr_score_cli_names_a_bad_journal_line(tmp_path: Path) -> None:
     from chemgauge.cli import app
 
     path = _attempts(tmp_path, b'{"attempt_id": "x"}\n')
-    args = ["ocsr", "score", "-m", str(tmp_path / "m.json"), "-o", str(tmp_path), "-q"]
+    args = ["ocsr", "score", "--manifest", str(tmp_path / "m.json"), "-o", str(tmp_path), "-q"]
     result = CliRunner().invoke(app, [*args, "--no-html"])
     assert isinstance(result.exception, InputFileError)  # no report: nothing to check against
     assert "no report records this run's attempts hash" in str(result.exception)

@@ -246,7 +246,7 @@ def test_ocsr_run_page_layout(tmp_path: Path) -> None:
         return answers.get(hashlib.sha256(image.read_bytes()).hexdigest(), "")
 
     RECOGNIZERS.register("pages_browser_test", recognize, replace=True)
-    args = ["ocsr", "run", "-m", str(manifest.root / "manifest.json"), "--backend", "python"]
+    args = ["ocsr", "run", "--manifest", str(manifest.root / "manifest.json"), "--model", "python"]
     args += ["--callable", "pages_browser_test", "-o", str(tmp_path / "run"), "--run", "-q"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output

@@ -6,6 +6,7 @@ import hashlib
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -13,6 +14,7 @@ from tests.conftest import assert_valid_report
 from typer.testing import CliRunner
 
 from chemgauge.cli.app import app
+from chemgauge.errors import InputFileError
 from chemgauge.families.ocsr.cohort import COHORT, build_cohort
 from chemgauge.families.ocsr.engine.base import RECOGNIZERS
 from chemgauge.report.compare import compare_runs
@@ -41,7 +43,14 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
             return by_hash.get(hashlib.sha256(image.read_bytes()).hexdigest(), "")
 
         RECOGNIZERS.register(f"report_test_{name}", recognize, replace=True)
-        args = ["ocsr", "run", "-m", str(manifest.root / "manifest.json"), "--backend", "python"]
+        args = [
+            "ocsr",
+            "run",
+            "--manifest",
+            str(manifest.root / "manifest.json"),
+            "--model",
+            "python",
+        ]
         args += ["--callable", f"report_test_{name}", "-o", str(root / name), "--run", "--quiet"]
         result = CliRunner().invoke(app, args)
         assert result.exit_code == 0, result.output
@@ -104,3 +113,57 @@ def test_ocsr_run_page_has_the_report_style_and_headline(runs: Callable[[str], P
     assert f'exact graph (exact)</div><div class="value">{100 * exact / planned:.1f}%' in own
     assert f'<div class="count">{exact}/{planned}</div>' in _cards(own)[0]
     assert own.count('<article class="failure attempt">') == len(run.rows)
+
+
+def _edited_copy(source: Path, folder: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
+    folder.mkdir()
+    report = orjson.loads((source / "report.json").read_bytes())
+    edit(report)
+    (folder / "report.json").write_bytes(orjson.dumps(report))
+    (folder / "scored.jsonl").write_bytes((source / "scored.jsonl").read_bytes())
+    return folder
+
+
+def test_a_report_of_another_schema_version_is_refused(
+    runs: Callable[[str], Path], tmp_path: Path
+) -> None:
+    def older(report: dict[str, Any]) -> None:
+        report["family_schema_version"] = 2
+
+    with pytest.raises(
+        InputFileError, match="family schema version 2; this chemgauge reads version 3"
+    ):
+        load_run(_edited_copy(runs("a"), tmp_path / "v2", older))
+
+
+def test_a_rate_of_the_old_shape_is_refused(runs: Callable[[str], Path], tmp_path: Path) -> None:
+    def old_shape(report: dict[str, Any]) -> None:
+        exact = report["metrics"]["finite_reference"]["policies"]["exact"]
+        block = exact["completed_exact_over_planned"]
+        exact["completed_exact_over_planned"] = {
+            "successes": block["count"],
+            "n": block["n"],
+            "rate": round(block["value"], 6),
+            "wilson95": [round(bound, 6) for bound in block["interval"]],
+        }
+
+    with pytest.raises(InputFileError, match="completed_exact_over_planned"):
+        load_run(_edited_copy(runs("a"), tmp_path / "old", old_shape))
+
+
+def test_board_metric_and_descriptions_come_from_the_policies(
+    runs: Callable[[str], Path],
+) -> None:
+    run = load_run(runs("a"))
+    adapter = get_adapter("ocsr")
+    assert adapter.hit_metrics(run) == tuple(f"exact[{p}]" for p in run.metrics["policies"])
+    assert adapter.board_metric(run) == "exact[exact]"
+    described = adapter.hit_description(run, "exact[stereo_ignored]")
+    assert described.startswith("the exact graph (stereo_ignored)")
+    [headline, *_] = adapter.headline(run)
+    block = run.metrics["finite_reference"]["policies"]["exact"]["completed_exact_over_planned"]
+    assert (headline.count, headline.n, headline.estimate) == (
+        block["count"],
+        block["n"],
+        block["value"],
+    )

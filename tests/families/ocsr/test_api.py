@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 import chemgauge.families.ocsr
 from chemgauge.cli.app import app
-from chemgauge.families.ocsr.engine.registry import RecognizerOptions
+from chemgauge.families.ocsr.config import RecognizerOptions
 from chemgauge.families.ocsr.manifest import Manifest
 
 
@@ -30,16 +30,18 @@ def test_ocsr_run_and_score_are_the_commands_as_calls(
 ) -> None:
     name = answers({"ethanol": "CCO"})
     manifest = small_cohort.root / "manifest.json"
-    options = RecognizerOptions(target=name)
-    report = chemgauge.families.ocsr.run(manifest, "python", tmp_path / "api", recognizer=options)
+    options = RecognizerOptions(callable=name)
+    report = chemgauge.families.ocsr.run(
+        manifest=manifest, model="python", out=tmp_path / "api", recognizer=options
+    )
     assert _report(tmp_path / "api") == report
     exact = report["metrics"]["finite_reference"]["policies"]["exact"]["completed_exact"]
     assert exact == 1
     cli = tmp_path / "cli"
     _cli(
-        "ocsr", "run", "-m", str(manifest), "--backend", "python", "--callable", name,
+        "ocsr", "run", "--manifest", str(manifest), "--model", "python", "--callable", name,
         "-o", str(cli), "--run", "-q",
     )  # fmt: skip
     assert report["reproducibility_sha256"] == _report(cli)["reproducibility_sha256"]
-    again = chemgauge.families.ocsr.score(manifest, tmp_path / "api")
+    again = chemgauge.families.ocsr.score(manifest=manifest, out=tmp_path / "api")
     assert again["reproducibility_sha256"] == report["reproducibility_sha256"]

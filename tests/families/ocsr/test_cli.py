@@ -32,9 +32,9 @@ def test_run_is_a_dry_run_by_default_then_runs(
     base = [
         "ocsr",
         "run",
-        "-m",
+        "--manifest",
         manifest,
-        "--backend",
+        "-m",
         "python",
         "--callable",
         name,
@@ -49,7 +49,9 @@ def test_run_is_a_dry_run_by_default_then_runs(
     assert report["metrics"]["all_attempts"]["statuses"]["not_run"] == 5
     assert report["metrics"]["finite_reference"]["policies"]["exact"]["completed_exact"] == 1
     assert report["inputs"][0]["role"] == "manifest"
-    rescored = runner.invoke(app, ["ocsr", "score", "-m", manifest, "-o", str(out), "--quiet"])
+    rescored = runner.invoke(
+        app, ["ocsr", "score", "--manifest", manifest, "-o", str(out), "--quiet"]
+    )
     assert rescored.exit_code == 0
     assert (
         json.loads((out / "report.json").read_text())["reproducibility_sha256"]
@@ -59,8 +61,8 @@ def test_run_is_a_dry_run_by_default_then_runs(
 
 def test_backend_options_are_checked(small_cohort: Manifest) -> None:
     manifest = str(small_cohort.root / "manifest.json")
-    result = runner.invoke(app, ["ocsr", "run", "-m", manifest, "--backend", "http"])
-    assert result.exit_code != 0 and "--url and --model" in str(result.exception)
+    result = runner.invoke(app, ["ocsr", "run", "--manifest", manifest, "--model", "http"])
+    assert result.exit_code != 0 and "--url and --endpoint-model" in str(result.exception)
 
 
 def test_image_limits_are_cli_options(
@@ -68,7 +70,14 @@ def test_image_limits_are_cli_options(
 ) -> None:
     name = answers({"ethanol": "CCO"})
     out = tmp_path / "tiny"
-    args = ["ocsr", "run", "-m", str(small_cohort.root / "manifest.json"), "--backend", "python"]
+    args = [
+        "ocsr",
+        "run",
+        "--manifest",
+        str(small_cohort.root / "manifest.json"),
+        "--model",
+        "python",
+    ]
     result = runner.invoke(
         app,
         [*args, "--callable", name, "-o", str(out), "--run", "--quiet", "--max-image-pixels", "1"],
@@ -79,3 +88,17 @@ def test_image_limits_are_cli_options(
     assert all("pixels" in row["not_run_reason"] for row in rows)
     bad = runner.invoke(app, [*args, "--callable", name, "--max-image-pixels", "0"])
     assert bad.exit_code != 0 and "image limits must be positive" in str(bad.exception)
+
+
+def test_one_spelling_per_option_and_m_is_the_model(small_cohort: Manifest) -> None:
+    manifest = str(small_cohort.root / "manifest.json")
+    for old in (["--backend", "osra"], ["--output", "out"], ["--model", "http", "--model-x"]):
+        result = runner.invoke(app, ["ocsr", "run", "--manifest", manifest, *old])
+        assert result.exit_code == 2 and "No such option" in result.output, old
+    # -m names the system under test, never the manifest
+    result = runner.invoke(app, ["ocsr", "run", "-m", manifest])
+    assert result.exit_code == 2 and "Missing option '--manifest'" in result.output
+    unknown = runner.invoke(app, ["ocsr", "run", "--manifest", manifest, "-m", "osr"])
+    assert unknown.exit_code != 0 and "Did you mean 'osra'" in str(unknown.exception)
+    score = runner.invoke(app, ["ocsr", "score", "-m", manifest])
+    assert score.exit_code == 2 and "No such option: -m" in score.output

@@ -63,7 +63,7 @@ def _recognizer(small_cohort: Manifest, folder: Path) -> list[str]:
 
 
 def _run(manifest: Manifest, command: list[str], out: Path, *extra: str) -> dict[str, Any]:
-    args = ["ocsr", "run", "-m", str(manifest.root / "manifest.json"), "--backend", "command"]
+    args = ["ocsr", "run", "--manifest", str(manifest.root / "manifest.json"), "--model", "command"]
     for arg in command:
         args += ["--command-arg", arg]
     result = CliRunner().invoke(

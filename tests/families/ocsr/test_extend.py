@@ -13,10 +13,11 @@ from typer.testing import CliRunner
 from chemgauge.cli.app import app
 from chemgauge.eval.envelope import without_timing
 from chemgauge.eval.provenance import strip_fields
+from chemgauge.families.ocsr.config import RunConfig
 from chemgauge.families.ocsr.engine.base import RECOGNIZERS
 from chemgauge.families.ocsr.engine.recognizers import PythonRecognizer
 from chemgauge.families.ocsr.manifest import Manifest
-from chemgauge.families.ocsr.runner import TIMING_FIELDS, RunConfig, run_attempts
+from chemgauge.families.ocsr.runner import TIMING_FIELDS, run_attempts
 
 GLY_ALA = "NCC(=O)N[C@@H](C)C(=O)O"
 
@@ -29,7 +30,7 @@ def _run(manifest: Manifest, name: str, out: Path, *extra: str) -> dict[str, Any
     result = CliRunner().invoke(
         app,
         [
-            "ocsr", "run", "-m", str(manifest.root / "manifest.json"), "--backend", "python",
+            "ocsr", "run", "--manifest", str(manifest.root / "manifest.json"), "--model", "python",
             "--callable", name, "-o", str(out), "--run", "--repeats", "2", "--quiet", *extra,
         ],
     )  # fmt: skip
@@ -70,7 +71,16 @@ def test_max_requests_3_then_10_makes_exactly_7_more_attempts(
     # Re-scoring the extended run reads the newest row of each attempt: the same report.
     report = without_timing(json.loads((out / "report.json").read_text()))
     rescored = CliRunner().invoke(
-        app, ["ocsr", "score", "-m", str(small_cohort.root / "manifest.json"), "-o", str(out), "-q"]
+        app,
+        [
+            "ocsr",
+            "score",
+            "--manifest",
+            str(small_cohort.root / "manifest.json"),
+            "-o",
+            str(out),
+            "-q",
+        ],
     )
     assert rescored.exit_code == 0, rescored.output
     assert without_timing(json.loads((out / "report.json").read_text())) == report

@@ -16,11 +16,12 @@ from chemgauge.chem import parse_smiles
 from chemgauge.chem.molfile import add_abbreviation, mol_to_molfile
 from chemgauge.cli.app import app
 from chemgauge.errors import InputFileError
+from chemgauge.families.ocsr.config import RunConfig
 from chemgauge.families.ocsr.engine.base import RECOGNIZERS
 from chemgauge.families.ocsr.engine.recognizers import PythonRecognizer
 from chemgauge.families.ocsr.external import build_import
 from chemgauge.families.ocsr.manifest import load_manifest
-from chemgauge.families.ocsr.runner import RunConfig, run_attempts
+from chemgauge.families.ocsr.runner import run_attempts
 
 BOC_ALA = "CC(C)(C)OC(=O)N[C@@H](C)C(=O)O"
 
@@ -136,7 +137,7 @@ def test_cli_import_prints_each_outcome(tmp_path: Path) -> None:
         app,
         [
             "ocsr", "import", "--images", str(images), "--references", str(references),
-            "--manifest", str(tmp_path / "m.json"), "--name", "x", "--attribution", "a",
+            "--out", str(tmp_path / "m.json"), "--name", "x", "--attribution", "a",
             "--licence", "l",
         ],
     )  # fmt: skip

@@ -1,4 +1,4 @@
-"""The real OSRA path end to end: ``ocsr import`` and ``ocsr run --backend osra --run`` on real
+"""The real OSRA path end to end: ``ocsr import`` and ``ocsr run -m osra --run`` on real
 JPO images, checked against the 2020 review's stored OSRA output for the same images.
 
 The five images are ones where OSRA 2.1.3 prints the same molfile as the review's archived
@@ -65,7 +65,7 @@ def test_osra_run_on_real_jpo_images_agrees_with_the_review(tmp_path: Path) -> N
         app,
         [
             "ocsr", "import", "--images", str(images), "--references", str(references),
-            "--manifest", str(manifest), "--name", "JPO sample", "--attribution", "JPO",
+            "--out", str(manifest), "--name", "JPO sample", "--attribution", "JPO",
             "--licence", "MIT",
         ],
     )  # fmt: skip
@@ -75,7 +75,7 @@ def test_osra_run_on_real_jpo_images_agrees_with_the_review(tmp_path: Path) -> N
     run = runner.invoke(
         app,
         [
-            "ocsr", "run", "-m", str(manifest), "--backend", "osra", "-o", str(out), "--run",
+            "ocsr", "run", "--manifest", str(manifest), "--model", "osra", "-o", str(out), "--run",
             "--jobs", "2", "--per-workflow-seconds", "120", "--quiet", "--no-html",
         ],
     )  # fmt: skip

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from chemgauge.eval.provenance import reproducibility_sha256
 from chemgauge.families.ocsr.manifest import Manifest
 from chemgauge.families.ocsr.report import ReportTally, aggregate
@@ -73,8 +75,18 @@ def test_tally_matches_hand_counts() -> None:
     assert (finite["completed"], finite["provisional"]) == (2, 1)
     exact = finite["policies"]["exact"]
     assert (exact["completed_exact"], exact["provisional_exact"]) == (1, 1)
-    assert exact["completed_exact_over_planned"]["rate"] == 0.25
-    assert exact["completed_exact_over_attempted"]["rate"] == round(1 / 3, 6)
+    # The one rate shape, at full precision: count, n, value, Wilson interval, method.
+    over_planned = exact["completed_exact_over_planned"]
+    assert {k: v for k, v in over_planned.items() if k != "interval"} == {
+        "count": 1,
+        "n": 4,
+        "value": 0.25,
+        "method": "wilson95",
+    }
+    assert over_planned["interval"] == pytest.approx([0.0455873, 0.6993582], abs=1e-7)
+    assert over_planned["interval"][0] != round(over_planned["interval"][0], 6)
+    assert exact["completed_exact_over_attempted"]["value"] == 1 / 3
+    assert exact["completed_exact_over_attempted"]["method"] == "wilson95"
     assert report["no_reference"]["planned"] == 2
     assert [a["attempt_id"] for a in report["no_reference"]["attempts"]] == [
         "ethanol_11x5#r1",
@@ -153,8 +165,8 @@ def test_abbreviation_label_recall_per_reference_group() -> None:
     # 4 planned attempts x 2 groups; 3 attempted; completed attempts recalled 2 + 1 labels.
     assert abbreviations["planned_groups"] == 8 and abbreviations["attempted_groups"] == 6
     assert abbreviations["recalled"] == 3 and abbreviations["provisional_recalled"] == 2
-    assert abbreviations["label_recall_over_planned"]["rate"] == 0.375
-    assert abbreviations["label_recall_over_attempted"]["rate"] == 0.5
+    assert abbreviations["label_recall_over_planned"]["value"] == 0.375
+    assert abbreviations["label_recall_over_attempted"]["value"] == 0.5
     assert abbreviations["by_label"] == {
         "Boc": {"planned": 4, "recalled": 2},
         "Ph": {"planned": 4, "recalled": 1},
@@ -182,5 +194,5 @@ def test_repeat_reliability_exact_in_all_and_in_any() -> None:
     assert (repeats["repeats"], repeats["cases"]) == (3, 3)
     exact = repeats["policies"]["exact"]
     # ethanol exact in all three; propanol in one; butanol in none.
-    assert (exact["exact_in_all"]["successes"], exact["exact_in_any"]["successes"]) == (1, 2)
+    assert (exact["exact_in_all"]["count"], exact["exact_in_any"]["count"]) == (1, 2)
     assert exact["exact_in_all"]["n"] == exact["exact_in_any"]["n"] == 3

@@ -29,8 +29,8 @@ def finished(
     result = runner.invoke(
         app,
         [
-            "ocsr", "run", "-m", str(small_cohort.root / "manifest.json"), "--backend", "python",
-            "--callable", name, "-o", str(out), "--run", "--max-requests", "6",
+            "ocsr", "run", "--manifest", str(small_cohort.root / "manifest.json"),
+            "--model", "python", "--callable", name, "-o", str(out), "--run", "--max-requests", "6",
             "--budget-seconds", "600", "--quiet",
         ],
     )  # fmt: skip
@@ -40,7 +40,8 @@ def finished(
 
 def _score(manifest: Manifest, out: Path) -> Any:
     return runner.invoke(
-        app, ["ocsr", "score", "-m", str(manifest.root / "manifest.json"), "-o", str(out), "-q"]
+        app,
+        ["ocsr", "score", "--manifest", str(manifest.root / "manifest.json"), "-o", str(out), "-q"],
     )
 
 
@@ -102,7 +103,14 @@ def test_a_changed_scoring_policy_is_said_and_recorded(
     path.write_text(json.dumps(report))
     result = runner.invoke(
         app,
-        ["ocsr", "score", "-m", str(small_cohort.root / "manifest.json"), "-o", str(finished)],
+        [
+            "ocsr",
+            "score",
+            "--manifest",
+            str(small_cohort.root / "manifest.json"),
+            "-o",
+            str(finished),
+        ],
     )
     assert result.exit_code == 0, result.output
     assert "scoring changed since the run: claim of 'exact'" in result.output
@@ -119,7 +127,9 @@ def test_score_needs_the_runs_record_and_its_manifest(
     data = json.loads((small_cohort.root / "manifest.json").read_text())
     data["description"] = "another manifest"
     other.write_text(json.dumps(data))
-    result = runner.invoke(app, ["ocsr", "score", "-m", str(other), "-o", str(finished), "-q"])
+    result = runner.invoke(
+        app, ["ocsr", "score", "--manifest", str(other), "-o", str(finished), "-q"]
+    )
     assert result.exit_code != 0
     assert "is not the manifest the run used" in str(result.exception)
     (finished / "report.json").unlink()
@@ -130,7 +140,7 @@ def test_score_needs_the_runs_record_and_its_manifest(
 
 def _run_args(manifest: Manifest, out: Path, *extra: str) -> list[str]:
     return [
-        "ocsr", "run", "-m", str(manifest.root / "manifest.json"), "--backend", "python",
+        "ocsr", "run", "--manifest", str(manifest.root / "manifest.json"), "--model", "python",
         "--callable", "test_table", "-o", str(out), "--run", "--quiet", *extra,
     ]  # fmt: skip
 
@@ -152,8 +162,9 @@ def test_an_unfinished_extension_is_resumed_not_rescored(
 ) -> None:
     """A resumed run that appended rows and stopped before its report: score says to finish
     it, and the run (which only appended) resumes."""
+    from chemgauge.families.ocsr.config import RunConfig
     from chemgauge.families.ocsr.engine.recognizers import PythonRecognizer
-    from chemgauge.families.ocsr.runner import RunConfig, journal_attempts
+    from chemgauge.families.ocsr.runner import journal_attempts
 
     journal_attempts(
         small_cohort,

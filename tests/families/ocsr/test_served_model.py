@@ -18,11 +18,12 @@ from tests.families.ocsr.conftest import ChatServer, Reply, chat_answer
 from typer.testing import CliRunner
 
 from chemgauge.cli.app import app
+from chemgauge.families.ocsr.config import RunConfig
 from chemgauge.families.ocsr.engine.http import HttpRecognizer, HttpSpec, served_as_requested
 from chemgauge.families.ocsr.evaluate import score_attempts
 from chemgauge.families.ocsr.manifest import Manifest
 from chemgauge.families.ocsr.report import aggregate
-from chemgauge.families.ocsr.runner import RunConfig, run_attempts
+from chemgauge.families.ocsr.runner import run_attempts
 from chemgauge.families.ocsr.scoring import POLICIES
 
 ANSWER = '{"smiles": "CCO", "clarification": null}'
@@ -46,8 +47,8 @@ def test_cli_run_answered_by_another_model_completes_nothing(
         result = CliRunner().invoke(
             app,
             [
-                "ocsr", "run", "-m", str(small_cohort.root / "manifest.json"),
-                "--backend", "http", "--url", server.url, "--model", "vision-1",
+                "ocsr", "run", "--manifest", str(small_cohort.root / "manifest.json"),
+                "--model", "http", "--url", server.url, "--endpoint-model", "vision-1",
                 "-o", str(tmp_path / "out"), "--run", "--jobs", "3", "--quiet",
             ],
         )  # fmt: skip

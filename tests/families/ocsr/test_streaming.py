@@ -12,6 +12,7 @@ import orjson
 
 from chemgauge.eval.provenance import strip_fields
 from chemgauge.eval.records import iter_journal
+from chemgauge.families.ocsr.config import RunConfig
 from chemgauge.families.ocsr.engine.base import RECOGNIZERS
 from chemgauge.families.ocsr.engine.recognizers import PythonRecognizer
 from chemgauge.families.ocsr.evaluate import iter_scored
@@ -20,7 +21,6 @@ from chemgauge.families.ocsr.report import iter_rows_file, write_report
 from chemgauge.families.ocsr.runner import (
     JOURNAL_NAME,
     TIMING_FIELDS,
-    RunConfig,
     iter_attempt_rows,
     journal_attempts,
     plan_attempts,

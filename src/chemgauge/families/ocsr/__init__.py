@@ -11,10 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from chemgauge.families.ocsr.api import RUN_FILES, Bars, rescore, run, run_recognizer, score
+    from chemgauge.families.ocsr.config import RecognizerOptions, RunConfig
 
 _HOMES = {
     "Bars": "api",
     "RUN_FILES": "api",
+    "RecognizerOptions": "config",
+    "RunConfig": "config",
     "rescore": "api",
     "run": "api",
     "run_recognizer": "api",
@@ -24,6 +27,8 @@ _HOMES = {
 __all__ = [
     "RUN_FILES",
     "Bars",
+    "RecognizerOptions",
+    "RunConfig",
     "rescore",
     "run",
     "run_recognizer",
