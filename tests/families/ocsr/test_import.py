@@ -133,15 +133,15 @@ def test_bad_expectations_name_file_and_stem(tmp_path: Path, table: Any, message
 
 def test_cli_import_prints_each_outcome(tmp_path: Path) -> None:
     images, references = _image_set(tmp_path)
-    result = CliRunner().invoke(
-        app,
-        [
-            "ocsr", "import", "--images", str(images), "--references", str(references),
-            "--out", str(tmp_path / "m.json"), "--name", "x", "--attribution", "a",
-            "--licence", "l",
-        ],
-    )  # fmt: skip
+    args = [
+        "ocsr", "import", "--images", str(images), "--references", str(references),
+        "--name", "x", "--attribution", "a", "--licence", "l",
+    ]  # fmt: skip
+    quiet = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "q.json"), "-q"])
+    assert quiet.exit_code == 0 and quiet.output == "" and (tmp_path / "q.json").is_file()
+    result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "m.json")])
     assert result.exit_code == 0, result.output
+    assert (tmp_path / "m.json").read_bytes() == (tmp_path / "q.json").read_bytes()
     out = result.output
     assert "7 images, 4 with a usable reference" in out
     assert "1 without a reference file" in out

@@ -79,6 +79,7 @@ def import_set(
     ),
     max_image_pixels: int = MAX_IMAGE_PIXELS,
     max_image_mb: float = MAX_IMAGE_MB,
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing."),
 ) -> None:
     """Build a manifest for an existing image set, pairing images and references by stem.
 
@@ -99,8 +100,9 @@ def import_set(
         image_limits=limits,
         expectations=expectations,
     )
-    for line in _import_lines(out, built.summary):
-        typer.echo(line)
+    if not quiet:
+        for line in _import_lines(out, built.summary):
+            typer.echo(line)
 
 
 def _examples(found: dict[str, str] | list[str], limit: int = 3) -> str:
