@@ -251,7 +251,7 @@ def seam_campaign(work: Path, *, signals: bool = True) -> dict[str, SeamFigures]
 
     # report / compare / verify over the forward control run's folder
     run_files = [run_dir / "rows.jsonl", run_dir / "report.json"]
-    for command, option in (("report", "--html"), ("verify", "--json")):
+    for command, option in (("report", "--out"), ("verify", "--out")):
         for target in run_files:
             run_case(figures["report"], f"{command} {option} = {target.name}",
                      [command, str(run_dir), option, str(target)], run_files,
@@ -260,8 +260,8 @@ def seam_campaign(work: Path, *, signals: bool = True) -> dict[str, SeamFigures]
             run_case(figures["report"], f"{command} {option} = {name}",
                      [command, str(run_dir), option, str(special)], run_files)  # fmt: skip
     for target in run_files:
-        run_case(figures["report"], f"compare --json = {target.name}",
-                 ["compare", str(run_dir), str(run_dir), "--json", str(target)], run_files,
+        run_case(figures["report"], f"compare --out = {target.name}",
+                 ["compare", str(run_dir), str(run_dir), "--out", str(target)], run_files,
                  fragment="same file as")  # fmt: skip
 
     # a second run into locked outputs, every family (each in a folder of its own)

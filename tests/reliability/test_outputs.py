@@ -286,11 +286,10 @@ def test_report_compare_verify_outputs_over_the_run_are_refused(tmp_path: Path) 
     run.mkdir()
     (run / "report.json").write_text("{}")
     (run / "rows.jsonl").write_text("")
-    _refused(_cli("report", run, "--html", run / "report.json"), "same file as RUN_DIR")
-    _refused(_cli("verify", run, "--json", run / "rows.jsonl"), "same file as RUN_DIR")
-    _refused(_cli("compare", run, run, "--json", run / "report.json"), "same file as RUN_A")
-    _refused(_cli("board", run, "--md", run / "rows.jsonl"), "same file as RUN_OR_FOLDER")
-    _refused(_cli("board", run, "--md", tmp_path / "b.md", "--json", tmp_path / "b.md"), "--json")
+    _refused(_cli("report", run, "--out", run / "report.json"), "same file as RUN_DIR")
+    _refused(_cli("verify", run, "--out", run / "rows.jsonl"), "same file as RUN_DIR")
+    _refused(_cli("compare", run, run, "--out", run), "RUN_A")
+    _refused(_cli("board", run, "--out", run), "RUN_OR_FOLDER")
     assert (run / "report.json").read_text() == "{}"
 
 
@@ -332,7 +331,7 @@ def _family_commands(tmp_path: Path) -> dict[str, tuple[list[str | Path], Path, 
         "ocsr": (["ocsr", "render", "--out", out], out, True),
         "p2s": (["p2s", "run", tmp_path, "-m", "random", "--out", out], out, True),
         "canon": (["canon", smiles, "--out", rows], rows, False),
-        "report": (["report", tmp_path, "--html", out], out, False),
+        "report": (["report", tmp_path, "--out", out], out, False),
     }
 
 

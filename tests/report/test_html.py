@@ -37,7 +37,7 @@ def test_same_run_same_bytes(run_b: tuple[Path, str], tmp_path: Path) -> None:
     run_dir, first = run_b
     out = tmp_path / "out.html"
     proc = subprocess.run(
-        [sys.executable, "-m", "chemgauge", "report", str(run_dir), "--html", str(out), "-q"],
+        [sys.executable, "-m", "chemgauge", "report", str(run_dir), "--out", str(out), "-q"],
         capture_output=True,
         text=True,
         check=False,

@@ -157,7 +157,7 @@ def test_cli_verify_exit_status_and_first_differences(names_run: Path) -> None:
 
     _edit_report(names_run, edit)
     out = names_run / "verify.json"
-    bad = runner.invoke(app, ["verify", str(names_run), "--json", str(out)])
+    bad = runner.invoke(app, ["verify", str(names_run), "--out", str(out)])
     assert bad.exit_code == 1
     assert "metrics.emitted: recorded 3, recomputed 9" in bad.output
     assert orjson.loads(out.read_bytes())["ok"] is False
