@@ -132,6 +132,9 @@ def test_names_coverage_is_the_command_as_a_call(examples: Path) -> None:
          "--smiles", "names/structures.smi", "-o", "runs/cli-namer")  # fmt: skip
     command = _report(examples / "runs/cli-namer")
     assert _untimed(named["metrics"]) == _untimed(command["metrics"])
+    namer = {"model": "command", "namer_cmd": "python3 names/namer.py"}
+    assert named["provenance"]["backends"]["namer"] == command["provenance"]["backends"]["namer"]
+    assert command["provenance"]["backends"]["namer"] == namer
 
 
 def test_names_options_are_checked(examples: Path) -> None:

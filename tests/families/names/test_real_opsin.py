@@ -56,6 +56,7 @@ def test_cli_end_to_end(tmp_path: Path) -> None:
     assert report["metrics"]["input_stats"]["rejections_by_reason"] == {"unparseable_smiles": 1}
     assert report["counts"]["rejected_by_reason"] == {"unparseable_smiles": 1}
     assert report["provenance"]["backends"]["opsin"]["opsin_version"] == "2.9.0"
+    assert "namer" not in report["provenance"]["backends"], "a pairs file ran no namer"
     assert report["metrics"]["confidently_wrong_rows"][0]["wrong_under"] == ["exact"]
     # Same input, same rows and reproducibility hash.
     again = tmp_path / "again"

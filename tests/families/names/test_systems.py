@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -111,3 +112,6 @@ def test_a_registered_namer_is_scored_by_its_name(tmp_path: Path) -> None:
     rows = (run / "rows.jsonl").read_text().splitlines()
     assert ['"name":"ethanol"' in r and '"strict":"rt_valid"' in r for r in rows] == [True, False]
     assert '"name":null' in rows[1] and '"strict":"abstained"' in rows[1]
+    report = json.loads((run / "report.json").read_text())
+    assert report["provenance"]["backends"]["namer"] == {"model": "test_dict"}
+    assert "namer" not in report["config"]["coverage"], "which namer never changes a class"

@@ -334,6 +334,17 @@ def _checked_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
     return NamesMetrics.model_validate(metrics).model_dump(mode="json")
 
 
+def _backends(engine: dict[str, Any], config: CoverageConfig) -> dict[str, Any]:
+    """What the run drove: OPSIN, and the namer that named the structures (when one did)."""
+    backends: dict[str, Any] = {"opsin": engine}
+    if config.namer is not None:
+        namer = {"model": config.namer}
+        if config.namer_cmd is not None:
+            namer["namer_cmd"] = config.namer_cmd
+        backends["namer"] = namer
+    return backends
+
+
 def build_report(
     rows: Iterable[dict[str, Any]],
     *,
@@ -364,7 +375,7 @@ def build_report(
             family_schema_version=FAMILY.schema_version,
             config={"coverage": config.describe(), "engine": dict(engine_config or {})},
             inputs=[record_input("input", input_path)],
-            provenance=base_provenance({"opsin": engine}),
+            provenance=base_provenance(_backends(engine, config)),
             rows_path=rows_file,
             reproducibility_sha256=digest,
             timing=timing,
