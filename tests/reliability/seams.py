@@ -192,17 +192,16 @@ def seam_campaign(work: Path, *, signals: bool = True) -> dict[str, SeamFigures]
     run_case(figures["retro"], "retro unreachable Ray", retro(work / "retro-out", *on_ray),
              retro_inputs, fragment="cannot reach the Ray cluster")  # fmt: skip
 
-    # names
-    pairs = work / "pairs.tsv"
-    pairs.write_text("smiles\tname\nCCO\tethanol\nC\tmethane\n")
+    # names: a pairs file named like the run's rows, in the folder given as --out
+    names_in = work / "names-in"
+    names_in.mkdir()
+    pairs = names_in / "rows.jsonl"
+    pairs.write_text('{"smiles": "CCO", "name": "ethanol"}\n{"smiles": "C", "name": "methane"}\n')
 
-    def names(out: dict[str, Path]) -> list[str]:
-        return ["names", "coverage", "--input", str(pairs), "-q",
-                "--output-rows", str(out["--output-rows"]),
-                "--output-report", str(out["--output-report"])]  # fmt: skip
+    def names(folder: Path) -> list[str]:
+        return ["names", "coverage", "--input", str(pairs), "--out", str(folder), "-q"]
 
-    outputs = {"--output-rows": work / "names-rows.jsonl", "--output-report": work / "names.json"}
-    _file_outputs(figures["names"], "names", names, outputs, [pairs], work)
+    _folder_output(figures["names"], "names", names, names_in, [pairs], work)
 
     # ocsr: a manifest named like a run file, in the folder given as --output
     rendered, script = ocsr_cohort(work, 2)
