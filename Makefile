@@ -32,15 +32,15 @@ demo: setup
 	$(BIN)/chemgauge forward benchmark --executor serial \
 		--output-rows $(DEMO_OUT)/rows.jsonl --output-report $(DEMO_OUT)/report.json
 	$(BIN)/chemgauge verify $(DEMO_OUT)
-	$(BIN)/chemgauge report $(DEMO_OUT) --html $(DEMO_OUT)/report.html
+	$(BIN)/chemgauge report $(DEMO_OUT) --out $(DEMO_OUT)/report.html
 	grep '"reaction_class": "amide_coupling"' $(DEMO_RULES) > $(DEMO_OUT)/amide-rules.jsonl
 	$(BIN)/chemgauge forward benchmark --executor serial --quiet \
 		--template-source file --templates $(DEMO_OUT)/amide-rules.jsonl \
 		--output-rows $(DEMO_OUT)/amide-only/rows.jsonl \
 		--output-report $(DEMO_OUT)/amide-only/report.json
 	$(BIN)/chemgauge board $(DEMO_OUT) $(DEMO_OUT)/amide-only \
-		--html $(DEMO_OUT)/board.html --md $(DEMO_OUT)/board.md --json $(DEMO_OUT)/board.json
-	@echo "demo: rows, report, $(DEMO_OUT)/report.html and $(DEMO_OUT)/board.html are in $(DEMO_OUT)/"
+		--out $(DEMO_OUT)/board
+	@echo "demo: rows, report, $(DEMO_OUT)/report.html and $(DEMO_OUT)/board/board.html are in $(DEMO_OUT)/"
 
 # The p2s task loader and scorer promise a bare Python 3.9+: these modules (all they import)
 # must need nothing newer (tests/families/p2s/test_scoring.py checks the list is complete).

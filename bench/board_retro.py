@@ -214,10 +214,7 @@ def board_of_five(runs: dict[str, Path], out: Path) -> tuple[str, list[dict[str,
 
 def _board_command(paths: list[Path], out: Path) -> list[str]:
     chemgauge = str(Path(sys.executable).parent / "chemgauge")
-    command = [chemgauge, "board", *map(str, paths), "-q"]
-    for flag, name in (("--html", "board.html"), ("--md", "board.md"), ("--json", "board.json")):
-        command += [flag, str(out / name)]
-    return command
+    return [chemgauge, "board", *map(str, paths), "-q", "--out", str(out)]
 
 
 def _wall(command: list[str], cpu: list[float]) -> float:
@@ -237,7 +234,7 @@ def _compare_all(paths: list[Path], out: Path) -> float:
     chemgauge = str(Path(sys.executable).parent / "chemgauge")
     start = time.perf_counter()
     for i, (a, b) in enumerate(itertools.combinations(paths, 2)):
-        command = [chemgauge, "compare", str(a), str(b), "-q", "--json", str(out / f"{i}.json")]
+        command = [chemgauge, "compare", str(a), str(b), "-q", "--out", str(out / f"pair-{i}")]
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - start
 

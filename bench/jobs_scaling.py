@@ -200,8 +200,7 @@ def names_case(work: Path, n: int) -> Case:
 
     def arguments(jobs: int, out: Path) -> list[str]:
         return [
-            *("names", "coverage", "--input", str(path)),
-            *("--output-rows", str(out / "rows.jsonl"), "--output-report", str(out / "r.json")),
+            *("names", "coverage", "--input", str(path), "--out", str(out)),
             *("--restart", "-q", "--jobs", str(jobs)),
         ]
 

@@ -84,12 +84,27 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def output_flags(src: Path, out: Path) -> list[str]:
+    """The flags that put a run's rows and report into ``out`` for the code under ``src``:
+    ``--out DIR`` now, ``--output-rows``/``--output-report`` before it (older baselines)."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    command = [sys.executable, "-m", "chemgauge", "names", "coverage", "--help"]
+    shown = subprocess.run(command, env=env, capture_output=True, text=True, check=False).stdout
+    if "--output-rows" in shown:
+        return [
+            "--output-rows",
+            str(out / "rows.jsonl"),
+            "--output-report",
+            str(out / "report.json"),
+        ]
+    return ["--out", str(out)]
+
+
 def run_side(src: Path, pairs: Path, out: Path, jobs: int) -> Timing:
     """Run ``names coverage`` from the package under ``src`` in a fresh process."""
     out.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, "-m", "chemgauge", "names", "coverage", "-i", str(pairs)]
-    command += ["--output-rows", str(out / "rows.jsonl")]
-    command += ["--output-report", str(out / "report.json")]
+    command += output_flags(src, out)
     command += ["--jobs", str(jobs), "--restart", "-q"]
     env = {**os.environ, "PYTHONPATH": str(src)}
     load = os.getloadavg()[0]

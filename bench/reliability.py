@@ -151,9 +151,7 @@ def bench_kills(kills: int, work: Path) -> dict[str, tuple[int, bool]]:
     pairs = work / "pairs.tsv"
     total = _pairs(pairs, 6)
     names_args = {
-        tag: ["names", "coverage", "-i", str(pairs), "--output-rows",
-              str(work / tag / "rows.jsonl"), "--output-report", str(work / tag / "report.json"),
-              "-j", "1", "-q"]
+        tag: ["names", "coverage", "-i", str(pairs), "--out", str(work / tag), "-j", "1", "-q"]
         for tag in ("names_ref", "names_kill")
     }  # fmt: skip
     for tag in names_args:

@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -87,7 +88,8 @@ def build_input(path: Path, n: int, seed: int) -> None:
 
 
 def measure(path: Path, jobs: int) -> Measure:
-    """Run ``chemgauge names coverage`` on ``path`` in a fresh process; outputs go beside it.
+    """Run ``chemgauge names coverage`` on ``path`` in a fresh process; its run folder goes
+    beside it (the input's name with the suffix ``.run``).
 
     The CLI picks the format by extension, so an input named otherwise (bench/scale.py names
     its fractions ``.in``) is linked as ``.jsonl`` first.
@@ -98,8 +100,7 @@ def measure(path: Path, jobs: int) -> Measure:
         source.unlink(missing_ok=True)
         source.symlink_to(path.resolve())
     cmd = ["names", "coverage", "-i", str(source), "--restart", "-q", "--jobs", str(jobs)]
-    cmd += ["--output-rows", str(path.with_suffix(".rows"))]
-    cmd += ["--output-report", str(path.with_suffix(".report"))]
+    cmd += ["--out", str(path.with_suffix(".run"))]
     return measure_chemgauge(cmd, "names coverage")
 
 
@@ -140,8 +141,11 @@ def main() -> None:
                 f"{result.peak_kib / 1024:>10.0f}{os.getloadavg()[0]:>9.2f}",
                 flush=True,
             )
-            for leftover in folder.glob(f"{part.stem}.*"):
-                leftover.unlink()
+            for leftover in folder.glob(f"{part.stem}.*"):  # the input and its run folder
+                if leftover.is_dir():
+                    shutil.rmtree(leftover)
+                else:
+                    leftover.unlink()
         low, high = peaks[0.1], peaks[1.0]
         print(
             f"peak RSS 100% / 10%: {high.peak_kib / low.peak_kib:.2f}x (target <= 1.2x); "

@@ -121,19 +121,33 @@ def test_retro_evaluate_fails_when_most_targets_are_unscored(examples: Path) -> 
 def test_names_coverage_is_the_command_as_a_call(examples: Path) -> None:
     report = chemgauge.families.names.coverage("names/pairs.tsv")
     assert _report(examples / "runs/names") == report
-    _cli("names", "coverage", "--input", "names/pairs.tsv", "--output-rows", "runs/n/rows.jsonl")
+    _cli("names", "coverage", "--input", "names/pairs.tsv", "--out", "runs/n")
     assert _untimed(report["metrics"]) == _untimed(_report(examples / "runs/n")["metrics"])
     strict = report["metrics"]["lenses"]["strict"]["counts"]
     assert sum(strict.values()) == report["metrics"]["total"] > 0
+    named = chemgauge.families.names.coverage(
+        smiles="names/structures.smi", namer_cmd="python3 names/namer.py", out="runs/api-namer"
+    )
+    _cli("names", "coverage", "-m", "command", "--namer-cmd", "python3 names/namer.py",
+         "--smiles", "names/structures.smi", "-o", "runs/cli-namer")  # fmt: skip
+    command = _report(examples / "runs/cli-namer")
+    assert _untimed(named["metrics"]) == _untimed(command["metrics"])
+    namer = {"model": "command", "namer_cmd": "python3 names/namer.py"}
+    assert named["provenance"]["backends"]["namer"] == command["provenance"]["backends"]["namer"]
+    assert command["provenance"]["backends"]["namer"] == namer
 
 
 def test_names_options_are_checked(examples: Path) -> None:
     with pytest.raises(ConfigError, match="max-opsin-errors"):
-        chemgauge.families.names.CoverageOptions(max_opsin_errors=2.0)
+        chemgauge.families.names.coverage("names/pairs.tsv", max_opsin_errors=2.0)
+    with pytest.raises(ConfigError, match="Did you mean 'jobs'"):
+        chemgauge.families.names.coverage("names/pairs.tsv", job=1)
     with pytest.raises(ConfigError, match="exactly one"):
         chemgauge.families.names.coverage(None)
     with pytest.raises(ConfigError, match="needs --smiles"):
         chemgauge.families.names.coverage(namer_cmd="python3 names/namer.py")
+    with pytest.raises(ConfigError, match="Did you mean 'command'"):
+        chemgauge.families.names.coverage(smiles="names/structures.smi", model="comand")
     assert not (examples / "runs").exists()  # refused before any output was claimed
 
 

@@ -128,6 +128,7 @@ def test_list_names_every_registry_with_its_origin() -> None:
         "p2s model",
         "property provider",
         "forward model",
+        "names system",
         "family",
     } <= kinds
     names = {(kind, name) for kind, name, _, _ in rows}

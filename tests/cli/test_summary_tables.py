@@ -97,8 +97,7 @@ def test_retro_eval(tmp_path: Path) -> None:
 def test_names_coverage(tmp_path: Path) -> None:
     pairs = tmp_path / "pairs.tsv"
     pairs.write_text("smiles\tname\tid\nCCO\tethanol\ta\nC[C@H](N)C(=O)O\tD-alanine\tb\n")
-    args = ["names", "coverage", "-i", str(pairs), "--output-rows", str(tmp_path / "r.jsonl")]
-    args += ["--output-report", str(tmp_path / "report.json"), "-j", "1"]
+    args = ["names", "coverage", "-i", str(pairs), "--out", str(tmp_path / "run"), "-j", "1"]
     out = _table(args, title="name round trip: 2 structures")
     # rt_valid, confidently_wrong, unparseable, abstained, unscorable, opsin_error, total
     assert re.search(

@@ -192,17 +192,16 @@ def seam_campaign(work: Path, *, signals: bool = True) -> dict[str, SeamFigures]
     run_case(figures["retro"], "retro unreachable Ray", retro(work / "retro-out", *on_ray),
              retro_inputs, fragment="cannot reach the Ray cluster")  # fmt: skip
 
-    # names
-    pairs = work / "pairs.tsv"
-    pairs.write_text("smiles\tname\nCCO\tethanol\nC\tmethane\n")
+    # names: a pairs file named like the run's rows, in the folder given as --out
+    names_in = work / "names-in"
+    names_in.mkdir()
+    pairs = names_in / "rows.jsonl"
+    pairs.write_text('{"smiles": "CCO", "name": "ethanol"}\n{"smiles": "C", "name": "methane"}\n')
 
-    def names(out: dict[str, Path]) -> list[str]:
-        return ["names", "coverage", "--input", str(pairs), "-q",
-                "--output-rows", str(out["--output-rows"]),
-                "--output-report", str(out["--output-report"])]  # fmt: skip
+    def names(folder: Path) -> list[str]:
+        return ["names", "coverage", "--input", str(pairs), "--out", str(folder), "-q"]
 
-    outputs = {"--output-rows": work / "names-rows.jsonl", "--output-report": work / "names.json"}
-    _file_outputs(figures["names"], "names", names, outputs, [pairs], work)
+    _folder_output(figures["names"], "names", names, names_in, [pairs], work)
 
     # ocsr: a manifest named like a run file, in the folder given as --out
     rendered, script = ocsr_cohort(work, 2)
@@ -251,7 +250,7 @@ def seam_campaign(work: Path, *, signals: bool = True) -> dict[str, SeamFigures]
 
     # report / compare / verify over the forward control run's folder
     run_files = [run_dir / "rows.jsonl", run_dir / "report.json"]
-    for command, option in (("report", "--html"), ("verify", "--json")):
+    for command, option in (("report", "--out"), ("verify", "--out")):
         for target in run_files:
             run_case(figures["report"], f"{command} {option} = {target.name}",
                      [command, str(run_dir), option, str(target)], run_files,
@@ -260,8 +259,8 @@ def seam_campaign(work: Path, *, signals: bool = True) -> dict[str, SeamFigures]
             run_case(figures["report"], f"{command} {option} = {name}",
                      [command, str(run_dir), option, str(special)], run_files)  # fmt: skip
     for target in run_files:
-        run_case(figures["report"], f"compare --json = {target.name}",
-                 ["compare", str(run_dir), str(run_dir), "--json", str(target)], run_files,
+        run_case(figures["report"], f"compare --out = {target.name}",
+                 ["compare", str(run_dir), str(run_dir), "--out", str(target)], run_files,
                  fragment="same file as")  # fmt: skip
 
     # a second run into locked outputs, every family (each in a folder of its own)

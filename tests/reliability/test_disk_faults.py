@@ -118,7 +118,7 @@ def test_canon_and_report_outputs_on_a_full_disk_leave_nothing(
     )
     assert done.returncode == 0, done.stderr
     page = tmp_path / "page.html"
-    _full_disk(_cli(["report", str(run), "--html", str(page), "-q"], 8192), str(page))
+    _full_disk(_cli(["report", str(run), "--out", str(page), "-q"], 8192), str(page))
     assert not page.exists()
 
 
@@ -137,10 +137,8 @@ def test_names_journal_on_a_full_disk_resumes(tmp_path: Path) -> None:
             "coverage",
             "-i",
             str(pairs),
-            "--output-rows",
-            str(out / "rows.jsonl"),
-            "--output-report",
-            str(out / "report.json"),
+            "--out",
+            str(out),
             "-j",
             "1",
             "-q",

@@ -56,8 +56,7 @@ def test_names_coverage_survives_ten_kills(tmp_path: Path) -> None:
     def args(folder: Path) -> list[str]:
         folder.mkdir(exist_ok=True)
         return [
-            "names", "coverage", "-i", str(pairs), "--output-rows", str(folder / "rows.jsonl"),
-            "--output-report", str(folder / "report.json"), "-j", "1", "-q",
+            "names", "coverage", "-i", str(pairs), "--out", str(folder), "-j", "1", "-q",
         ]  # fmt: skip
 
     reference = tmp_path / "reference"

@@ -227,11 +227,15 @@ def test_retro_results_dir_holding_the_predictions_file_is_refused(tmp_path: Pat
 
 
 def test_names_rows_over_the_input_is_refused(tmp_path: Path) -> None:
-    pairs = tmp_path / "pairs.tsv"
-    pairs.write_text("smiles\tname\nCCO\tethanol\n")
-    done = _cli("names", "coverage", "--input", pairs, "--output-rows", pairs)
-    _refused(done, "--output-rows is the same file as --input")
-    assert pairs.read_text() == "smiles\tname\nCCO\tethanol\n"
+    pairs = tmp_path / "rows.jsonl"  # a pairs file named like the run's rows
+    body = '{"smiles": "CCO", "name": "ethanol"}\n'
+    pairs.write_text(body)
+    done = _cli("names", "coverage", "--input", pairs, "--out", tmp_path)
+    _refused(done, "--out (rows.jsonl) is the same file as --input")
+    _refused(
+        _cli("names", "coverage", "--input", pairs, "--out", pairs), "is a file; give a folder"
+    )
+    assert pairs.read_text() == body
 
 
 def test_canon_output_over_its_source_is_refused(tmp_path: Path) -> None:
@@ -286,11 +290,10 @@ def test_report_compare_verify_outputs_over_the_run_are_refused(tmp_path: Path) 
     run.mkdir()
     (run / "report.json").write_text("{}")
     (run / "rows.jsonl").write_text("")
-    _refused(_cli("report", run, "--html", run / "report.json"), "same file as RUN_DIR")
-    _refused(_cli("verify", run, "--json", run / "rows.jsonl"), "same file as RUN_DIR")
-    _refused(_cli("compare", run, run, "--json", run / "report.json"), "same file as RUN_A")
-    _refused(_cli("board", run, "--md", run / "rows.jsonl"), "same file as RUN_OR_FOLDER")
-    _refused(_cli("board", run, "--md", tmp_path / "b.md", "--json", tmp_path / "b.md"), "--json")
+    _refused(_cli("report", run, "--out", run / "report.json"), "same file as RUN_DIR")
+    _refused(_cli("verify", run, "--out", run / "rows.jsonl"), "same file as RUN_DIR")
+    _refused(_cli("compare", run, run, "--out", run), "RUN_A")
+    _refused(_cli("board", run, "--out", run), "RUN_OR_FOLDER")
     assert (run / "report.json").read_text() == "{}"
 
 
@@ -328,11 +331,11 @@ def _family_commands(tmp_path: Path) -> dict[str, tuple[list[str | Path], Path, 
             out,
             True,
         ),
-        "names": (["names", "coverage", "--input", pairs, "--output-rows", rows], rows, False),
+        "names": (["names", "coverage", "--input", pairs, "--out", out], out, True),
         "ocsr": (["ocsr", "render", "--out", out], out, True),
         "p2s": (["p2s", "run", tmp_path, "-m", "random", "--out", out], out, True),
         "canon": (["canon", smiles, "--out", rows], rows, False),
-        "report": (["report", tmp_path, "--html", out], out, False),
+        "report": (["report", tmp_path, "--out", out], out, False),
     }
 
 

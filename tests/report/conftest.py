@@ -10,8 +10,9 @@ import pytest
 
 from chemgauge.eval.envelope import write_envelope
 from chemgauge.eval.records import RejectionStats, atomic_write_bytes
+from chemgauge.families.names.config import CoverageConfig
 from chemgauge.families.names.inputs import read_pairs
-from chemgauge.families.names.runner import CoverageConfig, ReadBack, build_report, score_pairs
+from chemgauge.families.names.runner import ReadBack, build_report, score_pairs
 
 # What the fake OPSIN reads each name back as (absent: not parsed).
 FAKE_OPSIN: dict[str, str] = {

@@ -291,21 +291,19 @@ def test_cli_writes_three_files_and_prints_refusals(
     broken.mkdir(parents=True)
     (broken / "report.json").write_text("[]")
     out = tmp_path / "out"
-    out.mkdir()
-    args = ["board", *map(str, retro_runs.values()), str(broken)]
-    for flag, name in (("--html", "b.html"), ("--md", "b.md"), ("--json", "b.json")):
-        args += [flag, str(out / name)]
+    args = ["board", *map(str, retro_runs.values()), str(broken), "--out", str(out)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "left off:" in result.output and "report is not a JSON object" in result.output
-    data = orjson.loads((out / "b.json").read_bytes())
+    assert sorted(p.name for p in out.iterdir()) == ["board.html", "board.json", "board.md"]
+    data = orjson.loads((out / "board.json").read_bytes())
     assert data["format"] == "chemgauge-board" and len(data["refused"]) == 1
-    markdown = (out / "b.md").read_text()
+    markdown = (out / "board.md").read_text()
     assert "| 1 | [strong](" in markdown and "| a |" in markdown
     # Links are relative to the Markdown file and reach the run's report.
     link = markdown.split("| 1 | [strong](", 1)[1].split(")", 1)[0]
     assert (out / link).resolve() == (retro_runs["strong"] / "report.json").resolve()
-    page = (out / "b.html").read_text()
+    page = (out / "board.html").read_text()
     assert "<script" not in page and 'class="heat"' in page and 'class="ci"' in page
 
 
@@ -388,17 +386,18 @@ def test_make_demo_ends_with_this_board() -> None:
     assert commands[-2][1:3] == ["forward", "benchmark"]
     assert "$(DEMO_OUT)/amide-rules.jsonl" in commands[-2]
     assert commands[-1][1:4] == ["board", "$(DEMO_OUT)", "$(DEMO_OUT)/amide-only"]
-    assert {"--html", "--md", "--json"} <= set(commands[-1])
+    assert commands[-1][-2:] == ["--out", "$(DEMO_OUT)/board"]
 
 
 def test_cli_run_pages_and_a_mean_metric(retro_runs: dict[str, Path], tmp_path: Path) -> None:
-    pages = tmp_path / "pages"
-    page = tmp_path / "board.html"
-    args = ["board", *map(str, retro_runs.values()), "--html", str(page), "--run-pages", str(pages)]
-    result = CliRunner().invoke(app, [*args, "-m", "mrr[syntheseus,exact]", "-q"])
+    out = tmp_path / "board"
+    pages = out / "runs"
+    page = out / "board.html"
+    args = ["board", *map(str, retro_runs.values()), "--out", str(out), "--run-pages"]
+    result = CliRunner().invoke(app, [*args, "--metric", "mrr[syntheseus,exact]", "-q"])
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in pages.iterdir()) == sorted(f"{n}.html" for n in PATTERNS)
     html = page.read_text()
-    assert 'href="pages/weak.html"' in html
+    assert 'href="runs/weak.html"' in html
     assert "Verified." in (pages / "weak.html").read_text()  # the run's own report page
     assert "paired bootstrap intervals (2,000 resamples, seed 0)" in html

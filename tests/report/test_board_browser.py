@@ -114,8 +114,8 @@ def board_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for i, name in enumerate(names):
         make_retro_run(root / "runs" / name, patterns[i % len(patterns)], data, name=name)
     page = root / "board.html"
-    args = ["board", str(root / "runs"), "--html", str(page), "-q"]
-    result = CliRunner().invoke(app, [*args, "-m", "top1[syntheseus,exact]"])
+    args = ["board", str(root / "runs"), "--out", str(page.parent), "-q"]
+    result = CliRunner().invoke(app, [*args, "--metric", "top1[syntheseus,exact]"])
     assert result.exit_code == 0, result.output
     return page
 

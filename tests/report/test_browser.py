@@ -69,7 +69,7 @@ def test_report_loads_cleanly_and_shows_key_elements(tmp_path: Path) -> None:
 
     run_dir = make_names_run(tmp_path / "b", NAMES_B)
     page = tmp_path / "report.html"
-    result = CliRunner().invoke(app, ["report", str(run_dir), "--html", str(page), "-q"])
+    result = CliRunner().invoke(app, ["report", str(run_dir), "--out", str(page), "-q"])
     assert result.exit_code == 0, result.output
 
     dom = _chromium(page, tmp_path / "profile", "--dump-dom")

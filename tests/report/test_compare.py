@@ -40,7 +40,7 @@ def test_paired_counts_mcnemar_and_holm(two_runs: tuple[Path, Path]) -> None:
         r = overall[metric]
         assert (r["only_a"], r["only_b"]) == (only_a, only_b), metric
         assert r["mcnemar_p"] == pytest.approx(p), metric
-        assert r["difference"]["estimate"] == pytest.approx(only_a / 10)
+        assert r["difference"]["value"] == pytest.approx(only_a / 10)
     # Holm over the four metrics: 4 * 0.0625, 3 * 0.125, 2 * 0.25, 1 * 1.
     assert [overall[m]["holm_p"] for m in expected] == pytest.approx([1.0, 0.5, 0.375, 0.25])
     exact = overall["rt_valid[exact]"]
@@ -74,7 +74,7 @@ def test_swapping_runs_flips_the_difference(two_runs: tuple[Path, Path]) -> None
     ab = _overall(compare_runs(load_run(two_runs[0]), load_run(two_runs[1])))
     ba = _overall(compare_runs(load_run(two_runs[1]), load_run(two_runs[0])))
     for metric, r in ab.items():
-        assert ba[metric]["difference"]["estimate"] == pytest.approx(-r["difference"]["estimate"])
+        assert ba[metric]["difference"]["value"] == pytest.approx(-r["difference"]["value"])
         assert ba[metric]["mcnemar_p"] == r["mcnemar_p"]
 
 
@@ -101,10 +101,9 @@ def test_refuses_other_family_and_truncated_rows(two_runs: tuple[Path, Path]) ->
 
 
 def test_cli_compare_writes_json_and_html(two_runs: tuple[Path, Path], tmp_path: Path) -> None:
-    out_json, out_html = tmp_path / "cmp.json", tmp_path / "cmp.html"
+    out_json, out_html = tmp_path / "cmp" / "compare.json", tmp_path / "cmp" / "compare.html"
     result = CliRunner().invoke(
-        app,
-        ["compare", *map(str, two_runs), "--json", str(out_json), "--html", str(out_html)],
+        app, ["compare", *map(str, two_runs), "--out", str(out_json.parent)]
     )
     assert result.exit_code == 0, result.output
     assert "rt_valid[exact]" in result.output  # not eaten as console markup
@@ -178,7 +177,7 @@ def test_compare_reports_the_95_percent_interval_it_labels(tmp_path: Path) -> No
         for entry in entries:
             assert (entry["n"], entry["only_a"], entry["only_b"]) == (25, 5, 2)
             assert (entry["both"], entry["neither"]) == (18, 0)
-            assert entry["difference"]["confidence"] == 0.95
+            assert entry["difference"]["method"] == "paired_bootstrap95"
             assert entry["difference"]["interval"] == [-2 / 25, 8 / 25], (seed, entry["metric"])
 
 
@@ -213,7 +212,7 @@ def test_items_without_a_verdict_are_left_out_of_every_pair(tmp_path: Path) -> N
     assert (exact["both"], exact["only_a"], exact["only_b"], exact["neither"]) == (3, 5, 0, 1)
 
 
-def test_compare_json_has_the_schema_1_layout(two_runs: tuple[Path, Path]) -> None:
+def test_compare_json_has_the_schema_2_layout(two_runs: tuple[Path, Path]) -> None:
     a, b = load_run(two_runs[0]), load_run(two_runs[1])
     result = compare_runs(a, b)
     assert list(result) == [
@@ -229,7 +228,7 @@ def test_compare_json_has_the_schema_1_layout(two_runs: tuple[Path, Path]) -> No
         "discordant",
         "discordant_listed_max",
     ]
-    assert (result["schema_version"], result["discordant_listed_max"]) == (1, 1000)
+    assert (result["schema_version"], result["discordant_listed_max"]) == (2, 1000)
     for key, folder in (("run_a", two_runs[0]), ("run_b", two_runs[1])):
         described = result[key]
         assert described["report"] == str(folder / "report.json")
@@ -245,10 +244,10 @@ def test_compare_json_has_the_schema_1_layout(two_runs: tuple[Path, Path]) -> No
     }
     entry = _overall(result)["rt_valid[exact]"]
     assert entry["difference"] == {
-        "estimate": 0.5,
+        "n": entry["n"],
+        "value": 0.5,
         "interval": entry["difference"]["interval"],
-        "method": "paired-bootstrap-multinomial",
-        "confidence": 0.95,
+        "method": "paired_bootstrap95",
     }
     for dimension in result["breakdowns"].values():
         for metric, entries in dimension.items():

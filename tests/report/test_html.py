@@ -37,7 +37,7 @@ def test_same_run_same_bytes(run_b: tuple[Path, str], tmp_path: Path) -> None:
     run_dir, first = run_b
     out = tmp_path / "out.html"
     proc = subprocess.run(
-        [sys.executable, "-m", "chemgauge", "report", str(run_dir), "--html", str(out), "-q"],
+        [sys.executable, "-m", "chemgauge", "report", str(run_dir), "--out", str(out), "-q"],
         capture_output=True,
         text=True,
         check=False,
@@ -73,7 +73,7 @@ def test_disagreeing_report_is_flagged_and_rows_win(tmp_path: Path) -> None:
     run_dir = make_names_run(tmp_path / "b", NAMES_B)
     path = run_dir / "report.json"
     report = orjson.loads(path.read_bytes())
-    report["metrics"]["lenses"]["exact"]["abs_rt_valid"].update(count=9, rate=0.9)
+    report["metrics"]["lenses"]["exact"]["abs_rt_valid"].update(count=9, value=0.9)
     path.write_bytes(orjson.dumps(report))
     page = _render(run_dir)
     assert "The report disagrees with its rows." in page

@@ -155,9 +155,9 @@ def retro_pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     ]
     pages = {"compare": root / "compare.html", "report": root / "report.html"}
     runner = CliRunner()
-    result = runner.invoke(app, ["compare", *map(str, runs), "--html", str(pages["compare"])])
+    result = runner.invoke(app, ["compare", *map(str, runs), "--out", str(root)])
     assert result.exit_code == 0, result.output
-    result = runner.invoke(app, ["report", str(runs[0]), "--html", str(pages["report"]), "-q"])
+    result = runner.invoke(app, ["report", str(runs[0]), "--out", str(pages["report"]), "-q"])
     assert result.exit_code == 0, result.output
     return pages
 
@@ -192,7 +192,7 @@ def test_forward_report_and_its_log_axis(tmp_path: Path) -> None:
     config = BenchmarkConfig(corpus=demo_corpus_path(), output_rows=run / "rows.jsonl")
     write_envelope(run / "report.json", run_benchmark(config).envelope)
     page = tmp_path / "forward.html"
-    result = CliRunner().invoke(app, ["report", str(run), "--html", str(page), "-q"])
+    result = CliRunner().invoke(app, ["report", str(run), "--out", str(page), "-q"])
     assert result.exit_code == 0, result.output
     assert 'class="plot"' in page.read_text()
     data = _measure(page, tmp_path)
@@ -203,10 +203,10 @@ def test_forward_report_and_its_log_axis(tmp_path: Path) -> None:
 
 def test_names_report_and_compare_layout(tmp_path: Path) -> None:
     runs = [make_names_run(tmp_path / "a", NAMES_A), make_names_run(tmp_path / "b", NAMES_B)]
-    pages = {"report": tmp_path / "names.html", "compare": tmp_path / "names-compare.html"}
+    pages = {"report": tmp_path / "names.html", "compare": tmp_path / "cmp" / "compare.html"}
     for args in (
-        ["report", str(runs[1]), "--html", str(pages["report"])],
-        ["compare", *map(str, runs), "--force", "--html", str(pages["compare"])],
+        ["report", str(runs[1]), "--out", str(pages["report"])],
+        ["compare", *map(str, runs), "--force", "--out", str(pages["compare"].parent)],
     ):
         result = CliRunner().invoke(app, [*args, "-q"])
         assert result.exit_code == 0, result.output
@@ -221,10 +221,10 @@ def test_p2s_report_and_compare_layout(tmp_path: Path) -> None:
 
     data, table = _build(tmp_path, seed=0)
     runs = [_run(data, table, tmp_path / "runs", m) for m in ("random", "property_oracle")]
-    pages = {"report": tmp_path / "p2s.html", "compare": tmp_path / "p2s-compare.html"}
+    pages = {"report": tmp_path / "p2s.html", "compare": tmp_path / "cmp" / "compare.html"}
     for args in (
-        ["report", str(runs[0]), "--html", str(pages["report"])],
-        ["compare", *map(str, runs), "--html", str(pages["compare"])],
+        ["report", str(runs[0]), "--out", str(pages["report"])],
+        ["compare", *map(str, runs), "--out", str(pages["compare"].parent)],
     ):
         result = CliRunner().invoke(app, [*args, "-q"])
         assert result.exit_code == 0, result.output
@@ -257,7 +257,7 @@ def test_ocsr_run_page_layout(tmp_path: Path) -> None:
     assert _problems(data) == []
     # The report command's page of the same run (its policy claims are long prose).
     report = tmp_path / "ocsr-report.html"
-    result = CliRunner().invoke(app, ["report", str(tmp_path / "run"), "--html", str(report)])
+    result = CliRunner().invoke(app, ["report", str(tmp_path / "run"), "--out", str(report)])
     assert result.exit_code == 0, result.output
     data = _measure(report, tmp_path)
     assert any(c["text"] == "claim" for c in data["cells"])

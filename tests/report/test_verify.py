@@ -35,27 +35,39 @@ def test_clean_run_verifies(names_run: Path) -> None:
 
 def test_hand_edited_count_is_caught(names_run: Path) -> None:
     def edit(report: dict) -> None:  # type: ignore[type-arg]
-        report["metrics"]["lenses"]["exact"]["abs_rt_valid"]["count"] = 10
+        # A consistent edit (count and value agree): only the rows can tell it is wrong.
+        report["metrics"]["lenses"]["exact"]["abs_rt_valid"].update(count=10, value=1.0)
 
     _edit_report(names_run, edit)
     result = verify_run(load_run(names_run))
     assert not result.ok
     wheres = [d.where for d in result.differences]
-    assert wheres == ["metrics.lenses.exact.abs_rt_valid.count"]
+    assert wheres == [
+        "metrics.lenses.exact.abs_rt_valid.count",
+        "metrics.lenses.exact.abs_rt_valid.value",
+    ]
     assert (result.differences[0].recorded, result.differences[0].recomputed) == (10, 9)
 
 
-def test_hand_edited_rate_and_removed_listing_are_caught(names_run: Path) -> None:
-    def edit(report: dict) -> None:  # type: ignore[type-arg]
-        report["metrics"]["lenses"]["parity"]["coverage"]["rate"] = 0.95
+def test_a_rate_off_its_count_or_a_removed_listing_is_refused_on_loading(
+    names_run: Path,
+) -> None:
+    original = (names_run / "report.json").read_bytes()
+
+    def rate(report: dict) -> None:  # type: ignore[type-arg]
+        report["metrics"]["lenses"]["parity"]["coverage"]["value"] = 0.95
+
+    _edit_report(names_run, rate)
+    with pytest.raises(InputFileError, match=r"metrics\.lenses\.parity\.coverage: .*count / n"):
+        load_run(names_run)
+    (names_run / "report.json").write_bytes(original)
+
+    def listing(report: dict) -> None:  # type: ignore[type-arg]
         del report["metrics"]["confidently_wrong_listed_truncated"]
 
-    _edit_report(names_run, edit)
-    wheres = {d.where for d in verify_run(load_run(names_run)).differences}
-    assert wheres == {
-        "metrics.lenses.parity.coverage.rate",
-        "metrics.confidently_wrong_listed_truncated",
-    }
+    _edit_report(names_run, listing)
+    with pytest.raises(InputFileError, match="confidently_wrong_listed_truncated: Field required"):
+        load_run(names_run)
 
 
 def test_edited_reproducibility_hash_is_caught(names_run: Path) -> None:
@@ -157,7 +169,7 @@ def test_cli_verify_exit_status_and_first_differences(names_run: Path) -> None:
 
     _edit_report(names_run, edit)
     out = names_run / "verify.json"
-    bad = runner.invoke(app, ["verify", str(names_run), "--json", str(out)])
+    bad = runner.invoke(app, ["verify", str(names_run), "--out", str(out)])
     assert bad.exit_code == 1
     assert "metrics.emitted: recorded 3, recomputed 9" in bad.output
     assert orjson.loads(out.read_bytes())["ok"] is False
@@ -246,8 +258,13 @@ def test_a_run_with_opsin_errors_verifies_and_its_listing_is_recomputed(tmp_path
 
     def edit(report: dict[str, Any]) -> None:
         report["metrics"]["opsin_error_rows"] = report["metrics"]["opsin_error_rows"][:1]
-        report["metrics"]["lenses"]["strict"]["coverage"]["n"] = 10
+        coverage = report["metrics"]["lenses"]["strict"]["coverage"]
+        coverage.update(n=10, value=coverage["count"] / 10)
 
     _edit_report(run_dir, edit)
     wheres = {d.where for d in verify_run(load_run(run_dir)).differences}
-    assert wheres == {"metrics.opsin_error_rows (length)", "metrics.lenses.strict.coverage.n"}
+    assert wheres == {
+        "metrics.opsin_error_rows (length)",
+        "metrics.lenses.strict.coverage.n",
+        "metrics.lenses.strict.coverage.value",
+    }

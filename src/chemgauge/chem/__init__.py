@@ -1,6 +1,7 @@
 """chemgauge.chem: the only place that decides chemical identity."""
 
 from chemgauge.chem.canonicalizer import Canonicalizer, canonicalize_many
+from chemgauge.chem.keyfile import KeyFileSummary, canonicalize_file
 from chemgauge.chem.matchers import (
     MATCHERS,
     Matcher,
@@ -37,6 +38,7 @@ __all__ = [
     "RDKIT_VERSION",
     "CanonicalReaction",
     "Canonicalizer",
+    "KeyFileSummary",
     "Matcher",
     "Molecule",
     "MoleculeBag",
@@ -45,6 +47,7 @@ __all__ = [
     "StereoFlattenError",
     "canonical_multiset",
     "canonical_smiles",
+    "canonicalize_file",
     "canonicalize_many",
     "canonicalize_reaction",
     "clear_atom_maps",

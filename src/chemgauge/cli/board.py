@@ -61,11 +61,15 @@ def _print(leaderboard: Leaderboard) -> None:
             console.print(table)
 
 
+#: What ``board --out DIR`` writes there (run pages go to ``DIR/runs/`` with --run-pages).
+BOARD_FILES = ("board.html", "board.md", "board.json")
+RUN_PAGES = "runs"
+
+
 def _board_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
-    written = (("--html", "html"), ("--md", "md"), ("--json", "json_out"))
-    outputs = [Output(option, args[key]) for option, key in written if args.get(key)]
-    if args.get("run_pages") is not None:
-        outputs.append(Output("--run-pages", args["run_pages"], folder=True))
+    outputs = [Output("--out", args["out"], files=BOARD_FILES)] if args.get("out") else []
+    if args.get("run_pages") and args.get("out"):
+        outputs.append(Output("--run-pages", args["out"] / RUN_PAGES, folder=True))
     inputs: list[tuple[str, Path | None]] = []
     for run in args["runs"]:
         inputs += run_inputs("RUN_OR_FOLDER", run)
@@ -79,13 +83,15 @@ def board(
         metavar="RUN_OR_FOLDER",
         help="Run folders, report files, or folders to search for run folders.",
     ),
-    html: Path | None = typer.Option(None, "--html", help="Write the board as an HTML page."),
-    md: Path | None = typer.Option(None, "--md", help="Write the board as Markdown."),
-    json_out: Path | None = typer.Option(None, "--json", help="Write the board as JSON."),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        "-o",
+        help="Write the board into this folder: board.html, board.md and board.json.",
+    ),
     metric: list[str] = typer.Option(
         [],
         "--metric",
-        "-m",
         help="Metric to rank by (repeat for several); default: each family's headline "
         "(retro top-1, forward top1, names rt_valid[exact], ocsr exact[...], p2s hit[correct]).",
     ),
@@ -101,10 +107,10 @@ def board(
     breakdowns: bool = typer.Option(
         True, "--breakdowns/--no-breakdowns", help="Also board each breakdown bucket."
     ),
-    run_pages: Path | None = typer.Option(
-        None,
+    run_pages: bool = typer.Option(
+        False,
         "--run-pages",
-        help="Write each run's own HTML report into this folder and link the board to it "
+        help="Also write each run's own HTML report into OUT/runs/ and link the board to it "
         "(default: link to report.html beside each run's report, else to its report).",
     ),
     quiet: bool = QUIET,
@@ -128,7 +134,9 @@ def board(
     from chemgauge.report.entrants import enter_runs, find_reports
     from chemgauge.report.standings import StatSettings
 
-    outputs = [p for p in (html, md, json_out) if p is not None]
+    if run_pages and out is None:
+        raise ConfigError("--run-pages writes into OUT/runs/: give --out")
+    outputs = [] if out is None else [out / name for name in BOARD_FILES]
     try:
         stats = StatSettings(alpha=alpha, seed=seed, resamples=resamples)
     except ValueError as exc:
@@ -138,13 +146,12 @@ def board(
     with progress_bar("reading and verifying runs", len(reports), quiet=quiet, min_total=2) as step:
         entry = enter_runs(reports, verify=not no_verify, progress=step)
     leaderboard = build_leaderboard(entry, config)
-    pages = _write_run_pages(leaderboard, run_pages) if run_pages is not None else None
-    if json_out is not None:
+    pages = _write_run_pages(leaderboard, out / RUN_PAGES) if run_pages and out else None
+    if out is not None:
+        html, md, json_out = (out / name for name in BOARD_FILES)
         atomic_write_json(json_out, leaderboard_to_dict(leaderboard))
-    if md is not None:
-        atomic_write_text(md, render_board_markdown(leaderboard, md.parent, pages))
-    if html is not None:
-        atomic_write_text(html, render_board_html(leaderboard, html.parent, pages))
+        atomic_write_text(md, render_board_markdown(leaderboard, out, pages))
+        atomic_write_text(html, render_board_html(leaderboard, out, pages))
     err = Console(stderr=True, highlight=False)
     for refusal in leaderboard.refusals:
         err.print(

@@ -41,19 +41,20 @@ def run_inputs(label: str, run: Path | None) -> list[tuple[str, Path | None]]:
     return [(label, run), *((f"{label} ({name})", run / name) for name in _RUN_FILES)]
 
 
+#: What ``compare --out DIR`` writes there.
+COMPARE_FILES = ("compare.json", "compare.html")
+
+
 def _report_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
-    outputs = [Output(option, args[key]) for option, key in _WRITTEN if args.get(key)]
+    outputs = [Output("--out", args["out"])] if args.get("out") else []
     inputs = run_inputs("RUN_DIR", args["run_dir"])
     inputs += [("--report", args["report_path"]), ("--rows", args["rows_path"])]
     return outputs, inputs
 
 
 def _compare_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
-    outputs = [Output(option, args[key]) for option, key in _WRITTEN if args.get(key)]
+    outputs = [Output("--out", args["out"], files=COMPARE_FILES)] if args.get("out") else []
     return outputs, run_inputs("RUN_A", args["run_a"]) + run_inputs("RUN_B", args["run_b"])
-
-
-_WRITTEN = (("--html", "html"), ("--json", "json_out"))
 
 
 def _console(err: bool = False) -> Console:
@@ -66,7 +67,9 @@ def report(
     report_path: Path | None = REPORT,
     rows_path: Path | None = ROWS,
     family: str | None = FAMILY,
-    html: Path | None = typer.Option(None, "--html", help="Write a self-contained HTML report."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Write the run's self-contained HTML report to this file."
+    ),
     max_failures: int = typer.Option(
         24, "--max-failures", min=0, help="Failure cases drawn per section in the HTML."
     ),
@@ -89,11 +92,11 @@ def report(
             "run `chemgauge verify` for details)",
             style="yellow",
         )
-    if html is not None:
+    if out is not None:
         from chemgauge.report.html import render_run_html
 
         page = render_run_html(run, adapter, verification, max_failures=max_failures)
-        atomic_write_text(html, page)
+        atomic_write_text(out, page)
     if not quiet:
         table = Table(title=escape(f"{run.family}: {run.label} ({len(run.rows)} rows)"))
         table.add_column("metric")
@@ -102,8 +105,8 @@ def report(
         for rate in adapter.headline(run):
             table.add_row(escape(rate.label), escape(fmt_rate(rate)), fmt_count(rate))
         print_table(table)
-        if html is not None:
-            _console(err=True).print(f"wrote {html}", markup=False)
+        if out is not None:
+            _console(err=True).print(f"wrote {out}", markup=False)
 
 
 def _compare_table(result: dict[str, Any]) -> Table:
@@ -148,8 +151,12 @@ def compare(
     resamples: int = typer.Option(
         2000, "--resamples", help="Bootstrap resamples (100 to 1,000,000)."
     ),
-    json_out: Path | None = typer.Option(None, "--json", help="Write the comparison as JSON."),
-    html: Path | None = typer.Option(None, "--html", help="Write an HTML comparison page."),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        "-o",
+        help="Write the comparison into this folder: compare.json and compare.html.",
+    ),
     max_items: int = typer.Option(
         12, "--max-items", min=0, help="Discordant items drawn per list in the HTML."
     ),
@@ -162,13 +169,12 @@ def compare(
 
     a, b = load_run(run_a), load_run(run_b)
     result = compare_runs(a, b, force=force, seed=seed, resamples=resamples)
-    if json_out is not None:
-        atomic_write_json(json_out, result)
-    if html is not None:
+    if out is not None:
         from chemgauge.report.html import render_compare_html
 
+        atomic_write_json(out / COMPARE_FILES[0], result)
         page = render_compare_html(result, get_adapter(a.family), a, b, max_items=max_items)
-        atomic_write_text(html, page)
+        atomic_write_text(out / COMPARE_FILES[1], page)
     if not result["protocol"]["match"]:
         _console(err=True).print(
             "warning: --force: the runs differ in corpus or protocol; only shared items compared",
@@ -184,7 +190,9 @@ def verify(
     report_path: Path | None = REPORT,
     rows_path: Path | None = ROWS,
     family: str | None = FAMILY,
-    json_out: Path | None = typer.Option(None, "--json", help="Write the verification as JSON."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Write the verification as JSON to this file."
+    ),
     show: int = typer.Option(20, "--show", min=0, help="Differences printed (the first ones)."),
     no_inputs: bool = typer.Option(
         False, "--no-inputs", help="Do not look for the recorded input files (no exit 3)."
@@ -203,8 +211,8 @@ def verify(
 
     run = load_run(run_dir, report_path=report_path, rows_path=rows_path, family=family)
     result = verify_run(run, check_inputs=not no_inputs)
-    if json_out is not None:
-        atomic_write_json(json_out, result.to_dict())
+    if out is not None:
+        atomic_write_json(out, result.to_dict())
     console = _console()
     if not quiet:
         for check in result.checks:

@@ -32,7 +32,7 @@ __all__ = [
     "paired_binary_bootstrap",
 ]
 
-COMPARISON_SCHEMA_VERSION = 1
+COMPARISON_SCHEMA_VERSION = 2
 MAX_LISTED = 1000
 Row = Mapping[str, Any]
 

@@ -7,6 +7,7 @@ import pytest
 from chemgauge.chem.parity import KeyedStructure
 from chemgauge.errors import RoundTripError
 from chemgauge.families.names import metrics as metrics_module
+from chemgauge.families.names.config import CoverageConfig
 from chemgauge.families.names.inputs import NamePair
 from chemgauge.families.names.metrics import (
     CoverageTally,
@@ -19,7 +20,7 @@ from chemgauge.families.names.metrics import (
     is_abstention,
     keyed,
 )
-from chemgauge.families.names.runner import CoverageConfig, ReadBack, score_pairs
+from chemgauge.families.names.runner import ReadBack, score_pairs
 
 L_ALANINE = "C[C@H](N)C(=O)O"
 FAKE_OPSIN = {
@@ -215,19 +216,19 @@ def test_aggregate_hand_computed() -> None:
     report = aggregate(rows, pin_pct=97.5)
     assert (report["total"], report["emitted"], report["opsin_parsed"]) == (5, 4, 3)
     strict = report["lenses"]["strict"]
-    assert strict["coverage"]["rate"] == pytest.approx(4 / 5)
-    assert strict["of_emitted_rt"]["rate"] == pytest.approx(2 / 4)
-    assert strict["abs_rt_valid"]["rate"] == pytest.approx(2 / 5)
-    assert strict["confidently_wrong"]["rate"] == pytest.approx(1 / 5)
-    assert strict["unparseable"]["rate"] == pytest.approx(1 / 5)
+    assert strict["coverage"]["value"] == pytest.approx(4 / 5)
+    assert strict["of_emitted_rt"]["value"] == pytest.approx(2 / 4)
+    assert strict["abs_rt_valid"]["value"] == pytest.approx(2 / 5)
+    assert strict["confidently_wrong"]["value"] == pytest.approx(1 / 5)
+    assert strict["unparseable"]["value"] == pytest.approx(1 / 5)
     exact = report["lenses"]["exact"]
-    assert exact["abs_rt_valid"]["rate"] == pytest.approx(1 / 5)
+    assert exact["abs_rt_valid"]["value"] == pytest.approx(1 / 5)
     assert exact["confidently_wrong"]["count"] == 2
     # abs_rt_valid = coverage x of_emitted_rt, under every lens.
     for lens in report["lenses"].values():
-        product = lens["coverage"]["rate"] * lens["of_emitted_rt"]["rate"]
-        assert lens["abs_rt_valid"]["rate"] == pytest.approx(product)
-        low, high = lens["coverage"]["ci95"]
+        product = lens["coverage"]["value"] * lens["of_emitted_rt"]["value"]
+        assert lens["abs_rt_valid"]["value"] == pytest.approx(product)
+        low, high = lens["coverage"]["interval"]
         assert low < 0.8 < high
     assert report["pin_pct"] == 97.5, "carried verbatim"
     assert aggregate(rows)["pin_pct"] is None, "never derived"
@@ -262,12 +263,12 @@ def test_tally_folds_rows_one_at_a_time_to_hand_checked_counts() -> None:
     assert strict["unscorable"] == 1 and strict["matcher"] == "strict_key"
     assert (strict["coverage"]["count"], strict["coverage"]["n"]) == (6, 7)
     # Wilson 95% by hand: 6/7 -> centre 0.7306 +- 0.2437; 2/6 -> centre 0.3984 +- 0.3016.
-    assert strict["coverage"]["ci95"] == pytest.approx([0.48687, 0.97432], abs=1e-5)
+    assert strict["coverage"]["interval"] == pytest.approx([0.48687, 0.97432], abs=1e-5)
     assert (strict["of_emitted_rt"]["count"], strict["of_emitted_rt"]["n"]) == (2, 6)
-    assert strict["of_emitted_rt"]["ci95"] == pytest.approx([0.09677, 0.70001], abs=1e-5)
-    assert strict["abs_rt_valid"]["rate"] == pytest.approx(2 / 7)
-    assert report["lenses"]["exact"]["confidently_wrong"]["rate"] == pytest.approx(3 / 7)
-    assert report["lenses"]["parity"]["abs_rt_valid"]["rate"] == pytest.approx(4 / 7)
+    assert strict["of_emitted_rt"]["interval"] == pytest.approx([0.09677, 0.70001], abs=1e-5)
+    assert strict["abs_rt_valid"]["value"] == pytest.approx(2 / 7)
+    assert report["lenses"]["exact"]["confidently_wrong"]["value"] == pytest.approx(3 / 7)
+    assert report["lenses"]["parity"]["abs_rt_valid"]["value"] == pytest.approx(4 / 7)
     # The list wrapper is the same fold; reading the result twice changes nothing.
     assert aggregate(rows, pin_pct=90.0) == report == tally.result(pin_pct=90.0)
     empty = CoverageTally(lenses=("exact",)).result()
@@ -280,7 +281,7 @@ def test_unparseable_is_never_wrong_and_empty_set_has_no_rates() -> None:
         assert lens["confidently_wrong"]["count"] == 0
         assert lens["unparseable"]["count"] == 1
     empty = aggregate([])
-    assert empty["lenses"]["parity"]["coverage"]["rate"] is None
+    assert empty["lenses"]["parity"]["coverage"]["value"] is None
 
 
 def test_input_without_a_key_is_unscorable_not_wrong() -> None:
@@ -429,10 +430,6 @@ def test_a_rows_file_row_reads_back_as_the_result_it_records() -> None:
     assert ethyl.opsin_smiles == "*CC" and ethyl.opsin_parsed is True
     alanine = RowResult.from_row(rows[1], ("exact",))
     assert dict(alanine.classes) == {"exact": W}
-    # rows written before reasons were recorded carry none (no key, or a null)
-    old = {k: v for k, v in rows[4].items() if k != "unscorable_reasons"}
-    assert RowResult.from_row(old, lenses).reasons == {}
-    assert RowResult.from_row({**old, "unscorable_reasons": None}, lenses).reasons == {}
 
 
 def test_tally_counts_every_repeat_of_an_opsin_error_and_of_a_reason() -> None:

@@ -15,9 +15,10 @@ from typer.testing import CliRunner
 from chemgauge.cli import app
 from chemgauge.errors import BackendError, ConfigError
 from chemgauge.eval.executors import ExecutorConfig, make_executor
+from chemgauge.families.names.config import CoverageConfig
 from chemgauge.families.names.inputs import NamePair
 from chemgauge.families.names.metrics import LENSES
-from chemgauge.families.names.runner import CoverageConfig, ReadBack, score_pairs
+from chemgauge.families.names.runner import ReadBack, score_pairs
 
 pytestmark = pytest.mark.external
 
@@ -39,9 +40,9 @@ def test_cli_end_to_end(tmp_path: Path) -> None:
         "smiles\tname\tid\nCCO\tethanol\ta\nC[C@H](N)C(=O)O\tD-alanine\tb\n"
         "c1ccccc1\t\tc\nCC(=O)O\tfoo bar baz\td\nC1CC\tbroken\te\n"
     )
-    rows_path, report_path = tmp_path / "rows.jsonl", tmp_path / "report.json"
-    args = ["names", "coverage", "-i", str(pairs), "--output-rows", str(rows_path)]
-    args += ["--output-report", str(report_path), "-j", "1", "-q"]
+    run = tmp_path / "run"
+    rows_path, report_path = run / "rows.jsonl", run / "report.json"
+    args = ["names", "coverage", "-i", str(pairs), "--out", str(run), "-j", "1", "-q"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in rows_path.read_text().splitlines()]
@@ -55,12 +56,15 @@ def test_cli_end_to_end(tmp_path: Path) -> None:
     assert report["metrics"]["input_stats"]["rejections_by_reason"] == {"unparseable_smiles": 1}
     assert report["counts"]["rejected_by_reason"] == {"unparseable_smiles": 1}
     assert report["provenance"]["backends"]["opsin"]["opsin_version"] == "2.9.0"
+    assert "namer" not in report["provenance"]["backends"], "a pairs file ran no namer"
     assert report["metrics"]["confidently_wrong_rows"][0]["wrong_under"] == ["exact"]
     # Same input, same rows and reproducibility hash.
-    again = tmp_path / "rows2.jsonl"
-    args2 = [a if a != str(rows_path) else str(again) for a in args]
+    again = tmp_path / "again"
+    args2 = [a if a != str(run) else str(again) for a in args]
     assert CliRunner().invoke(app, args2).exit_code == 0
-    assert again.read_bytes() == rows_path.read_bytes()
+    assert (again / "rows.jsonl").read_bytes() == rows_path.read_bytes()
+    repeated = json.loads((again / "report.json").read_text())
+    assert repeated["reproducibility_sha256"] == report["reproducibility_sha256"]
 
 
 def _opsin_pairs() -> list[NamePair]:
@@ -173,9 +177,8 @@ def test_interrupted_run_resumes_without_repeating(
     pairs.write_text(
         "smiles\tname\nCCO\tethanol\nCO\tmethanol\nCCC\tpropane\nCCCC\tbutane\nC\tmethane\n"
     )
-    rows = tmp_path / "rows.jsonl"
-    base = ["names", "coverage", "-i", str(pairs), "--output-rows", str(rows), "-q", "-j", "1"]
-    base += ["--output-report", str(tmp_path / "report.json")]
+    rows = tmp_path / "run" / "rows.jsonl"
+    base = ["names", "coverage", "-i", str(pairs), "-o", str(rows.parent), "-q", "-j", "1"]
     assert CliRunner().invoke(app, base).exit_code == 0
     reference = rows.read_bytes()
     rows.unlink()
@@ -193,7 +196,7 @@ def test_interrupted_run_resumes_without_repeating(
     monkeypatch.setattr(names_cli, "score_pairs", dying)
     CliRunner().invoke(app, base)
     assert not rows.exists(), "no final file from an interrupted run"
-    assert (tmp_path / "rows.jsonl.journal").exists()
+    assert (rows.parent / "rows.jsonl.journal").exists()
 
     resumed: list[str] = []
 
@@ -205,7 +208,7 @@ def test_interrupted_run_resumes_without_repeating(
     assert CliRunner().invoke(app, base).exit_code == 0
     assert seen == ["2", "3"] and resumed == ["4", "5", "6"]
     assert rows.read_bytes() == reference
-    assert not (tmp_path / "rows.jsonl.journal").exists()
+    assert not (rows.parent / "rows.jsonl.journal").exists()
 
 
 def test_rows_keep_input_order_whatever_the_completion_order_and_resumes(
@@ -217,9 +220,8 @@ def test_rows_keep_input_order_whatever_the_completion_order_and_resumes(
     named = {"CCO": "ethanol", "CO": "methanol", "CCC": "propane", "CC": "", "CCCC": "butane"}
     named |= {"C": "methane", "c1ccccc1": "benzene", "CN": "gibberish x"}
     pairs.write_text("smiles\tname\n" + "".join(f"{s}\t{n}\n" for s, n in named.items()))
-    rows, report = tmp_path / "rows.jsonl", tmp_path / "report.json"
-    base = ["names", "coverage", "-i", str(pairs), "--output-rows", str(rows), "-q", "-j", "1"]
-    base += ["--output-report", str(report)]
+    rows, report = tmp_path / "run" / "rows.jsonl", tmp_path / "run" / "report.json"
+    base = ["names", "coverage", "-i", str(pairs), "--out", str(rows.parent), "-q", "-j", "1"]
     assert CliRunner().invoke(app, base).exit_code == 0
     reference, digest = rows.read_bytes(), json.loads(report.read_text())
     rows.unlink()
@@ -237,7 +239,7 @@ def test_rows_keep_input_order_whatever_the_completion_order_and_resumes(
 
     monkeypatch.setattr(names_cli, "score_pairs", reversed_then_dying)
     CliRunner().invoke(app, base)
-    journal = tmp_path / "rows.jsonl.journal"
+    journal = rows.parent / "rows.jsonl.journal"
     journaled = [json.loads(line)["id"] for line in journal.read_text().splitlines()[1:]]
     assert journaled == ["4", "3", "2"] and not rows.exists()
 
@@ -253,9 +255,9 @@ def test_rows_keep_input_order_whatever_the_completion_order_and_resumes(
 def _run(tmp_path: Path, body: str, *extra: str) -> tuple[Any, list[dict[str, Any]], Path]:
     pairs = tmp_path / "pairs.tsv"
     pairs.write_text("smiles\tname\n" + body)
-    rows_path, report_path = tmp_path / "rows.jsonl", tmp_path / "report.json"
-    args = ["names", "coverage", "-i", str(pairs), "--output-rows", str(rows_path)]
-    args += ["--output-report", str(report_path), "-j", "1", *extra]
+    rows_path, report_path = tmp_path / "run" / "rows.jsonl", tmp_path / "run" / "report.json"
+    args = ["names", "coverage", "-i", str(pairs), "--out", str(rows_path.parent), "-j", "1"]
+    args += extra
     result = CliRunner().invoke(app, args)
     rows = (
         [json.loads(line) for line in rows_path.read_text().splitlines()]
@@ -320,6 +322,6 @@ def test_an_unbalanced_quote_in_the_namer_command_is_a_one_line_error(tmp_path: 
     smiles = tmp_path / "in.smi"
     smiles.write_text("CCO\n")
     args = ["names", "coverage", "--namer-cmd", "my-namer 'unbalanced", "--smiles", str(smiles)]
-    result = CliRunner().invoke(app, [*args, "--output-rows", str(tmp_path / "rows.jsonl")])
+    result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "run")])
     assert isinstance(result.exception, ConfigError)
     assert "--namer-cmd" in str(result.exception) and "quotation" in str(result.exception)

@@ -12,9 +12,9 @@ import pytest
 from chemgauge.eval.envelope import without_timing
 from chemgauge.eval.records import RejectionStats, ResumableJsonlWriter
 from chemgauge.families.names import runner
+from chemgauge.families.names.config import CoverageConfig
 from chemgauge.families.names.inputs import NamePair
 from chemgauge.families.names.runner import (
-    CoverageConfig,
     ReadBack,
     RowSummary,
     build_report,

@@ -194,7 +194,7 @@ def test_compare_pairs_views_and_counts_by_hand(runs: Callable[[str], Path]) -> 
         assert (r["n"], r["only_b"], r["only_a"]) == (n, 0, n - blind_hits[condition])
         assert r["mcnemar_p"] < 1e-3 and r["holm_p"] >= r["mcnemar_p"]
         low, high = r["difference"]["interval"]
-        assert 0 < low <= r["difference"]["estimate"] <= high
+        assert 0 < low <= r["difference"]["value"] <= high
     by_property = result["breakdowns"]["property"]["hit[correct]"]
     assert [b["bucket"] for b in by_property] == sorted(DIRECTORIES)
     assert sum(b["n"] for b in by_property) == 30
@@ -216,9 +216,9 @@ def test_compare_refuses_runs_over_other_items_unless_forced(
 
     cli = runner.invoke(app, ["compare", str(runs("random")), str(runs("other_data"))])
     assert cli.exit_code != 0 and isinstance(cli.exception, ConfigError)
-    page, data = tmp_path / "cmp.html", tmp_path / "cmp.json"
-    args = ["compare", str(runs("property_oracle")), str(runs("random")), "--html", str(page)]
-    cli = runner.invoke(app, [*args, "--json", str(data)])
+    page, data = tmp_path / "cmp" / "compare.html", tmp_path / "cmp" / "compare.json"
+    args = ["compare", str(runs("property_oracle")), str(runs("random")), "--out"]
+    cli = runner.invoke(app, [*args, str(page.parent)])
     assert cli.exit_code == 0, cli.output
     assert "hit[counterfactual]" in cli.output
     html = page.read_text()
@@ -253,7 +253,7 @@ def test_cli_report_prints_headline_and_writes_html(
     runs: Callable[[str], Path], tmp_path: Path
 ) -> None:
     page = tmp_path / "oracle.html"
-    result = runner.invoke(app, ["report", str(runs("property_oracle")), "--html", str(page)])
+    result = runner.invoke(app, ["report", str(runs("property_oracle")), "--out", str(page)])
     assert result.exit_code == 0, result.output
     assert "dipole: own property" in result.output and "100.0% [72.2, 100.0]" in result.output
     assert page.read_text().count('class="card"') == 9
@@ -266,7 +266,7 @@ def test_p2s_report_in_headless_chromium(runs: Callable[[str], Path], tmp_path: 
 
     page = tmp_path / "p2s.html"
     result = runner.invoke(
-        app, ["report", str(runs("random")), "--html", str(page), "--max-failures", "4", "-q"]
+        app, ["report", str(runs("random")), "--out", str(page), "--max-failures", "4", "-q"]
     )
     assert result.exit_code == 0, result.output
     dom = _chromium(page, tmp_path / "profile", "--dump-dom")

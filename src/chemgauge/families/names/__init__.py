@@ -11,32 +11,39 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from chemgauge.families.names.api import (
-        DEFAULT_MAX_OPSIN_ERRORS,
-        CoverageOptions,
         check_opsin_errors,
         check_source,
         coverage,
         journal_path,
+        run_outputs,
         score_coverage,
     )
+    from chemgauge.families.names.config import DEFAULT_MAX_OPSIN_ERRORS, CoverageConfig
+    from chemgauge.families.names.systems import NAMERS, Namer
 
 _HOMES = {
-    "CoverageOptions": "api",
-    "DEFAULT_MAX_OPSIN_ERRORS": "api",
+    "CoverageConfig": "config",
+    "DEFAULT_MAX_OPSIN_ERRORS": "config",
+    "NAMERS": "systems",
+    "Namer": "systems",
     "check_opsin_errors": "api",
     "check_source": "api",
     "coverage": "api",
     "journal_path": "api",
+    "run_outputs": "api",
     "score_coverage": "api",
 }
 
 __all__ = [
     "DEFAULT_MAX_OPSIN_ERRORS",
-    "CoverageOptions",
+    "NAMERS",
+    "CoverageConfig",
+    "Namer",
     "check_opsin_errors",
     "check_source",
     "coverage",
     "journal_path",
+    "run_outputs",
     "score_coverage",
 ]
 

@@ -8,7 +8,7 @@ so two runs on the same corpus bucket every item the same way.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +46,9 @@ _RATE_TITLES = {
 }
 
 
-def _lenses(rows: Sequence[Row]) -> tuple[str, ...]:
-    """Lenses present in the rows (the library's order), so older reports still load."""
-    present = [lens for lens in LENSES if not rows or lens in rows[0]]
-    return tuple(present)
+_LENSES = tuple(LENSES)
+# Hit metric name -> the lens it judges by (names built from the lenses, never parsed).
+_RT_VALID = {f"rt_valid[{lens}]": lens for lens in _LENSES}
 
 
 @functools.lru_cache(maxsize=65536)
@@ -77,22 +76,9 @@ def _structure_buckets(smiles: str) -> tuple[tuple[str, str], ...]:
     )
 
 
-def _as_schema_1(metrics: dict[str, Any]) -> dict[str, Any]:
-    """Recomputed metrics without the fields a family schema 1 report does not have."""
-    out = {k: v for k, v in metrics.items() if k not in ("opsin_error", "rated")}
-    out["lenses"] = {
-        lens: {
-            **{k: v for k, v in block.items() if k != "unscorable_reasons"},
-            "counts": {c: n for c, n in block["counts"].items() if c != "opsin_error"},
-        }
-        for lens, block in metrics["lenses"].items()
-    }
-    return out
-
-
-def _rate(block: Mapping[str, Any], label: str) -> Rate:
-    low, high = block["ci95"]
-    return Rate(label, block["count"], block["n"], block["rate"], low, high)
+def _cell(rate: Rate) -> str:
+    """A rate and its count, as a table cell: ``66.7% [30.0, 90.3] (4/6)``."""
+    return f"{fmt_rate(rate)} ({fmt_count(rate)})"
 
 
 class NamesAdapter(FamilyAdapter):
@@ -105,16 +91,15 @@ class NamesAdapter(FamilyAdapter):
         return str(row["id"])
 
     def hit_metrics(self, run: Run) -> tuple[str, ...]:
-        return ("emitted", *(f"rt_valid[{lens}]" for lens in _lenses(run.rows)))
+        return ("emitted", *_RT_VALID)
 
     def hits(self, row: Row, run: Run) -> Mapping[str, bool | None]:
-        lenses = _lenses(run.rows)
-        if lenses and row[lenses[0]] == RowClass.OPSIN_ERROR:
+        if row[_LENSES[0]] == RowClass.OPSIN_ERROR:
             # OPSIN failed on the name: no verdict on the namer (left out of paired tests).
-            return {"emitted": None, **{f"rt_valid[{lens}]": None for lens in lenses}}
+            return {"emitted": None, **dict.fromkeys(_RT_VALID)}
         out: dict[str, bool | None] = {"emitted": bool(row["emitted"])}
-        for lens in lenses:
-            out[f"rt_valid[{lens}]"] = row[lens] == RowClass.RT_VALID
+        for metric, lens in _RT_VALID.items():
+            out[metric] = row[lens] == RowClass.RT_VALID
         return out
 
     def breakdowns(self, row: Row) -> Mapping[str, str]:
@@ -127,68 +112,43 @@ class NamesAdapter(FamilyAdapter):
         return {"corpus_sha256": sha256_json(items)}
 
     def _metrics(self, run: Run) -> dict[str, Any]:
-        lenses = _lenses(run.rows)
-        pin = run.metrics.get("pin_pct")  # config, carried verbatim
-        rows = (RowResult.from_row(r, lenses) for r in run.rows)
-        return aggregate(rows, pin_pct=pin, lenses=lenses)
+        pin = run.metrics["pin_pct"]  # config, carried verbatim
+        rows = (RowResult.from_row(r, _LENSES) for r in run.rows)
+        return aggregate(rows, pin_pct=pin, lenses=_LENSES)
 
     def recompute(self, run: Run) -> Recomputed:
-        metrics = self._metrics(run)
-        listed = listings_of(run.rows, _lenses(run.rows))
-        if run.envelope.family_schema_version < 2:
-            # Written before OPSIN errors and unscorable reasons were kept apart: the same
-            # numbers in that report's shape (its rows can hold neither).
-            metrics = _as_schema_1(metrics)
-            listed = {k: v for k, v in listed.items() if k.startswith("confidently_wrong_")}
-            listed.pop("confidently_wrong_total", None)
         return Recomputed(
-            {**metrics, **listed},
+            {**self._metrics(run), **listings_of(run.rows, _LENSES)},
             notes=("metrics.pin_pct is configuration and is carried from the report",),
         )
 
     def cross_checks(self, run: Run) -> list[Mismatch]:
-        coverage = run.config.get("coverage")
-        found: list[Mismatch] = []
-        if isinstance(coverage, Mapping):  # an old report recorded no config
-            found += agree("metrics.pin_pct", run.metrics.get("pin_pct"), coverage.get("pin_pct"))
-            matchers = {k: v.get("matcher") for k, v in (run.metrics.get("lenses") or {}).items()}
-            lenses = coverage.get("lenses") or {}
-            found += agree(
-                "metrics.lenses.*.matcher", matchers, {k: lenses.get(k) for k in matchers}
-            )
-        stats = run.metrics.get("input_stats") or {}
+        coverage = run.config.get("coverage") or {}  # missing: every check below disagrees
+        found = agree("metrics.pin_pct", run.metrics["pin_pct"], coverage.get("pin_pct"))
+        matchers = {k: v["matcher"] for k, v in run.metrics["lenses"].items()}
+        lenses = coverage.get("lenses") or {}
+        found += agree("metrics.lenses.*.matcher", matchers, {k: lenses.get(k) for k in matchers})
         found += agree(
             "metrics.input_stats.rejections_by_reason",
-            stats.get("rejections_by_reason"),
+            run.metrics["input_stats"]["rejections_by_reason"],
             run.envelope.counts.rejected_by_reason,
         )
         return found
 
     def headline(self, run: Run) -> list[Rate]:
-        metrics = self._metrics(run)
-        lenses = metrics["lenses"]
-        if not lenses:
-            return []
-        first = next(iter(lenses.values()))
-        out = [_rate(first["coverage"], "coverage")]
+        lenses = self._metrics(run)["lenses"]
+        out = [Rate.of("coverage", lenses[_LENSES[0]]["coverage"])]
         out += [
-            _rate(block["abs_rt_valid"], f"round-trip valid ({lens})")
+            Rate.of(f"round-trip valid ({lens})", block["abs_rt_valid"])
             for lens, block in lenses.items()
         ]
-        if "exact" in lenses:
-            out.append(_rate(lenses["exact"]["confidently_wrong"], "confidently wrong (exact)"))
+        out.append(Rate.of("confidently wrong (exact)", lenses["exact"]["confidently_wrong"]))
         return out
 
     def _lens_section(self, metrics: Mapping[str, Any]) -> Section:
         lenses: Mapping[str, Any] = metrics["lenses"]
         rate_rows = tuple(
-            (
-                _RATE_TITLES[name],
-                *(
-                    f"{fmt_rate(_rate(block[name], name))} ({fmt_count(_rate(block[name], name))})"
-                    for block in lenses.values()
-                ),
-            )
+            (_RATE_TITLES[name], *(_cell(Rate.of(name, block[name])) for block in lenses.values()))
             for name in _RATES
         )
         classes = [c.value for c in RowClass]
@@ -200,7 +160,7 @@ class NamesAdapter(FamilyAdapter):
             xlabel="identity lens",
             series={
                 _RATE_TITLES[name]: [
-                    (lens, _rate(block[name], name)) for lens, block in lenses.items()
+                    (lens, Rate.of(name, block[name])) for lens, block in lenses.items()
                 ]
                 for name in ("abs_rt_valid", "of_emitted_rt", "confidently_wrong")
             },
@@ -211,7 +171,7 @@ class NamesAdapter(FamilyAdapter):
             intro=(
                 f"{metrics['total']} structures; {metrics['emitted']} named, "
                 f"{metrics['opsin_parsed']} read back by OPSIN, "
-                f"{metrics.get('opsin_error', 0)} OPSIN errors (timeouts, crashes, refusals: "
+                f"{metrics['opsin_error']} OPSIN errors (timeouts, crashes, refusals: "
                 "left out of every rate). A name counts only if OPSIN parses it back to the "
                 "input under the lens; unparseable names are never counted as wrong, and a "
                 "pair the lens cannot judge is 'unscorable' (never credited)."
@@ -225,7 +185,7 @@ class NamesAdapter(FamilyAdapter):
         )
 
     def _breakdown_section(self, run: Run) -> Section:
-        lenses = _lenses(run.rows)
+        lenses = _LENSES
         groups: dict[str, dict[str, list[Row]]] = {}
         for row in run.rows:
             for dim, bucket in self.breakdowns(row).items():
@@ -246,7 +206,7 @@ class NamesAdapter(FamilyAdapter):
                         lens, sum(r[lens] == RowClass.RT_VALID for r in members), len(members)
                     )
                     series[lens].append((bucket, rate))
-                    cells.append(f"{fmt_rate(rate)} ({fmt_count(rate)})")
+                    cells.append(_cell(rate))
                 body.append((bucket, str(len(members)), *cells))
             tables.append(Table(dim, ("bucket", "n", *lenses), tuple(body)))
             plots.append(
@@ -264,7 +224,7 @@ class NamesAdapter(FamilyAdapter):
         )
 
     def _failure_section(self, run: Run, max_failures: int) -> Section:
-        lenses = _lenses(run.rows)
+        lenses = _LENSES
         wrong = [
             r for r in run.rows if any(r[lens] == RowClass.CONFIDENTLY_WRONG for lens in lenses)
         ]
@@ -313,14 +273,14 @@ class NamesAdapter(FamilyAdapter):
         ]
 
     def board_metric(self, run: Run) -> str:
-        lenses = _lenses(run.rows)
-        lens = "exact" if "exact" in lenses else next(iter(lenses), None)
-        return "" if lens is None else f"rt_valid[{lens}]"
+        return "rt_valid[exact]"
 
     def hit_description(self, run: Run, name: str) -> str:
         if name == "emitted":
             return "a name emitted (coverage), over every structure"
-        lens = name.removeprefix("rt_valid[").removesuffix("]")
+        lens = _RT_VALID.get(name)
+        if lens is None:
+            return ""
         return f"a name that OPSIN reads back as the same structure ({lens}), over every structure"
 
     def score_metrics(self, run: Run) -> tuple[ScoreMetric, ...]:
@@ -330,14 +290,14 @@ class NamesAdapter(FamilyAdapter):
                 "ratio",
                 f"round-trip valid ({lens}) among the structures the run named",
             )
-            for lens in _lenses(run.rows)
+            for lens in _LENSES
         )
 
     def scores(self, row: Row, run: Run) -> Mapping[str, tuple[float, float] | None]:
         emitted = 1.0 if row["emitted"] else 0.0
         return {
             f"of_emitted_rt[{lens}]": (float(row[lens] == RowClass.RT_VALID), emitted)
-            for lens in _lenses(run.rows)
+            for lens in _LENSES
         }
 
     def system_name(self, run: Run) -> str:

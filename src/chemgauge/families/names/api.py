@@ -2,21 +2,23 @@
 
 >>> import chemgauge.families.names
 >>> report = chemgauge.families.names.coverage("names/pairs.tsv", out="runs/names")
->>> report["metrics"]["lenses"]["strict"]["of_emitted_rt"]["rate"]
+>>> report["metrics"]["lenses"]["strict"]["of_emitted_rt"]["value"]
 
-A pairs file streams: pairs are read, scored and journaled a block at a time, and the rows
-file and report are built by reading the journal back in input order, so memory tracks the
-block size; what grows with the corpus is one id a pair (see
-:mod:`chemgauge.families.names.runner`). With a namer command the namer names every
-structure in one batch, so those structures and names are held for the run. The command
-line and this module run the same :func:`score_coverage`.
+The keywords are the command's flags by name (``jobs=1`` is ``--jobs 1``; see
+:class:`~chemgauge.families.names.config.CoverageConfig`). A pairs file streams: pairs are
+read, scored and journaled a block at a time, and the rows file and report are built by
+reading the journal back in input order, so memory tracks the block size; what grows with
+the corpus is one id a pair (see :mod:`chemgauge.families.names.runner`). With a namer
+(``model``, or ``namer_cmd`` for the ``command`` namer) the namer names every structure of
+``smiles`` in one batch, so those structures and names are held for the run. The command line
+and this module run the same :func:`score_coverage`.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -26,22 +28,20 @@ from chemgauge.eval.executors import ExecutorConfig, make_executor
 from chemgauge.eval.outputs import Output, claim_outputs
 from chemgauge.eval.provenance import sha256_file, sha256_json
 from chemgauge.eval.records import RejectionStats, ResumableJsonlWriter, atomic_write_rows
+from chemgauge.families.names.config import DEFAULT_MAX_OPSIN_ERRORS, CoverageConfig
 from chemgauge.families.names.inputs import NamePair, iter_pairs, read_smiles_file
-from chemgauge.families.names.runner import (
-    CoverageConfig,
-    ReadBack,
-    build_report,
-    journal_rows,
-    score_pairs,
-)
+from chemgauge.families.names.runner import ReadBack, build_report, journal_rows, score_pairs
+from chemgauge.families.names.systems import NAMERS, build_namer
+from chemgauge.report.runs import REPORT_NAME, ROWS_NAME
 
 __all__ = [
     "DEFAULT_MAX_OPSIN_ERRORS",
-    "CoverageOptions",
+    "CoverageConfig",
     "check_opsin_errors",
     "check_source",
     "coverage",
     "journal_path",
+    "run_outputs",
     "score_coverage",
 ]
 
@@ -54,31 +54,6 @@ _TIMING_ONLY = frozenset({"timeout_s", "jvms", "java", "mode", "extra_jvms_after
 # JIT cost more than it saves on a shorter run (bench/names_opsin.py: on 2 cores one JVM
 # reads a cold list of 1,044 names faster than two).
 _EXTRA_JVMS_AFTER = 2000
-# Default largest share of emitted names OPSIN may fail on (timeouts, crashes, refusals)
-# before the run fails: beyond it the rates describe a different set of names.
-DEFAULT_MAX_OPSIN_ERRORS = 0.01
-
-
-@dataclass(frozen=True)
-class CoverageOptions:
-    """How a coverage run reads and scores names (the command's flags of the same names)."""
-
-    jobs: int = 2
-    radicals: bool = False
-    lenient_stereo: bool = False
-    abstain_markers: tuple[str, ...] = ()
-    pin_pct: float | None = None
-    timeout: float = 30.0
-    namer_timeout: float = 600.0
-    strict: bool = False
-    max_opsin_errors: float = DEFAULT_MAX_OPSIN_ERRORS
-    restart: bool = False
-
-    def __post_init__(self) -> None:
-        if not 0.0 <= self.max_opsin_errors <= 1.0:
-            raise ConfigError(
-                f"--max-opsin-errors must be between 0 and 1, got {self.max_opsin_errors}"
-            )
 
 
 def journal_path(output_rows: Path) -> Path:
@@ -103,35 +78,50 @@ def _blocks(
         yield block
 
 
-def check_source(pairs: Path | None, namer_cmd: str | None, smiles: Path | None) -> None:
-    """A run scores a pairs file or a namer command's names for a SMILES file, never both:
-    checked before any output is claimed, so a wrong call leaves nothing behind."""
-    if (pairs is None) == (namer_cmd is None):
-        raise ConfigError("give exactly one of --input (pairs) or --namer-cmd (with --smiles)")
-    if namer_cmd is not None and smiles is None:
-        raise ConfigError("--namer-cmd needs --smiles FILE with the structures to name")
+def check_source(input: Path | None, smiles: Path | None, config: CoverageConfig) -> None:
+    """A run scores a pairs file or a namer's names for a SMILES file, never both, and a
+    namer must be registered: checked before any output is claimed, so a wrong call leaves
+    nothing behind."""
+    namer = config.namer
+    if (input is None) == (namer is None):
+        raise ConfigError(
+            "give exactly one of --input (a pairs file) or a namer (--model NAME or "
+            "--namer-cmd CMD, with --smiles)"
+        )
+    if namer is None:
+        if smiles is not None:
+            raise ConfigError(
+                "--smiles is read only by a namer: add --model NAME or --namer-cmd CMD"
+            )
+        return
+    if smiles is None:
+        raise ConfigError(f"{config.namer_flag} needs --smiles FILE with the structures to name")
+    NAMERS.get(namer)  # an unknown name fails here, with "did you mean"
+
+
+def run_outputs(out: Path) -> list[Output]:
+    """What a run writes into the folder ``out`` (rows, report, the journal until the end)."""
+    rows = out / ROWS_NAME
+    return [Output("--out", out, files=(ROWS_NAME, REPORT_NAME), derived=(journal_path(rows),))]
 
 
 def _pairs(
-    pairs: Path | None,
-    namer_cmd: str | None,
-    smiles: Path | None,
-    options: CoverageOptions,
-    stats: RejectionStats,
+    input: Path | None, smiles: Path | None, config: CoverageConfig, stats: RejectionStats
 ) -> tuple[Iterable[NamePair], Path]:
     """The pairs to score and the file they come from (the namer's run on ``smiles``)."""
-    check_source(pairs, namer_cmd, smiles)
-    if pairs is not None:
+    check_source(input, smiles, config)
+    if input is not None:
         # Checked whole before it streams (under --strict every line), so a refused file
         # never leaves a journal: fixing it changes its hash, and the journal with it.
-        return iter_pairs(pairs, stats), pairs
-    assert smiles is not None  # check_source: a namer command comes with its SMILES file
-    from chemgauge.families.names.engine.namer import CommandNamer
-
+        return iter_pairs(input, stats), input
+    assert smiles is not None  # check_source: a namer comes with its SMILES file
     structures = read_smiles_file(smiles, stats)
-    names = CommandNamer.from_string(namer_cmd or "", options.namer_timeout).name(
-        [p.smiles for p in structures]
-    )
+    names = list(build_namer(config).name([p.smiles for p in structures]))
+    if len(names) != len(structures):
+        raise BackendError(
+            f"{config.namer_flag} returned {len(names)} names for {len(structures)} "
+            "structures; a namer answers each structure once (None or empty: abstained)"
+        )
     named = [
         NamePair(p.item_id, p.line, p.smiles, n) for p, n in zip(structures, names, strict=True)
     ]
@@ -140,32 +130,28 @@ def _pairs(
 
 def score_coverage(
     *,
-    pairs: Path | None = None,
-    namer_cmd: str | None = None,
+    input: Path | None = None,
     smiles: Path | None = None,
-    output_rows: Path,
-    report_file: Path | None,
-    options: CoverageOptions,
+    out: Path,
+    config: CoverageConfig,
     progress: Callable[[int], None] | None = None,
     notice: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Score a pairs file, or a namer command's names for a SMILES file, with the real
-    OPSIN: rows to ``output_rows``, the report returned (written to ``report_file`` unless
-    ``None``). ``progress`` gets input lines as they are done; ``notice`` a resume message.
-    The caller checks the outputs and takes the run lock."""
+    """Score a pairs file, or a namer's names for a SMILES file, with the real OPSIN into
+    the run folder ``out`` (``rows.jsonl``, ``report.json``); return the report.
+    ``progress`` gets input lines as they are done; ``notice`` a resume message. The caller
+    checks the outputs and takes the run lock."""
     from chemgauge.families.names.engine.runner import OpsinConfig, OpsinRunner
 
-    stats = RejectionStats(strict=options.strict)
+    rows_file, report_file = out / ROWS_NAME, out / REPORT_NAME
+    stats = RejectionStats(strict=config.strict)
     started = time.perf_counter()
-    stream, source = _pairs(pairs, namer_cmd, smiles, options, stats)
-    config = CoverageConfig(
-        abstain_markers=tuple(sorted(set(options.abstain_markers))), pin_pct=options.pin_pct
-    )
+    stream, source = _pairs(input, smiles, config, stats)
     opsin_config = OpsinConfig(
-        allow_radicals=options.radicals,
-        allow_uninterpretable_stereo=options.lenient_stereo,
-        timeout_s=options.timeout,
-        jvms=options.jobs,
+        allow_radicals=config.radicals,
+        allow_uninterpretable_stereo=config.lenient_stereo,
+        timeout_s=config.timeout,
+        jvms=config.jobs,
         extra_jvms_after=_EXTRA_JVMS_AFTER,
     )
     loaded = time.perf_counter()
@@ -177,12 +163,12 @@ def score_coverage(
             "input_sha256": sha256_file(source),
         }
     )
-    journal_file = journal_path(output_rows)
+    journal_file = journal_path(rows_file)
     journal = ResumableJsonlWriter(
         journal_file,
         config_sha256=run_hash,
         key_field="id",
-        restart=options.restart,
+        restart=config.restart,
         keep_rows=False,
     )
     if journal.keys and notice is not None:
@@ -196,7 +182,7 @@ def score_coverage(
                 ReadBack(r.smiles, r.status.value, r.error) for r in opsin.names_to_smiles(names)
             ]
 
-        executor = make_executor(ExecutorConfig(kind="local", jobs=options.jobs, chunk_size=16))
+        executor = make_executor(ExecutorConfig(kind="local", jobs=config.jobs, chunk_size=16))
         try:
             with journal:
                 done = 0  # input lines, so resumed and rejected lines count too
@@ -217,24 +203,24 @@ def score_coverage(
         input_stats=stats,
         engine=engine,
         timing={"load_s": loaded - started, "score_s": scored - loaded},
-        rows_path=output_rows,
+        rows_path=rows_file,
         report_path=report_file,
         engine_config=opsin_options,
     )
-    atomic_write_rows(output_rows, journal_rows(journal_file, order))
+    atomic_write_rows(rows_file, journal_rows(journal_file, order))
     journal_file.unlink(missing_ok=True)
-    if report_file is not None:
-        write_envelope(report_file, report)
+    write_envelope(report_file, report)
     return report
 
 
 def check_opsin_errors(
     report: dict[str, Any],
     rows_file: str,
-    options: CoverageOptions,
+    config: CoverageConfig,
     warn: Callable[[str], None] | None = None,
 ) -> None:
-    """Warn about OPSIN errors; raise when ``strict`` or their share is over the limit."""
+    """Warn about OPSIN errors; raise under ``--strict`` or when their share is over
+    ``--max-opsin-errors``."""
     metrics = report["metrics"]
     errors, names = metrics["opsin_error"], metrics["emitted"]
     if not errors:
@@ -246,45 +232,40 @@ def check_opsin_errors(
             f"warning: OPSIN failed on {errors} of {names} names ({share:.1%}; {kinds}); they "
             f"are opsin_error rows in {rows_file}, in no rate"
         )
-    if options.strict:
+    if config.strict:
         raise BackendError(f"--strict: {errors} names hit OPSIN errors; the rows are written")
-    if share > options.max_opsin_errors:
+    if share > config.max_opsin_errors:
         raise BackendError(
             f"{errors} of {names} names ({share:.1%}) hit OPSIN errors, more than "
-            f"--max-opsin-errors {options.max_opsin_errors:g}; the rows and report are written "
+            f"--max-opsin-errors {config.max_opsin_errors:g}; the rows and report are written "
             "(a timeout: rerun with a larger --timeout)"
         )
 
 
 def coverage(
-    pairs: str | Path | None = None,
+    input: str | Path | None = None,
     *,
-    namer_cmd: str | None = None,
     smiles: str | Path | None = None,
     out: str | Path = "runs/names",
-    options: CoverageOptions | None = None,
+    **flags: Any,
 ) -> dict[str, Any]:
-    """Score a pairs file (``smiles`` and ``name`` columns), or ``namer_cmd``'s names for
+    """Score a pairs file ``input`` (``smiles`` and ``name`` columns), or a namer's names for
     the structures of ``smiles``, into the run folder ``out`` (``rows.jsonl``,
-    ``report.json``); return the report. Too many OPSIN errors raise
-    :class:`~chemgauge.errors.BackendError` after the files are written, as the command
-    exits non-zero."""
-    chosen = options or CoverageOptions()
+    ``report.json``); return the report.
+
+    ``flags`` are the command's other flags by name, e.g. ``model="command"``,
+    ``namer_cmd="python3 names/namer.py"``, ``jobs=1``, ``abstain_marker=("n/a",)``
+    (:class:`~chemgauge.families.names.config.CoverageConfig`; an unknown name fails with
+    "did you mean"). Too many OPSIN errors raise :class:`~chemgauge.errors.BackendError`
+    after the files are written, as the command exits non-zero.
+    """
+    config = CoverageConfig.from_flags(flags)
     folder = Path(out)
-    rows, report_file = folder / "rows.jsonl", folder / "report.json"
-    pairs_path = None if pairs is None else Path(pairs)
+    input_path = None if input is None else Path(input)
     smiles_path = None if smiles is None else Path(smiles)
-    outputs = [Output("out", rows, derived=(journal_path(rows),)), Output("out", report_file)]
-    check_source(pairs_path, namer_cmd, smiles_path)
-    inputs = [("pairs", pairs_path), ("smiles", smiles_path)]
-    with claim_outputs(outputs, inputs, command="chemgauge.families.names.coverage"):
-        report = score_coverage(
-            pairs=pairs_path,
-            namer_cmd=namer_cmd,
-            smiles=smiles_path,
-            output_rows=rows,
-            report_file=report_file,
-            options=chosen,
-        )
-    check_opsin_errors(report, rows.name, chosen)
+    check_source(input_path, smiles_path, config)
+    inputs = [("--input", input_path), ("--smiles", smiles_path)]
+    with claim_outputs(run_outputs(folder), inputs, command="chemgauge.families.names.coverage"):
+        report = score_coverage(input=input_path, smiles=smiles_path, out=folder, config=config)
+    check_opsin_errors(report, ROWS_NAME, config)
     return report

@@ -9,20 +9,20 @@ from typing import Any
 
 import typer
 
-from chemgauge.cli.options import QUIET, Inputs, guarded, report_path
+from chemgauge.cli.options import QUIET, Inputs, guarded
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import print_summary, rate_cell, summary_table
-from chemgauge.eval.envelope import envelope_bytes
 from chemgauge.eval.outputs import Output
 from chemgauge.families.names import (
     DEFAULT_MAX_OPSIN_ERRORS,
-    CoverageOptions,
+    CoverageConfig,
     check_opsin_errors,
     check_source,
-    journal_path,
+    run_outputs,
     score_coverage,
 )
 from chemgauge.families.names.inputs import count_lines
+from chemgauge.report.runs import ROWS_NAME
 
 app = typer.Typer(help="Name round-trip coverage with the real OPSIN.", no_args_is_help=True)
 
@@ -48,8 +48,8 @@ def _print_summary(report: dict[str, Any], rows_file: str) -> None:
         cells = [str(counts[c]) for c in (*_CLASSES, "opsin_error")]
         rows.append((lens, *cells, str(metrics["total"])))
         rate = values["of_emitted_rt"]
-        low, high = rate["ci95"] if rate["rate"] is not None else (None, None)
-        rates.append(f"{lens} {rate_cell(rate['rate'], low, high)}")
+        low, high = rate["interval"]
+        rates.append(f"{lens} {rate_cell(rate['value'], low, high)}")
     notes = [
         "round-trip valid / names OPSIN answered for (95% Wilson): " + ", ".join(rates),
         _rejected_note(metrics["input_stats"]),
@@ -77,14 +77,30 @@ def _print_summary(report: dict[str, Any], rows_file: str) -> None:
     )
 
 
+def _config(args: Mapping[str, Any]) -> CoverageConfig:
+    """The run's config from the command's arguments (one place, for the guard and the run)."""
+    return CoverageConfig(
+        model=args["model"],
+        namer_cmd=args["namer_cmd"],
+        namer_timeout=args["namer_timeout"],
+        jobs=args["jobs"],
+        radicals=args["radicals"],
+        lenient_stereo=args["lenient_stereo"],
+        abstain_marker=tuple(args["abstain_marker"]),
+        pin_pct=args["pin_pct"],
+        timeout=args["timeout"],
+        strict=args["strict"],
+        max_opsin_errors=args["max_opsin_errors"],
+        restart=args["restart"],
+    )
+
+
 def _coverage_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
-    rows: Path = args["output_rows"]
-    outputs = [Output("--output-rows", rows, derived=(journal_path(rows),))]
-    check_source(args["input_path"], args["namer_cmd"], args["smiles_file"])
-    report = report_path(rows, args["output_report"])
-    if report is not None:
-        outputs.append(Output("--output-report", report))
-    return outputs, [("--input", args["input_path"]), ("--smiles", args["smiles_file"])]
+    check_source(args["input_path"], args["smiles_file"], _config(args))
+    return run_outputs(args["out"]), [
+        ("--input", args["input_path"]),
+        ("--smiles", args["smiles_file"]),
+    ]
 
 
 @app.command("coverage")
@@ -93,21 +109,24 @@ def coverage(
     input_path: Path | None = typer.Option(
         None, "--input", "-i", help="Pairs file (.tsv, .csv or .jsonl) with smiles and name."
     ),
+    model: str | None = typer.Option(
+        None,
+        "--model",
+        "-m",
+        help="Namer to score on --smiles (chemgauge list names); --namer-cmd means command.",
+    ),
     namer_cmd: str | None = typer.Option(
-        None, "--namer-cmd", help="Structure-to-name command: SMILES on stdin, names on stdout."
+        None,
+        "--namer-cmd",
+        help="The command namer's program: SMILES on stdin, one name a line on stdout.",
     ),
     smiles_file: Path | None = typer.Option(
-        None, "--smiles", help="SMILES file to name with --namer-cmd."
+        None, "--smiles", help="SMILES file for the namer to name."
     ),
-    output_rows: Path = typer.Option(
-        Path("runs/names/rows.jsonl"), "--output-rows", help="Row file (JSONL)."
+    out: Path = typer.Option(
+        Path("runs/names"), "--out", "-o", help="Run folder: rows.jsonl and report.json."
     ),
-    output_report: Path | None = typer.Option(
-        None,
-        "--output-report",
-        help="Report JSON (default: report.json beside the rows; - prints it on stdout).",
-    ),
-    jvms: int = typer.Option(
+    jobs: int = typer.Option(
         2,
         "--jobs",
         "-j",
@@ -145,21 +164,9 @@ def coverage(
     quiet: bool = QUIET,
 ) -> None:
     """Score a structure-to-name generator: a name counts only if OPSIN reads it back right."""
-    options = CoverageOptions(
-        jobs=jvms,
-        radicals=radicals,
-        lenient_stereo=lenient_stereo,
-        abstain_markers=tuple(abstain_marker),
-        pin_pct=pin_pct,
-        timeout=timeout,
-        namer_timeout=namer_timeout,
-        strict=strict,
-        max_opsin_errors=max_opsin_errors,
-        restart=restart,
-    )
+    config = _config(locals())
     source = input_path if input_path is not None else smiles_file
     lines = count_lines(source) if source is not None and source.is_file() else None
-    output_report = report_path(output_rows, output_report)
     with progress_bar("names", lines, quiet=quiet, min_total=2000) as bar:
         done = [0]  # input lines reported, so the bar ends full (resumed, rejected lines too)
 
@@ -168,18 +175,14 @@ def coverage(
             bar(n)
 
         report = score_coverage(
-            pairs=input_path,
-            namer_cmd=namer_cmd,
+            input=input_path,
             smiles=smiles_file,
-            output_rows=output_rows,
-            report_file=output_report,
-            options=options,
+            out=out,
+            config=config,
             progress=advance,
             notice=None if quiet else lambda text: typer.echo(text, err=True),
         )
         bar(max(0, (lines or 0) - done[0]))
-    if output_report is None:
-        typer.echo(envelope_bytes(report).decode(), nl=False)
     if not quiet:
-        _print_summary(report, output_rows.name)
-    check_opsin_errors(report, output_rows.name, options, lambda text: typer.echo(text, err=True))
+        _print_summary(report, ROWS_NAME)
+    check_opsin_errors(report, ROWS_NAME, config, lambda text: typer.echo(text, err=True))

@@ -9,8 +9,11 @@ FAMILY = Family(
         "same structure?"
     ),
     package="chemgauge.families.names",
-    schema_version=2,
+    # 3: every rate is the one Rate shape (value, interval, method; was rate, ci95).
+    schema_version=3,
     cli="chemgauge.families.names.cli:app",
     adapter="chemgauge.families.names.adapter:NamesAdapter",
+    metrics="chemgauge.families.names.metrics_model:NamesMetrics",
+    listing="chemgauge.families.names.listing:entries",
     docs="families/names.md",
 )

@@ -32,7 +32,7 @@ from typing import Any
 
 from chemgauge.chem.parity import KeyedStructure, ParityVerdict, keyed_structure, parity_verdict
 from chemgauge.errors import RoundTripError
-from chemgauge.eval.stats import wilson_interval
+from chemgauge.eval.metrics import rate
 
 __all__ = [
     "DEFAULT_ABSTAIN_MARKERS",
@@ -85,7 +85,7 @@ class RowResult:
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any], lenses: Iterable[str]) -> RowResult:
-        """A rows-file row as a result (rows written before reasons existed have none)."""
+        """A rows-file row as a result."""
         return cls(
             row["smiles"],
             row["name"],
@@ -93,7 +93,7 @@ class RowResult:
             row["opsin_parsed"],
             row["opsin_smiles"],
             {lens: RowClass(row[lens]) for lens in lenses},
-            row.get("unscorable_reasons") or {},
+            row["unscorable_reasons"],
         )
 
     @property
@@ -216,16 +216,6 @@ def classify_row(
     return RowResult(smiles, name, True, True, parsed, classes, reasons)
 
 
-def _rate(count: int, n: int) -> dict[str, Any]:
-    interval = wilson_interval(count, n)
-    return {
-        "count": count,
-        "n": n,
-        "rate": interval.estimate,
-        "ci95": [interval.low, interval.high],
-    }
-
-
 class CoverageTally:
     """Running counts behind the coverage report, folded in one row at a time.
 
@@ -261,7 +251,8 @@ class CoverageTally:
         """The coverage report under each lens; ``pin_pct`` is carried verbatim, never derived.
 
         Every rate leaves out the pairs OPSIN failed on (``opsin_error``); each lens's
-        ``counts`` still add up to ``total``.
+        ``counts`` still add up to ``total``. Each rate has the one rate shape (count, n,
+        value and a 95% Wilson interval, :func:`chemgauge.eval.metrics.rate`).
         """
         rated = self.total - self.opsin_errors
         emitted = self.emitted - self.opsin_errors  # names OPSIN answered for
@@ -270,11 +261,11 @@ class CoverageTally:
             valid = counts[RowClass.RT_VALID]
             by_lens[lens] = {
                 "matcher": LENSES[lens],
-                "coverage": _rate(emitted, rated),
-                "of_emitted_rt": _rate(valid, emitted),
-                "confidently_wrong": _rate(counts[RowClass.CONFIDENTLY_WRONG], rated),
-                "unparseable": _rate(counts[RowClass.UNPARSEABLE], rated),
-                "abs_rt_valid": _rate(valid, rated),
+                "coverage": rate(emitted, rated),
+                "of_emitted_rt": rate(valid, emitted),
+                "confidently_wrong": rate(counts[RowClass.CONFIDENTLY_WRONG], rated),
+                "unparseable": rate(counts[RowClass.UNPARSEABLE], rated),
+                "abs_rt_valid": rate(valid, rated),
                 "unscorable": counts[RowClass.UNSCORABLE],
                 "unscorable_reasons": dict(sorted(self.reasons[lens].items())),
                 "counts": {c.value: counts[c] for c in RowClass},

@@ -18,7 +18,7 @@ import heapq
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,8 @@ from chemgauge.eval.envelope import (
 from chemgauge.eval.executors import Executor, ItemFailure, SerialExecutor
 from chemgauge.eval.provenance import reproducibility_sha256
 from chemgauge.eval.records import RejectionStats, iter_journal_by_keys
+from chemgauge.families.names.config import CoverageConfig
+from chemgauge.families.names.family import FAMILY
 from chemgauge.families.names.inputs import NamePair
 from chemgauge.families.names.metrics import (
     LENSES,
@@ -41,12 +43,11 @@ from chemgauge.families.names.metrics import (
     classify_parsed,
     is_abstention,
 )
+from chemgauge.families.names.metrics_model import NamesMetrics
 
 __all__ = [
     "MAX_WRONG_LISTED",
     "OPSIN_ERROR_STATUSES",
-    "REPORT_SCHEMA_VERSION",
-    "CoverageConfig",
     "ReadBack",
     "RowSummary",
     "build_report",
@@ -56,7 +57,6 @@ __all__ = [
     "score_pairs",
 ]
 
-REPORT_SCHEMA_VERSION = 2
 #: The row field the envelope's ``counts.by_status`` counts (the seed's house lens).
 STATUS_FIELD = "strict"
 MAX_WRONG_LISTED = 200
@@ -90,18 +90,6 @@ class ReadBack:
 
 
 ResolveBatch = Callable[[Sequence[str]], Sequence[ReadBack]]
-
-
-@dataclass(frozen=True)
-class CoverageConfig:
-    """What decides a row's class: abstention markers and which lenses are reported."""
-
-    abstain_markers: tuple[str, ...] = ()
-    pin_pct: float | None = None
-
-    def describe(self) -> dict[str, Any]:
-        """Config for hashing (every field changes results)."""
-        return {**asdict(self), "lenses": dict(LENSES)}
 
 
 Match = tuple[dict[str, str], dict[str, str]]  # lens -> class, lens -> why unscorable
@@ -172,7 +160,7 @@ def score_pairs(
     emitted = [
         p.name
         for p in pairs
-        if p.name is not None and not is_abstention(p.name, config.abstain_markers)
+        if p.name is not None and not is_abstention(p.name, config.abstain_marker)
     ]
     distinct = list(dict.fromkeys(emitted))
     answers = list(resolve(distinct))
@@ -340,6 +328,23 @@ def journal_rows(path: str | Path, keys: Sequence[str]) -> Iterator[dict[str, An
         yield row
 
 
+def _checked_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
+    """The metrics block as the published model has it (validated: a block the schema
+    refuses is never written)."""
+    return NamesMetrics.model_validate(metrics).model_dump(mode="json")
+
+
+def _backends(engine: dict[str, Any], config: CoverageConfig) -> dict[str, Any]:
+    """What the run drove: OPSIN, and the namer that named the structures (when one did)."""
+    backends: dict[str, Any] = {"opsin": engine}
+    if config.namer is not None:
+        namer = {"model": config.namer}
+        if config.namer_cmd is not None:
+            namer["namer_cmd"] = config.namer_cmd
+        backends["namer"] = namer
+    return backends
+
+
 def build_report(
     rows: Iterable[dict[str, Any]],
     *,
@@ -367,20 +372,22 @@ def build_report(
     envelope = build_envelope(
         EnvelopeParts(
             family="names",
-            family_schema_version=REPORT_SCHEMA_VERSION,
+            family_schema_version=FAMILY.schema_version,
             config={"coverage": config.describe(), "engine": dict(engine_config or {})},
             inputs=[record_input("input", input_path)],
-            provenance=base_provenance({"opsin": engine}),
+            provenance=base_provenance(_backends(engine, config)),
             rows_path=rows_file,
             reproducibility_sha256=digest,
             timing=timing,
             counts=counts.result(input_stats.counts),
-            metrics={
-                **summary.tally.result(config.pin_pct),
-                "input_stats": input_stats.to_dict(),
-                **summary.listings(),
-                "complete_lists": COMPLETE_LISTS,
-            },
+            metrics=_checked_metrics(
+                {
+                    **summary.tally.result(config.pin_pct),
+                    "input_stats": input_stats.to_dict(),
+                    **summary.listings(),
+                    "complete_lists": COMPLETE_LISTS,
+                }
+            ),
         ),
         report_path if report_path is not None else rows_file.with_name("report.json"),
     )

@@ -1,4 +1,5 @@
-"""An external structure-to-name tool driven as one batch over stdin, never through a shell."""
+"""The ``command`` namer: an external structure-to-name tool driven as one batch over stdin,
+never through a shell (``--namer-cmd``)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,14 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from chemgauge.errors import BackendError, ConfigError
 
-__all__ = ["CommandNamer"]
+if TYPE_CHECKING:
+    from chemgauge.families.names.config import CoverageConfig
+
+__all__ = ["CommandNamer", "command_namer"]
 
 _MAX_OUTPUT_BYTES = 256 << 20
 _STDERR_TAIL_BYTES = 4096
@@ -136,3 +140,10 @@ class CommandNamer:
                 "it must print exactly one name per input line (an empty line to abstain)"
             )
         return lines
+
+
+def command_namer(config: CoverageConfig) -> CommandNamer:
+    """The ``command`` namer of a run: ``--namer-cmd``'s program, ``--namer-timeout``'s limit."""
+    if config.namer_cmd is None:
+        raise ConfigError("--model command needs --namer-cmd CMD (the program to run)")
+    return CommandNamer.from_string(config.namer_cmd, config.namer_timeout)

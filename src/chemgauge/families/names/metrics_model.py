@@ -1,0 +1,133 @@
+"""The typed ``metrics`` block of a names report, published as ``metrics.v3.schema.json``.
+
+The report writer builds the block (:class:`~chemgauge.families.names.metrics.CoverageTally`
+plus the input statistics and the bounded listings) and validates it through
+:class:`NamesMetrics` before writing; the loader validates every report it reads against the
+same model. Every rate is the one :class:`~chemgauge.eval.metrics.Rate` shape.
+
+Regenerate the schema file after changing a model here::
+
+    python -c "from chemgauge.families.names.metrics_model import write_schema; write_schema()"
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+
+from chemgauge.eval.metrics import MetricsModel, Rate, write_metrics_schema
+
+__all__ = [
+    "Diagnostic",
+    "InputStats",
+    "LensCounts",
+    "LensMetrics",
+    "Lenses",
+    "NamesMetrics",
+    "OpsinErrorEntry",
+    "WrongEntry",
+    "write_schema",
+]
+
+
+class LensCounts(MetricsModel):
+    """Rows of each class under one lens; they add up to ``total``."""
+
+    abstained: int = Field(ge=0)
+    rt_valid: int = Field(ge=0)
+    confidently_wrong: int = Field(ge=0)
+    unparseable: int = Field(ge=0)
+    unscorable: int = Field(ge=0)
+    opsin_error: int = Field(ge=0)
+
+
+class LensMetrics(MetricsModel):
+    """The rates under one identity lens, over the rated rows (all but ``opsin_error``)."""
+
+    matcher: str = Field(description="The registered identity policy the lens compares by.")
+    coverage: Rate = Field(description="Names emitted (and answered by OPSIN) / rated rows.")
+    of_emitted_rt: Rate = Field(description="Round-trip valid / names OPSIN answered for.")
+    confidently_wrong: Rate = Field(description="Parsed to another structure / rated rows.")
+    unparseable: Rate = Field(description="Read by OPSIN, not interpretable / rated rows.")
+    abs_rt_valid: Rate = Field(description="Round-trip valid / rated rows.")
+    unscorable: int = Field(ge=0, description="Rows the lens cannot judge (never credited).")
+    unscorable_reasons: dict[str, int] = Field(description="Unscorable rows by reason.")
+    counts: LensCounts
+
+
+class Lenses(MetricsModel):
+    """The three lenses side by side, over the same rows."""
+
+    parity: LensMetrics
+    strict: LensMetrics
+    exact: LensMetrics
+
+
+class Diagnostic(MetricsModel):
+    """One rejected input line (the first ones are kept)."""
+
+    line: int
+    reason: str
+    excerpt: str
+    detail: str
+
+
+class InputStats(MetricsModel):
+    """Accepted and rejected input lines, by reason."""
+
+    accepted: int = Field(ge=0)
+    rejected: int = Field(ge=0)
+    rejections_by_reason: dict[str, int]
+    diagnostics: list[Diagnostic]
+    diagnostics_truncated: bool
+
+
+class WrongEntry(MetricsModel):
+    """A confidently wrong row: both structures and the lenses it is wrong under."""
+
+    id: str
+    smiles: str
+    name: str | None
+    opsin_smiles: str | None
+    wrong_under: list[str]
+
+
+class OpsinErrorEntry(MetricsModel):
+    """A name OPSIN failed on, with OPSIN's status and message."""
+
+    id: str
+    name: str | None
+    opsin_status: str | None
+    opsin_error: str | None
+
+
+class NamesMetrics(MetricsModel):
+    """The ``metrics`` block of ``chemgauge names coverage``'s report."""
+
+    total: int = Field(ge=0, description="Rows (accepted input pairs).")
+    opsin_error: int = Field(ge=0, description="Rows OPSIN failed on: in no rate.")
+    rated: int = Field(ge=0, description="Rows every rate is over (total - opsin_error).")
+    emitted: int = Field(ge=0, description="Rows with a name (not abstained).")
+    abstained: int = Field(ge=0)
+    opsin_parsed: int = Field(ge=0, description="Names OPSIN read back to a structure.")
+    unparseable: int = Field(ge=0, description="Names OPSIN read and could not interpret.")
+    lenses: Lenses
+    pin_pct: float | None = Field(description="--pin-pct, carried verbatim (never derived).")
+    input_stats: InputStats
+    confidently_wrong_rows: list[WrongEntry] = Field(description="The first 200 wrong rows.")
+    confidently_wrong_total: int = Field(ge=0)
+    confidently_wrong_listed_truncated: bool
+    opsin_error_rows: list[OpsinErrorEntry] = Field(description="The first 200 OPSIN errors.")
+    opsin_error_by_status: dict[str, int]
+    opsin_error_listed_truncated: bool
+    complete_lists: str = Field(description="Where every listed kind of row is in full.")
+
+
+def write_schema(path: Path | None = None) -> Path:
+    """Write the published schema of :class:`NamesMetrics` (default: beside this module)."""
+    from chemgauge.families.names.family import FAMILY
+
+    target = path or FAMILY.metrics_schema_path()
+    write_metrics_schema(NamesMetrics, "chemgauge names metrics", target)
+    return target

@@ -1,0 +1,42 @@
+"""The systems under test of the names family: namers, registered by name.
+
+A namer names a batch of structures (SMILES) and returns, for each, one name or an
+abstention (``None`` or an empty name). Each registered factory takes the run's
+:class:`~chemgauge.families.names.config.CoverageConfig` and returns a :class:`Namer`;
+``--model NAME`` picks one (``--namer-cmd`` picks ``command``). Adding a namer is one
+registration here (``NAMERS.register_lazy(name, "module:factory")``) or, from another
+package, one entry point in the group ``chemgauge.names_systems``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from chemgauge.registry import Systems
+
+if TYPE_CHECKING:
+    from chemgauge.families.names.config import CoverageConfig
+
+__all__ = ["NAMERS", "Namer", "build_namer"]
+
+
+@runtime_checkable
+class Namer(Protocol):
+    """A structure-to-name generator: one name (or ``None``/empty: abstained) per SMILES."""
+
+    def name(self, smiles: Sequence[str]) -> Sequence[str | None]:
+        """Names for a batch of SMILES, in order, exactly one per structure."""
+        ...
+
+
+NAMERS: Systems[CoverageConfig, Namer] = Systems("names", Namer)
+NAMERS.register_lazy("command", "chemgauge.families.names.engine.namer:command_namer")
+
+
+def build_namer(config: CoverageConfig) -> Namer:
+    """The namer ``config`` selects (unknown names fail with "did you mean")."""
+    name = config.namer
+    if name is None:
+        raise ValueError("this run scores a pairs file: it has no namer")
+    return NAMERS.build(name, config)

@@ -1,0 +1,76 @@
+"""The one config of ``names coverage``: every check names its flag, only what decides a
+row's class is hashed, and the command line and the Python API build the same object."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from chemgauge.cli import app
+from chemgauge.errors import ConfigError, UnknownNameError
+from chemgauge.families.names.config import CoverageConfig
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        ({"jobs": 0}, "--jobs must be between 1 and 64, got 0"),
+        ({"jobs": 65}, "--jobs must be between 1 and 64, got 65"),
+        ({"timeout": 0.0}, "--timeout must be a positive number of seconds"),
+        ({"namer_timeout": math.inf}, "--namer-timeout must be a positive number of seconds"),
+        ({"max_opsin_errors": 1.5}, "--max-opsin-errors must be between 0 and 1"),
+        ({"model": "other", "namer_cmd": "x"}, "it cannot go with --model other"),
+        ({"model": "command"}, "--model command needs --namer-cmd CMD"),
+    ],
+)
+def test_every_refused_value_names_its_flag(flags: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        CoverageConfig(**flags)  # type: ignore[arg-type]
+    assert message in str(caught.value)
+    assert "Config" not in str(caught.value), "a flag, never an internal class"
+
+
+def test_the_command_reports_a_bad_jobs_value_by_its_flag(tmp_path: Path) -> None:
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("smiles\tname\nCCO\tethanol\n")
+    run = tmp_path / "run"
+    args = ["names", "coverage", "-i", str(pairs), "-o", str(run), "--jobs", "0"]
+    result = CliRunner().invoke(app, args)
+    assert isinstance(result.exception, ConfigError)
+    assert str(result.exception) == "--jobs must be between 1 and 64, got 0"
+    assert not run.exists(), "refused before any output was claimed"
+
+
+def test_the_namer_is_the_model_or_command_for_a_namer_command() -> None:
+    assert CoverageConfig().namer is None
+    assert CoverageConfig(namer_cmd="my-namer").namer == "command"
+    assert CoverageConfig(model="command", namer_cmd="my-namer").namer == "command"
+    assert CoverageConfig(model="orthonym").namer == "orthonym"
+    assert CoverageConfig(namer_cmd="my-namer").namer_flag == "--namer-cmd"
+    assert CoverageConfig(model="orthonym").namer_flag == "--model orthonym"
+
+
+def test_only_what_decides_a_class_is_described() -> None:
+    base = CoverageConfig(abstain_marker=("n/a", "?", "n/a"), pin_pct=97.5)
+    described = base.describe()
+    assert described == {
+        "abstain_markers": ["?", "n/a"],
+        "pin_pct": 97.5,
+        "lenses": {"parity": "parity", "strict": "strict_key", "exact": "inchikey"},
+    }
+    timing = CoverageConfig(
+        abstain_marker=("?", "n/a"), pin_pct=97.5, jobs=4, timeout=5.0, restart=True
+    )
+    assert timing.describe() == described
+    assert CoverageConfig(abstain_marker=("?",), pin_pct=97.5).describe() != described
+
+
+def test_the_api_flags_are_checked_by_name() -> None:
+    with pytest.raises(UnknownNameError, match="Did you mean 'jobs'"):
+        CoverageConfig.from_flags({"job": 1})
+    single = CoverageConfig.from_flags({"abstain_marker": "n/a", "jobs": 1})
+    assert single == CoverageConfig(abstain_marker=("n/a",), jobs=1)
+    assert CoverageConfig.from_flags({"abstain_marker": ["a", "b"]}).abstain_marker == ("a", "b")
