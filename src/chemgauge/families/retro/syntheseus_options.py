@@ -34,7 +34,7 @@ SYNTHESEUS_KEYS: dict[str, str] = {
     "print_idxs": "k",
     "save_outputs": "true only: chemgauge always writes its results",
     "include_predictions": "false only: raw outputs are in journal.jsonl, verdicts in rows.jsonl",
-    "results_dir": "results_dir",
+    "results_dir": "out (the run folder, --out)",
     "filestring": "filestring: suffix of the syntheseus-shaped results file name",
     "resumable": "True: resume from journal.jsonl (chemgauge always can); False: restart",
     "back_translation_config": "refused: round trips use round_trip=chemgauge",
@@ -55,6 +55,7 @@ _RENAMES = {
     "print_idxs": "k",
     "back_translation_num_results": "round_trip_num_results",
     "model": "model_class",
+    "results_dir": "out",
 }
 
 
@@ -143,7 +144,7 @@ def translate_syntheseus_options(options: Mapping[str, Any]) -> dict[str, Any]:
                     key,
                     value,
                     "chemgauge always writes its results (it resumes from them); choose "
-                    "where with results_dir=...",
+                    "where with --out DIR (results_dir=DIR)",
                 )
         elif key == "include_predictions":
             if as_bool(key, value):
