@@ -21,7 +21,8 @@ __all__ = ["SYNTHESEUS_FOLDS", "SYNTHESEUS_KEYS", "translate_syntheseus_options"
 #: Each syntheseus ``eval-single-step`` key and what chemgauge makes of it.
 SYNTHESEUS_KEYS: dict[str, str] = {
     "data_dir": "data_dir (same scan for *{train,val,test}.{jsonl,csv,smi})",
-    "model_class": "model_class; a bare syntheseus class (LocalRetro) means syntheseus:LocalRetro",
+    "model_class": "model_class (-m/--model); a bare syntheseus class (LocalRetro) means "
+    "syntheseus:LocalRetro",
     "model_dir": "model_dir",
     "model_kwargs": "model_kwargs (a JSON object, or model_kwargs.<name>=<value> per argument)",
     "num_top_results": "num_top_results (default 100, as in syntheseus)",
