@@ -87,7 +87,7 @@ def test_retro_eval(tmp_path: Path) -> None:
     )
     args = ["retro", "eval", f"data_dir={data}", "model_class=predictions"]
     args += [f"model_dir={preds}", "num_top_results=5", "executor=serial"]
-    args += [f"results_dir={tmp_path / 'out'}"]
+    args += ["--out", str(tmp_path / "out")]
     out = _table(args, title="retro eval: test.smi, 2 targets")
     assert re.search(r"syntheseus\s*\|\s*exact\s*\|\s*2\s*\|\s*50\.0% \[9\.5, 90\.5\]", out)
     _quiet(args)

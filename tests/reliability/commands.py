@@ -77,7 +77,7 @@ def retro_eval(data: Path, preds: Path, out: Path, *extra: str) -> list[str]:
         "model_class": "predictions",
         "allow_missing": "true",
         "model_dir": str(preds),
-        "results_dir": str(out),
+        "out": str(out),
         "executor": "serial",
         "quiet": "true",
     }
