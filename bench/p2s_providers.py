@@ -21,14 +21,15 @@ from pathlib import Path
 import orjson
 
 from chemgauge.eval.records import iter_journal
-from chemgauge.families.p2s.build import BuildConfig, build_benchmark
+from chemgauge.families.p2s.build import build_benchmark
 from chemgauge.families.p2s.claim import claim_report, prediction_paths
 from chemgauge.families.p2s.compute import PROPERTY_JOURNAL, ComputeExecution
+from chemgauge.families.p2s.config import BuildConfig, RunConfig
 from chemgauge.families.p2s.embedded import nci_sources
 from chemgauge.families.p2s.engine.models import ModelOptions
 from chemgauge.families.p2s.engine.properties import ProviderOptions, TableProvider
 from chemgauge.families.p2s.engine.registry import get_model, get_provider
-from chemgauge.families.p2s.runner import RunConfig, run_model
+from chemgauge.families.p2s.runner import run_model
 from result_files import add_record_options, figure, record_path, write_result
 
 # name -> (provider, options, directories, which --*-sources count to use)

@@ -26,12 +26,13 @@ from typing import Any
 
 from chemgauge.chem.properties import embed_geometry
 from chemgauge.families.p2s.audit import audit_dataset
-from chemgauge.families.p2s.build import BuildConfig, build_benchmark
+from chemgauge.families.p2s.build import build_benchmark
 from chemgauge.families.p2s.claim import claim_report, prediction_paths
+from chemgauge.families.p2s.config import BuildConfig, RunConfig
 from chemgauge.families.p2s.embedded import default_data, nci_sources
 from chemgauge.families.p2s.engine.models import ModelOptions
 from chemgauge.families.p2s.engine.registry import get_model, get_provider
-from chemgauge.families.p2s.runner import RunConfig, run_model
+from chemgauge.families.p2s.runner import run_model
 from result_files import add_record_options, figure, record_path, write_result
 
 MODELS = ("property_oracle", "structure_only", "random")

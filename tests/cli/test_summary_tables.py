@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from chemgauge.cli.app import app
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import count_rate_cell, summary_table
-from chemgauge.families.p2s.build import BuildConfig
+from chemgauge.families.p2s.config import BuildConfig
 
 runner = CliRunner()
 INTERVAL = re.compile(r"\d+\.\d% \[\d+\.\d, \d+\.\d\]")
