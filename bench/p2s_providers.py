@@ -114,9 +114,9 @@ def run_setting(name: str, sources: Sequence[str], root: Path) -> list[dict[str,
             )
             views = report["views"]
             print(
-                f"  {model:16} {directory:24} correct {views['correct']['accuracy']:.3f} "
-                f"shuffled {views['shuffled']['accuracy']:.3f} "
-                f"counterfactual {views['counterfactual']['accuracy']:.3f} "
+                f"  {model:16} {directory:24} correct {views['correct']['accuracy']['value']:.3f} "
+                f"shuffled {views['shuffled']['accuracy']['value']:.3f} "
+                f"counterfactual {views['counterfactual']['accuracy']['value']:.3f} "
                 f"use claim {'YES' if report['use_claim'] else 'no'}",
                 flush=True,
             )
@@ -127,9 +127,9 @@ def run_setting(name: str, sources: Sequence[str], root: Path) -> list[dict[str,
                     "yes" if report["use_claim"] else "no",
                     target=f"== {expected[model]}",
                     detail=(
-                        f"correct {100 * views['correct']['accuracy']:.1f}%, shuffled "
-                        f"{100 * views['shuffled']['accuracy']:.1f}%, counterfactual "
-                        f"{100 * views['counterfactual']['accuracy']:.1f}%"
+                        f"correct {100 * views['correct']['accuracy']['value']:.1f}%, shuffled "
+                        f"{100 * views['shuffled']['accuracy']['value']:.1f}%, counterfactual "
+                        f"{100 * views['counterfactual']['accuracy']['value']:.1f}%"
                     ),
                 )
             )

@@ -162,7 +162,7 @@ def test_p2s_build_run_and_score(tmp_path: Path) -> None:
         allowed="dipole/correct: 10 hits / 10 tasks, accuracy 1.0000; missing 0, "
         "invalid 0, out of range 0; unknown records 0, unattributable lines 0\n",
     )
-    folder = ["p2s", "score", "--data", data, "--run", str(tmp_path / "runs" / "property_oracle")]
+    folder = ["p2s", "score", "--data", data, "--out", str(tmp_path / "runs" / "property_oracle")]
     _table(folder, title="use claim")
     _quiet(folder)
 
