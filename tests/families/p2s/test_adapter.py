@@ -22,6 +22,7 @@ from chemgauge.families.p2s.build import build_benchmark
 from chemgauge.families.p2s.claim import claim_report, prediction_paths
 from chemgauge.families.p2s.config import BuildConfig
 from chemgauge.families.p2s.engine.properties import TableProvider
+from chemgauge.families.p2s.family import FAMILY
 from chemgauge.report.compare import compare_runs
 from chemgauge.report.html import render_run_html
 from chemgauge.report.loading import load_run
@@ -148,6 +149,21 @@ def test_hand_edited_report_is_caught(runs: Callable[[str], Path], tmp_path: Pat
     (folder / "report.json").write_bytes(orjson.dumps(report))
     with pytest.raises(InputFileError, match=r"metrics\.properties\.dipole\.views\.correct"):
         load_run(folder)
+
+
+def test_a_report_of_another_schema_version_or_without_its_claim_settings_is_refused(
+    runs: Callable[[str], Path], tmp_path: Path
+) -> None:
+    folder = _copy(runs("random"), tmp_path)
+    report = orjson.loads((folder / "report.json").read_bytes())
+    assert report["family_schema_version"] == FAMILY.schema_version == 2
+    (folder / "report.json").write_bytes(orjson.dumps({**report, "family_schema_version": 1}))
+    with pytest.raises(InputFileError, match="family schema version 1; this chemgauge reads"):
+        load_run(folder)
+    config = {k: v for k, v in report["config"].items() if k != "claim"}
+    (folder / "report.json").write_bytes(orjson.dumps({**report, "config": config}))
+    with pytest.raises(InputFileError, match=r"config\.claim: no claim settings"):
+        get_adapter("p2s").headline(load_run(folder))
 
 
 def test_truncated_or_edited_rows_are_caught(runs: Callable[[str], Path], tmp_path: Path) -> None:

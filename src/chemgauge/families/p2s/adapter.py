@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from chemgauge.errors import InputFileError
 from chemgauge.eval.provenance import sha256_json
 from chemgauge.families.p2s.config import ClaimConfig
 from chemgauge.families.p2s.report import STATUSES, aggregate, item_key
@@ -48,8 +49,11 @@ _VIEW_TITLES = {
 
 
 def _claim_config(run: Run) -> ClaimConfig:
+    """The claim settings the report was made with (every p2s report records them)."""
     block = run.config.get("claim")
-    return ClaimConfig(**block) if isinstance(block, Mapping) else ClaimConfig()
+    if not isinstance(block, Mapping):
+        raise InputFileError("config.claim: no claim settings in the report", path=run.report_path)
+    return ClaimConfig(**block)
 
 
 def _property_text(properties: Mapping[str, Any]) -> str:
@@ -93,7 +97,7 @@ def _candidate_structures(row: Row) -> tuple[Structure, ...]:
 
 
 class P2SAdapter(FamilyAdapter):
-    """Adapter for run folders scored by ``chemgauge p2s run`` / ``p2s score --run``."""
+    """Adapter for run folders scored by ``chemgauge p2s run`` / ``p2s score --out``."""
 
     family = "p2s"
     reproducibility_excludes = ()
