@@ -125,7 +125,7 @@ def test_list_names_every_registry_with_its_origin() -> None:
         "retro system",
         "retro convention",
         "ocsr back-end",
-        "p2s model",
+        "p2s system",
         "property provider",
         "round-trip model",
         "names system",
