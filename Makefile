@@ -48,7 +48,7 @@ STDLIB_39 := src/chemgauge/__init__.py src/chemgauge/errors.py \
 	src/chemgauge/registry.py src/chemgauge/families/__init__.py src/chemgauge/families/p2s/__init__.py \
 	src/chemgauge/families/p2s/spec.py src/chemgauge/families/p2s/taskfile.py \
 	src/chemgauge/families/p2s/scoring.py src/chemgauge/eval/__init__.py \
-	src/chemgauge/eval/lines.py
+	src/chemgauge/eval/lines.py src/chemgauge/eval/rates.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

@@ -144,7 +144,7 @@ def _evaluate(
         f"data_dir={data}",
         f"model_class={model_class}",
         f"model_dir={model_dir}",
-        f"results_dir={out}",
+        f"--out={out}",
         f"num_top_results={OUTPUTS}",
         f"limit={limit}",
         f"jobs={jobs}",

@@ -11,7 +11,7 @@ least 1.7x where the work is CPU-bound; the note column says where it is not.
 * canon: seeded SMILES file from ``bench/scale.py`` (NCI spellings, every 5th line a repeat);
 * forward: ``chemgauge forward benchmark`` (embedded rules) on the seeded synthetic corpus of
   ``bench/scale.py`` (USPTO-50k test reactions made distinct by a spectator alkane);
-* retro: ``chemgauge retro eval --model-class predictions`` on the seeded 50 outputs per
+* retro: ``chemgauge retro eval --model predictions`` on the seeded 50 outputs per
   target that ``bench/retro_vs_syntheseus.py`` generates for the first N USPTO-50k test
   targets (generation is cached in the work folder and not timed);
 * names: ``chemgauge names coverage`` with the real OPSIN on OPSIN's own name -> InChI test
@@ -171,9 +171,9 @@ def retro_case(work: Path, n: int) -> Case:
     def arguments(jobs: int, out: Path) -> list[str]:
         return [
             *("retro", "eval", "--data-dir", str(DATA / "uspto50k")),
-            *("--model-class", "predictions", "--model-dir", str(predictions)),
+            *("--model", "predictions", "--model-dir", str(predictions)),
             *("--num-top-results", "50"),
-            *("--limit", str(n), "--results-dir", str(out), "--restart", "-q"),
+            *("--limit", str(n), "--out", str(out), "--restart", "-q"),
             *("--jobs", str(jobs)),
         ]
 

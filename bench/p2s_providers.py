@@ -21,14 +21,15 @@ from pathlib import Path
 import orjson
 
 from chemgauge.eval.records import iter_journal
-from chemgauge.families.p2s.build import BuildConfig, build_benchmark
+from chemgauge.families.p2s.build import build_benchmark
 from chemgauge.families.p2s.claim import claim_report, prediction_paths
 from chemgauge.families.p2s.compute import PROPERTY_JOURNAL, ComputeExecution
+from chemgauge.families.p2s.config import BuildConfig, RunConfig
 from chemgauge.families.p2s.embedded import nci_sources
 from chemgauge.families.p2s.engine.models import ModelOptions
 from chemgauge.families.p2s.engine.properties import ProviderOptions, TableProvider
 from chemgauge.families.p2s.engine.registry import get_model, get_provider
-from chemgauge.families.p2s.runner import RunConfig, run_model
+from chemgauge.families.p2s.runner import run_model
 from result_files import add_record_options, figure, record_path, write_result
 
 # name -> (provider, options, directories, which --*-sources count to use)
@@ -113,9 +114,9 @@ def run_setting(name: str, sources: Sequence[str], root: Path) -> list[dict[str,
             )
             views = report["views"]
             print(
-                f"  {model:16} {directory:24} correct {views['correct']['accuracy']:.3f} "
-                f"shuffled {views['shuffled']['accuracy']:.3f} "
-                f"counterfactual {views['counterfactual']['accuracy']:.3f} "
+                f"  {model:16} {directory:24} correct {views['correct']['accuracy']['value']:.3f} "
+                f"shuffled {views['shuffled']['accuracy']['value']:.3f} "
+                f"counterfactual {views['counterfactual']['accuracy']['value']:.3f} "
                 f"use claim {'YES' if report['use_claim'] else 'no'}",
                 flush=True,
             )
@@ -126,9 +127,9 @@ def run_setting(name: str, sources: Sequence[str], root: Path) -> list[dict[str,
                     "yes" if report["use_claim"] else "no",
                     target=f"== {expected[model]}",
                     detail=(
-                        f"correct {100 * views['correct']['accuracy']:.1f}%, shuffled "
-                        f"{100 * views['shuffled']['accuracy']:.1f}%, counterfactual "
-                        f"{100 * views['counterfactual']['accuracy']:.1f}%"
+                        f"correct {100 * views['correct']['accuracy']['value']:.1f}%, shuffled "
+                        f"{100 * views['shuffled']['accuracy']['value']:.1f}%, counterfactual "
+                        f"{100 * views['counterfactual']['accuracy']['value']:.1f}%"
                     ),
                 )
             )

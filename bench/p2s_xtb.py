@@ -26,12 +26,13 @@ from typing import Any
 
 from chemgauge.chem.properties import embed_geometry
 from chemgauge.families.p2s.audit import audit_dataset
-from chemgauge.families.p2s.build import BuildConfig, build_benchmark
+from chemgauge.families.p2s.build import build_benchmark
 from chemgauge.families.p2s.claim import claim_report, prediction_paths
+from chemgauge.families.p2s.config import BuildConfig, RunConfig
 from chemgauge.families.p2s.embedded import default_data, nci_sources
 from chemgauge.families.p2s.engine.models import ModelOptions
 from chemgauge.families.p2s.engine.registry import get_model, get_provider
-from chemgauge.families.p2s.runner import RunConfig, run_model
+from chemgauge.families.p2s.runner import run_model
 from result_files import add_record_options, figure, record_path, write_result
 
 MODELS = ("property_oracle", "structure_only", "random")
@@ -177,12 +178,12 @@ def main() -> None:
             diff = d["difference"]
             print(
                 f"{name:16} {prop:6} {pct(r['chance']):>6} "
-                f"{pct(r['views']['correct']['accuracy']):>5} "
-                f"{pct(r['views']['shuffled']['accuracy']):>5} "
-                f"{pct(r['views']['counterfactual']['accuracy']):>5}  "
-                f"{pct(diff['estimate'])} [{pct(diff['low'])},{pct(diff['high'])}] "
+                f"{pct(r['views']['correct']['accuracy']['value']):>5} "
+                f"{pct(r['views']['shuffled']['accuracy']['value']):>5} "
+                f"{pct(r['views']['counterfactual']['accuracy']['value']):>5}  "
+                f"{pct(diff['value'])} [{pct(diff['interval'][0])},{pct(diff['interval'][1])}] "
                 f"{d['mcnemar']['p_value']:9.2g}  "
-                f"{pct(f['flip_rate']['estimate'])}/{pct(f['donor_pick_rate_under_correct']['estimate'])}"
+                f"{pct(f['flip_rate']['value'])}/{pct(f['donor_pick_rate_under_correct']['value'])}"
                 f" {f['mcnemar']['p_value']:9.2g}  {'YES' if r['use_claim'] else 'no'}"
             )
     print(f"files in {out}")
@@ -195,10 +196,10 @@ def main() -> None:
 
     def detail(r: dict[str, Any]) -> str:
         diff = r["shuffle_drop"]["difference"]
-        flip = r["counterfactual_flip"]["flip_rate"]["estimate"]
-        correct = r["views"]["correct"]["accuracy"]
+        flip = r["counterfactual_flip"]["flip_rate"]["value"]
+        correct = r["views"]["correct"]["accuracy"]["value"]
         return (
-            f"correct {pct(correct).strip()}%, shuffle drop {pct(diff['estimate']).strip()} "
+            f"correct {pct(correct).strip()}%, shuffle drop {pct(diff['value']).strip()} "
             f"points, donor picked {pct(flip).strip()}% under the counterfactual"
         )
 

@@ -79,7 +79,8 @@ def bench_inputs(mutations: int, work: Path) -> dict[str, list[int]]:
     """family -> [inputs tried, uncaught, refused with a chemgauge error]."""
     from tests.families.p2s.conftest import SOURCES, write_table
 
-    from chemgauge.families.p2s.build import BuildConfig, build_benchmark
+    from chemgauge.families.p2s.build import build_benchmark
+    from chemgauge.families.p2s.config import BuildConfig
     from chemgauge.families.p2s.engine.properties import TableProvider
 
     sources = work / "sources.smi"

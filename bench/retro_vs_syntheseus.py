@@ -132,7 +132,7 @@ def _child_chemgauge(preds: str, out: str, matchers: str, jobs: int, limit: int)
         model_dir=preds,
         num_top_results=50,
         matchers=tuple(matchers.split(",")),
-        results_dir=out,
+        out=out,
         restart=True,
         jobs=jobs,
         executor="local" if jobs != 1 else "serial",
@@ -147,7 +147,7 @@ def _child_chemgauge(preds: str, out: str, matchers: str, jobs: int, limit: int)
             {
                 "curve": accuracy["syntheseus"]["exact"]["curve"],
                 "stereo_curve": accuracy["syntheseus"].get("stereo_ignored", {}).get("curve"),
-                "mrr": accuracy["syntheseus"]["exact"]["mrr"],
+                "mrr": accuracy["syntheseus"]["exact"]["mrr"]["value"],
                 "file": {k: written[k] for k in _FILE_FIELDS},
                 "timing": run.report["timing"]["seconds"],
             }
@@ -498,16 +498,18 @@ def main() -> None:
         + " | MRR |\n|---|---|"
         + "---|" * 7
     )
-    for convention, per in report["metrics"]["accuracy"].items():
-        for matcher, block in per.items():
-            tops = " | ".join(
-                f"{block['top_k'][str(k)]['rate'] * 100:.1f}" for k in (1, 3, 5, 10, 20, 50)
-            )
-            print(f"| {convention} | {matcher} | {tops} | {block['mrr']:.4f} |")
-    outputs = report["metrics"]["outputs"]
+    metrics = report["metrics"]
+    for convention in metrics["conventions"]:
+        for matcher in metrics["matchers"]:
+            block = metrics["accuracy"][convention][matcher]
+            rates = {rate["k"]: rate["value"] for rate in block["top_k"]}
+            tops = " | ".join(f"{rates[k] * 100:.1f}" for k in (1, 3, 5, 10, 20, 50))
+            print(f"| {convention} | {matcher} | {tops} | {block['mrr']['value']:.4f} |")
+    outputs = metrics["outputs"]
     print(
-        f"\noutputs: {outputs['total']} raw, {outputs['invalid_rate'] * 100:.1f}% invalid, "
-        f"{outputs['duplicate_rate'] * 100:.1f}% duplicates"
+        f"\noutputs: {outputs['total']} raw, "
+        f"{outputs['invalid_rate']['value'] * 100:.1f}% invalid, "
+        f"{outputs['duplicate_rate']['value'] * 100:.1f}% duplicates"
     )
 
 

@@ -64,7 +64,7 @@ def run(folder: Path, jobs: int, limit: int | None = None) -> tuple[float, int]:
     results = folder / "results"
     shutil.rmtree(results, ignore_errors=True)
     cmd = ["retro", "eval", f"data_dir={folder / 'data'}", "model_class=predictions"]
-    cmd += [f"model_dir={folder / 'predictions.jsonl'}", f"results_dir={results}"]
+    cmd += [f"model_dir={folder / 'predictions.jsonl'}", "--out", str(results)]
     cmd += [
         "num_top_results=50",
         f"jobs={jobs}",

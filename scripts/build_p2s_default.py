@@ -16,7 +16,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from chemgauge.families.p2s.build import MANIFEST, BuildConfig, build_benchmark
+from chemgauge.families.p2s.build import MANIFEST, build_benchmark
+from chemgauge.families.p2s.config import BuildConfig
 from chemgauge.families.p2s.embedded import (
     DEFAULT_DIRECTORIES,
     DEFAULT_RECORDS,

@@ -87,7 +87,8 @@ def test_retro_evaluate_is_the_command_as_a_call(examples: Path) -> None:
         "data_dir=retro/data",
         "model_class=predictions",
         "model_dir=retro/predictions.jsonl",
-        "results_dir=runs/retro-cli",
+        "--out",
+        "runs/retro-cli",
         "-q",
     )
     assert _untimed(report["metrics"]) == _untimed(_report(examples / "runs/retro-cli")["metrics"])
@@ -99,20 +100,16 @@ def test_retro_evaluate_is_the_command_as_a_call(examples: Path) -> None:
     assert keep["config"]["skip_repeats"] is False
     assert keep["config"]["conventions"][0] == "syntheseus_keep_repeats"
     with pytest.raises(ConfigError, match="num_top_results"):
-        chemgauge.families.retro.evaluate(
-            "retro/data", results_dir="runs/x", num_top_result=5, **options
-        )
+        chemgauge.families.retro.evaluate("retro/data", out="runs/x", num_top_result=5, **options)
 
 
 def test_retro_evaluate_fails_when_most_targets_are_unscored(examples: Path) -> None:
     lines = (examples / "retro/predictions.jsonl").read_text().splitlines()
     (examples / "few.jsonl").write_text("\n".join(lines[:2]) + "\n")
     with pytest.raises(DataQualityError, match="could not be scored"):
-        chemgauge.families.retro.evaluate(
-            "retro/data", model_dir="few.jsonl", results_dir="runs/few"
-        )
+        chemgauge.families.retro.evaluate("retro/data", model_dir="few.jsonl", out="runs/few")
     report = chemgauge.families.retro.evaluate(
-        "retro/data", model_dir="few.jsonl", results_dir="runs/few", allow_missing=True
+        "retro/data", model="predictions", model_dir="few.jsonl", out="runs/few", allow_missing=True
     )
     assert report["metrics"]
 

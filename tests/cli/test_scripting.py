@@ -122,12 +122,12 @@ def test_list_names_every_registry_with_its_origin() -> None:
     kinds = {kind for kind, *_ in rows}
     assert {
         "identity policy",
-        "retro model",
+        "retro system",
         "retro convention",
         "ocsr system",
-        "p2s model",
+        "p2s system",
         "property provider",
-        "forward model",
+        "round-trip model",
         "names system",
         "family",
     } <= kinds
@@ -136,7 +136,7 @@ def test_list_names_every_registry_with_its_origin() -> None:
     assert all(line and line != "-" for _, _, line, _ in rows)
     assert {origin for *_, origin in rows} == {"built in"}
     done = _chemgauge("list", "ret")
-    assert done.returncode == 0 and "| retro model | predictions |" in done.stdout
+    assert done.returncode == 0 and "| retro system | predictions |" in done.stdout
     assert "identity policy" not in done.stdout
     assert _chemgauge("list", "nothing").returncode == 2
 

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from chemgauge.cli.app import app
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import count_rate_cell, summary_table
-from chemgauge.families.p2s.build import BuildConfig
+from chemgauge.families.p2s.config import BuildConfig
 
 runner = CliRunner()
 INTERVAL = re.compile(r"\d+\.\d% \[\d+\.\d, \d+\.\d\]")
@@ -87,7 +87,7 @@ def test_retro_eval(tmp_path: Path) -> None:
     )
     args = ["retro", "eval", f"data_dir={data}", "model_class=predictions"]
     args += [f"model_dir={preds}", "num_top_results=5", "executor=serial"]
-    args += [f"results_dir={tmp_path / 'out'}"]
+    args += ["--out", str(tmp_path / "out")]
     out = _table(args, title="retro eval: test.smi, 2 targets")
     assert re.search(r"syntheseus\s*\|\s*exact\s*\|\s*2\s*\|\s*50\.0% \[9\.5, 90\.5\]", out)
     _quiet(args)
@@ -161,7 +161,7 @@ def test_p2s_build_run_and_score(tmp_path: Path) -> None:
         allowed="dipole/correct: 10 hits / 10 tasks, accuracy 1.0000; missing 0, "
         "invalid 0, out of range 0; unknown records 0, unattributable lines 0\n",
     )
-    folder = ["p2s", "score", "--data", data, "--run", str(tmp_path / "runs" / "property_oracle")]
+    folder = ["p2s", "score", "--data", data, "--out", str(tmp_path / "runs" / "property_oracle")]
     _table(folder, title="use claim")
     _quiet(folder)
 

@@ -163,8 +163,8 @@ def retro_campaign(work: Path, kills: int, seed: int) -> Campaign:
     def args(folder: Path) -> list[str]:
         return [
             "retro", "eval", "chunk_size=1", "--data-dir", str(data),
-            "--model-class", "predictions", "--model-dir", str(predictions),
-            "--results-dir", str(folder), "--num-top-results", "8", "--batch-size", "1",
+            "--model", "predictions", "--model-dir", str(predictions),
+            "--out", str(folder), "--num-top-results", "8", "--batch-size", "1",
             "--executor", "serial", "-q",
         ]  # fmt: skip
 

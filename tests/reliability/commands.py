@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from chemgauge.families.p2s.build import BuildConfig
+    from chemgauge.families.p2s.config import BuildConfig
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "src" / "chemgauge" / "families" / "forward" / "data" / "demo_corpus.jsonl"
@@ -77,7 +77,7 @@ def retro_eval(data: Path, preds: Path, out: Path, *extra: str) -> list[str]:
         "model_class": "predictions",
         "allow_missing": "true",
         "model_dir": str(preds),
-        "results_dir": str(out),
+        "out": str(out),
         "executor": "serial",
         "quiet": "true",
     }
@@ -127,7 +127,7 @@ def ocsr_run(manifest: Path, script: Path, out: Path, *extra: str) -> list[str]:
 
 def p2s_build_config() -> BuildConfig:
     """The small build every reliability suite uses (dipole, 4 candidates, 1 counterfactual)."""
-    from chemgauge.families.p2s.build import BuildConfig
+    from chemgauge.families.p2s.config import BuildConfig
 
     return BuildConfig(directories=("dipole",), candidates=4, counterfactuals_per_record=1)
 

@@ -77,7 +77,7 @@ app(sys.argv[1:])
 RETRO_DRIVER = (
     _FROZEN_CLOCK
     + """
-from chemgauge.families.retro.engine.registry import RetroModel
+from chemgauge.families.retro.engine.base import RetroModel
 _real = RetroModel.predict
 def _slow(self, products, num_results):
     time.sleep(0.02)

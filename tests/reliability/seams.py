@@ -214,7 +214,7 @@ def seam_campaign(work: Path, *, signals: bool = True) -> dict[str, SeamFigures]
     run_case(figures["ocsr"], "ocsr unreachable Ray", ocsr(work / "ocsr-out", *ray), [manifest],
              fragment="cannot reach the Ray cluster")  # fmt: skip
 
-    # p2s: predictions named like the scored run's rows, in the folder given as --run
+    # p2s: predictions named like the scored run's rows, in the folder given as --out
     data = p2s_data(work / "p2s")
     scored = work / "p2s-scored"
     scored.mkdir()
@@ -224,7 +224,7 @@ def seam_campaign(work: Path, *, signals: bool = True) -> dict[str, SeamFigures]
 
     def p2s_score(folder: Path) -> list[str]:
         return ["p2s", "score", "--data", str(data), "--property", view.parent.name,
-                "--condition", "correct", "--predictions", str(predictions), "--run",
+                "--condition", "correct", "--predictions", str(predictions), "--out",
                 str(folder), "-q"]  # fmt: skip
 
     _folder_output(figures["p2s"], "p2s score", p2s_score, scored, [predictions, view], work)

@@ -39,7 +39,8 @@ def _cases() -> list[object]:
 def p2s_readers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Reader]:
     from tests.families.p2s.conftest import SOURCES, write_table
 
-    from chemgauge.families.p2s.build import BuildConfig, build_benchmark
+    from chemgauge.families.p2s.build import build_benchmark
+    from chemgauge.families.p2s.config import BuildConfig
     from chemgauge.families.p2s.engine.properties import TableProvider
 
     root = tmp_path_factory.mktemp("p2s_data")

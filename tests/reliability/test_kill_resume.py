@@ -80,7 +80,8 @@ def test_names_coverage_survives_ten_kills(tmp_path: Path) -> None:
 def p2s_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.families.p2s.conftest import SOURCES, write_table
 
-    from chemgauge.families.p2s.build import BuildConfig, build_benchmark
+    from chemgauge.families.p2s.build import build_benchmark
+    from chemgauge.families.p2s.config import BuildConfig
     from chemgauge.families.p2s.engine.properties import TableProvider
 
     root = tmp_path_factory.mktemp("p2s_kill")

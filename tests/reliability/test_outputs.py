@@ -207,9 +207,9 @@ def test_forward_aliasing(tmp_path: Path) -> None:
     assert corpus.read_bytes() == before
 
 
-def test_retro_results_dir_holding_the_predictions_file_is_refused(tmp_path: Path) -> None:
+def test_retro_run_folder_holding_the_predictions_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "test.smi").write_text("CC(=O)O.CN>>CNC(C)=O\n")
-    preds = tmp_path / "predictions.jsonl"
+    preds = tmp_path / "journal.jsonl"  # named like the run's journal, in the run folder
     preds.write_text('{"product": "CNC(C)=O", "predictions": ["CN.CC(=O)O"]}\n')
     before = preds.read_bytes()
     done = _cli(
@@ -219,10 +219,10 @@ def test_retro_results_dir_holding_the_predictions_file_is_refused(tmp_path: Pat
         "model_class=predictions",
         "allow_missing=true",
         f"model_dir={preds}",
-        f"results_dir={tmp_path}",
+        f"results_dir={tmp_path}",  # syntheseus's spelling of --out
         "executor=serial",
     )
-    _refused(done, "results_dir (predictions.jsonl) is the same file as model_dir")
+    _refused(done, "--out (journal.jsonl) is the same file as model_dir")
     assert preds.read_bytes() == before
 
 
@@ -326,7 +326,8 @@ def _family_commands(tmp_path: Path) -> dict[str, tuple[list[str | Path], Path, 
                 "model_class=predictions",
                 "allow_missing=true",
                 f"model_dir={preds}",
-                f"results_dir={out}",
+                "--out",
+                out,
             ],
             out,
             True,

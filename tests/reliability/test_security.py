@@ -174,7 +174,8 @@ def echo_server() -> Iterator[_EchoServer]:
 def p2s_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.families.p2s.conftest import SOURCES, write_table
 
-    from chemgauge.families.p2s.build import BuildConfig, build_benchmark
+    from chemgauge.families.p2s.build import build_benchmark
+    from chemgauge.families.p2s.config import BuildConfig
     from chemgauge.families.p2s.engine.properties import TableProvider
 
     root = tmp_path_factory.mktemp("p2s_secret")

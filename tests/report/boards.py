@@ -57,7 +57,7 @@ def make_retro_run(
         "model_class": name,
         "num_top_results": num_top_results,
         "matchers": matchers,
-        "results_dir": str(out),
+        "out": str(out),
         "executor": "serial",
     }
     if limit is not None:

@@ -134,14 +134,15 @@ def test_tampered_run_is_left_off_with_its_reason(
     tampered = tmp_path / "tampered"
     shutil.copytree(retro_runs["medium-2"], tampered)
     report = orjson.loads((tampered / "report.json").read_bytes())
-    report["metrics"]["accuracy"]["syntheseus"]["exact"]["top_k"]["1"]["hits"] = 39
+    top1 = report["metrics"]["accuracy"]["syntheseus"]["exact"]["top_k"][0]
+    top1.update(count=39, value=39 / top1["n"])  # a consistent rate the rows do not give
     (tampered / "report.json").write_bytes(orjson.dumps(report))
     result = _board([retro_runs["strong"], retro_runs["weak"], tampered])
     assert [r["label"] for r in result["boards"][0]["runs"]] == ["strong", "weak"]
     (refused,) = result["refused"]
     assert refused["path"] == str(tampered / "report.json")
     assert refused["reason"].startswith("fails verify (")
-    assert "metrics.accuracy.syntheseus.exact.top_k.1.hits: recorded 39" in refused["reason"]
+    assert "metrics.accuracy.syntheseus.exact.top_k[0].count: recorded 39" in refused["reason"]
     # --no-verify enters it, and the board says it was not checked.
     unchecked = build_leaderboard(enter_runs([tampered], verify=False))
     assert unchecked.verified is False

@@ -37,7 +37,7 @@ def entries() -> list[tuple[str, str, str, str]]:
 def list_command(
     kind: str | None = typer.Argument(
         None,
-        help="Only this kind (e.g. 'p2s model'; a prefix like 'retro' works).",
+        help="Only this kind (e.g. 'p2s system'; a prefix like 'retro' works).",
         show_default=False,
     ),
 ) -> None:

@@ -22,7 +22,8 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from chemgauge.eval.stats import Interval, wilson_interval
+from chemgauge.eval.rates import interval_method, rate
+from chemgauge.eval.stats import Interval
 
 __all__ = [
     "INTERVAL_KEYS",
@@ -45,12 +46,6 @@ Bounds = tuple[float | None, float | None]
 INTERVAL_KEYS = frozenset(
     {"interval", "wilson95", "ci95", "low", "high", "estimate", "bootstrap95", "rate"}
 )
-
-
-def interval_method(kind: str, confidence: float) -> str:
-    """``wilson95`` for a 95% Wilson interval; ``bootstrap90`` for a 90% bootstrap."""
-    percent = round(confidence * 100, 6)
-    return f"{kind}{int(percent) if percent == int(percent) else percent}"
 
 
 def _check_bounds(value: float | None, interval: Bounds, n: int) -> None:
@@ -109,21 +104,6 @@ class Estimate(MetricsModel):
     def _consistent(self) -> Estimate:
         _check_bounds(self.value, self.interval, self.n)
         return self
-
-
-def rate(count: int, n: int, *, confidence: float = 0.95, k: int | None = None) -> dict[str, Any]:
-    """A Wilson-interval rate as its JSON mapping (with ``k`` for a rank cut-off)."""
-    interval = wilson_interval(count, n, confidence)
-    block: dict[str, Any] = {
-        "count": count,
-        "n": n,
-        "value": interval.estimate,
-        "interval": [interval.low, interval.high],
-        "method": interval_method("wilson", confidence),
-    }
-    if k is not None:
-        block["k"] = k
-    return block
 
 
 def estimate(

@@ -13,6 +13,8 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import NDArray
 
+from chemgauge.eval.rates import wilson_bounds
+
 __all__ = [
     "Interval",
     "McNemarResult",
@@ -50,35 +52,14 @@ class Interval:
         return asdict(self)
 
 
-def _z(confidence: float) -> float:
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    return float(math.sqrt(2) * _erfinv(confidence))
-
-
-def _erfinv(y: float) -> float:
-    """Inverse error function by Newton iteration on math.erf (exact to double precision)."""
-    x = 0.0
-    for _ in range(100):
-        err = math.erf(x) - y
-        if abs(err) < 1e-15:
-            break
-        x -= err / (2 / math.sqrt(math.pi) * math.exp(-x * x))
-    return x
-
-
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:
-    """Wilson score interval for a binomial rate; with n == 0 every value is ``None``."""
-    if successes < 0 or n < 0 or successes > n:
-        raise ValueError(f"need 0 <= successes <= n, got {successes}/{n}")
-    if n == 0:
-        return Interval(None, None, None, confidence, "wilson", 0)
-    z = _z(confidence)
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return Interval(p, max(0.0, centre - half), min(1.0, centre + half), confidence, "wilson", n)
+    """Wilson score interval for a binomial rate; with n == 0 every value is ``None``.
+
+    The arithmetic is :func:`chemgauge.eval.rates.wilson_bounds` (standard library only, so
+    the p2s scorer computes the same interval without numpy).
+    """
+    value, low, high = wilson_bounds(successes, n, confidence)
+    return Interval(value, low, high, confidence, "wilson", n)
 
 
 def _as_array(values: Sequence[float] | NDArray[np.float64]) -> NDArray[np.float64]:

@@ -322,9 +322,10 @@ class FamilyAdapter(ABC):
         """The system under test as the run recorded it (model, recognizer, rule set...)."""
         return run.label
 
-    def metric_panels(self, metrics: Sequence[str]) -> list[MetricPanel]:
+    def metric_panels(self, metrics: Sequence[str], run: Run | None = None) -> list[MetricPanel]:
         """How a comparison's chart groups the hit metrics: bar charts of at most
-        :data:`PANEL_METRICS` metrics each by default (a family may group by kind)."""
+        :data:`PANEL_METRICS` metrics each by default (a family may group by kind, finding
+        each metric in ``run``, one of the runs compared, rather than parsing its name)."""
         chunks = [metrics[i : i + PANEL_METRICS] for i in range(0, len(metrics), PANEL_METRICS)]
         return [
             MetricPanel(

@@ -473,7 +473,7 @@ def render_compare_html(
             },
             kind=panel.kind,
         )
-        for panel in adapter.metric_panels(list(overall))
+        for panel in adapter.metric_panels(list(overall), run_a)
     ]
     body += [_plots(plots, "cmp"), "</section>", '<section id="breakdowns"><h2>Breakdowns</h2>']
     body.append(

@@ -22,10 +22,11 @@ from chemgauge.families.p2s.build import (
     select_records,
 )
 from chemgauge.families.p2s.claim import claim_report, prediction_paths
+from chemgauge.families.p2s.config import RunConfig
 from chemgauge.families.p2s.engine.models import ModelOptions
 from chemgauge.families.p2s.engine.properties import PropertyProvider, TableProvider
 from chemgauge.families.p2s.engine.registry import get_model, get_provider
-from chemgauge.families.p2s.runner import RunConfig, run_model
+from chemgauge.families.p2s.runner import run_model
 
 SOURCES = [
     "Oc1ccc(Cl)cc1 chlorophenol",

@@ -18,9 +18,11 @@ from typer.testing import CliRunner
 
 from chemgauge.cli.app import app
 from chemgauge.errors import ConfigError, InputFileError
-from chemgauge.families.p2s.build import BuildConfig, build_benchmark
+from chemgauge.families.p2s.build import build_benchmark
 from chemgauge.families.p2s.claim import claim_report, prediction_paths
+from chemgauge.families.p2s.config import BuildConfig
 from chemgauge.families.p2s.engine.properties import TableProvider
+from chemgauge.families.p2s.family import FAMILY
 from chemgauge.report.compare import compare_runs
 from chemgauge.report.html import render_run_html
 from chemgauge.report.loading import load_run
@@ -87,6 +89,7 @@ def test_run_folder_is_a_verified_p2s_run(runs: Callable[[str], Path]) -> None:
     assert len(headline) == 9
     own = headline["dipole: own property"]
     assert (own.count, own.n, own.estimate) == (10, 10, 1.0) and own.low is not None
+    assert own.method == "wilson95"
 
 
 def test_claim_from_rows_equals_the_claim_command(runs: Callable[[str], Path]) -> None:
@@ -105,13 +108,13 @@ def test_claim_from_rows_equals_the_claim_command(runs: Callable[[str], Path]) -
 def test_score_run_rebuilds_the_same_rows_from_prediction_files(
     runs: Callable[[str], Path], tmp_path: Path
 ) -> None:
-    # Prediction files made elsewhere (no manifest, no rows): score --run makes a full run.
+    # Prediction files made elsewhere (no manifest, no rows): score --out makes a full run.
     bare = tmp_path / "elsewhere"
     for directory in DIRECTORIES:
         shutil.copytree(runs("random") / directory, bare / directory)
         for journal in (bare / directory).glob("*.journal.jsonl"):
             journal.unlink()
-    args = ["p2s", "score", "--run", str(bare), "--data", str(runs("data"))]
+    args = ["p2s", "score", "--out", str(bare), "--data", str(runs("data"))]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "use claim" in result.output and "accuracy [95% CI]" in result.output
@@ -125,19 +128,42 @@ def test_hand_edited_report_is_caught(runs: Callable[[str], Path], tmp_path: Pat
     folder = _copy(runs("random"), tmp_path)
     report = orjson.loads((folder / "report.json").read_bytes())
     properties = report["metrics"]["properties"]
-    properties["dipole"]["views"]["correct"]["hits"] += 1
+    properties["dipole"]["views"]["correct"]["statuses"]["hit"] += 1
     properties["gap"]["claim"]["use_claim"] = True
     (folder / "report.json").write_bytes(orjson.dumps(report))
     result = verify_run(load_run(folder))
     assert not result.ok
     assert [d.where for d in result.differences] == [
-        "metrics.properties.dipole.views.correct.hits",
+        "metrics.properties.dipole.views.correct.statuses.hit",
         "metrics.properties.gap.claim.use_claim",
     ]
 
     cli = runner.invoke(app, ["verify", str(folder)])
     assert cli.exit_code == 1
-    assert "metrics.properties.dipole.views.correct.hits: recorded 3, recomputed 2" in cli.output
+    assert "metrics.properties.dipole.views.correct.statuses.hit: recorded 3, recomputed 2" in (
+        cli.output
+    )
+
+    # a count that no longer matches its value is no rate: the report is refused on loading
+    properties["dipole"]["views"]["correct"]["accuracy"]["count"] += 1
+    (folder / "report.json").write_bytes(orjson.dumps(report))
+    with pytest.raises(InputFileError, match=r"metrics\.properties\.dipole\.views\.correct"):
+        load_run(folder)
+
+
+def test_a_report_of_another_schema_version_or_without_its_claim_settings_is_refused(
+    runs: Callable[[str], Path], tmp_path: Path
+) -> None:
+    folder = _copy(runs("random"), tmp_path)
+    report = orjson.loads((folder / "report.json").read_bytes())
+    assert report["family_schema_version"] == FAMILY.schema_version == 2
+    (folder / "report.json").write_bytes(orjson.dumps({**report, "family_schema_version": 1}))
+    with pytest.raises(InputFileError, match="family schema version 1; this chemgauge reads"):
+        load_run(folder)
+    config = {k: v for k, v in report["config"].items() if k != "claim"}
+    (folder / "report.json").write_bytes(orjson.dumps({**report, "config": config}))
+    with pytest.raises(InputFileError, match=r"config\.claim: no claim settings"):
+        get_adapter("p2s").headline(load_run(folder))
 
 
 def test_truncated_or_edited_rows_are_caught(runs: Callable[[str], Path], tmp_path: Path) -> None:
@@ -155,14 +181,14 @@ def test_truncated_or_edited_rows_are_caught(runs: Callable[[str], Path], tmp_pa
 
     rows.write_bytes(b"".join(lines[:-5]))  # whole rows missing at the end
     wheres = {d.where for d in verify_run(load_run(folder)).differences}
-    assert "metrics.properties.electronic.views.counterfactual.tasks" in wheres
+    assert "metrics.properties.electronic.views.counterfactual.accuracy.n" in wheres
     assert "reproducibility_sha256" in wheres
 
     edited = [orjson.loads(line) for line in lines]
     edited[0]["status"] = "hit" if edited[0]["status"] != "hit" else "miss"
     rows.write_bytes(b"".join(orjson.dumps(r, option=orjson.OPT_SORT_KEYS) + b"\n" for r in edited))
     wheres = {d.where for d in verify_run(load_run(folder)).differences}
-    assert "metrics.properties.dipole.views.correct.hits" in wheres
+    assert "metrics.properties.dipole.views.correct.accuracy.count" in wheres
     assert "reproducibility_sha256" in wheres
 
 

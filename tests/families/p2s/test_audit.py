@@ -18,7 +18,8 @@ from chemgauge.errors import AuditError
 from chemgauge.families.p2s import build as build_module
 from chemgauge.families.p2s import selection
 from chemgauge.families.p2s.audit import attack_directory, audit_dataset
-from chemgauge.families.p2s.build import BuildConfig, build_benchmark
+from chemgauge.families.p2s.build import build_benchmark
+from chemgauge.families.p2s.config import BuildConfig
 from chemgauge.families.p2s.engine.properties import TableProvider
 from chemgauge.families.p2s.shortcuts import odd_one_out
 

@@ -12,15 +12,16 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from chemgauge.errors import InputFileError
+from chemgauge.errors import ConfigError, InputFileError
+from chemgauge.eval.metrics import Estimate, Rate
 from chemgauge.eval.provenance import sha256_json
 from chemgauge.families.p2s.claim import (
-    ClaimConfig,
     claim_report,
     claim_statistics,
     format_claim,
     prediction_paths,
 )
+from chemgauge.families.p2s.config import ClaimConfig
 from chemgauge.families.p2s.taskfile import load_directory
 
 from .test_scoring import hand_dataset, write_jsonl
@@ -63,11 +64,11 @@ def test_a_model_that_uses_the_property_earns_the_claim(tmp_path: Path) -> None:
     report = report_for(tmp_path, user)
     drop, flip = report["shuffle_drop"], report["counterfactual_flip"]
     assert isinstance(drop, dict) and isinstance(flip, dict)
-    assert drop["difference"]["estimate"] == 1.0
+    assert drop["difference"]["value"] == 1.0
     # 10 discordant pairs all one way: p = 2 * 0.5**10
     assert drop["mcnemar"] == {"only_a": 10, "only_b": 0, "p_value": 2 / 1024}
-    assert flip["flip_rate"]["estimate"] == 1.0
-    assert flip["donor_pick_rate_under_correct"]["estimate"] == 0.0
+    assert flip["flip_rate"]["value"] == 1.0
+    assert flip["donor_pick_rate_under_correct"]["value"] == 0.0
     assert flip["mcnemar"]["p_value"] == 2 / 1024
     assert drop["holds"] and flip["holds"] and report["use_claim"] is True
     assert report["chance"] == pytest.approx(1 / 3)
@@ -78,9 +79,9 @@ def test_a_model_that_ignores_the_property_gets_no_claim(tmp_path: Path) -> None
     report = report_for(tmp_path, lambda condition, rid, source, label: 0)
     drop, flip = report["shuffle_drop"], report["counterfactual_flip"]
     assert isinstance(drop, dict) and isinstance(flip, dict)
-    assert drop["difference"]["estimate"] == 0.0 and drop["mcnemar"]["p_value"] == 1.0
+    assert drop["difference"]["value"] == 0.0 and drop["mcnemar"]["p_value"] == 1.0
     # picking 0 hits the donor exactly as often with and without the counterfactual property
-    assert flip["flip_rate"]["estimate"] == flip["donor_pick_rate_under_correct"]["estimate"]
+    assert flip["flip_rate"]["value"] == flip["donor_pick_rate_under_correct"]["value"]
     assert flip["mcnemar"]["p_value"] == 1.0
     assert report["use_claim"] is False
 
@@ -93,7 +94,7 @@ def test_a_shuffle_drop_alone_is_not_a_use_claim(tmp_path: Path) -> None:
     drop, flip = report["shuffle_drop"], report["counterfactual_flip"]
     assert isinstance(drop, dict) and isinstance(flip, dict)
     assert drop["holds"] and not flip["holds"]
-    assert flip["flip_rate"]["estimate"] == 0.0
+    assert flip["flip_rate"]["value"] == 0.0
     assert report["use_claim"] is False
 
 
@@ -108,7 +109,7 @@ def test_weak_evidence_is_not_significant(tmp_path: Path) -> None:
     report = report_for(tmp_path, weak)
     drop = report["shuffle_drop"]
     assert isinstance(drop, dict)
-    assert drop["difference"]["estimate"] == 0.5
+    assert drop["difference"]["value"] == 0.5
     assert drop["mcnemar"]["p_value"] == 2 / 32
     assert not drop["holds"] and report["use_claim"] is False
 
@@ -156,16 +157,19 @@ def test_rates_are_wilson_intervals_at_the_configured_confidence() -> None:
     }
     for name, (rate, hits, n) in rates.items():
         ref = scipy_stats.binomtest(hits, n).proportion_ci(confidence_level=0.9, method="wilson")
-        assert (rate["hits"], rate["n"], rate["estimate"]) == (hits, n, hits / n), name
-        assert (rate["confidence"], rate["method"]) == (0.9, "wilson"), name
-        assert rate["low"] == pytest.approx(ref.low, abs=1e-12), name
-        assert rate["high"] == pytest.approx(ref.high, abs=1e-12), name
+        Rate.model_validate(rate)  # the one rate shape, exactly
+        assert (rate["count"], rate["n"], rate["value"]) == (hits, n, hits / n), name
+        assert rate["method"] == "wilson90", name
+        low, high = rate["interval"]
+        assert low == pytest.approx(ref.low, abs=1e-12), name
+        assert high == pytest.approx(ref.high, abs=1e-12), name
 
 
 def test_differences_are_paired_bootstrap_intervals_with_the_configured_seed_and_size() -> None:
     """The estimate is the mean paired difference (4/12, 3/8); the percentile interval agrees
     with scipy.stats.bootstrap on the item differences to within one step of the lattice the
-    resampled means live on (1/n), and the report says how it was drawn."""
+    resampled means live on (1/n), and the method says how it was drawn (the seed and size are
+    the claim's config, which the run report records as ``config.claim``)."""
     config = ClaimConfig(confidence=0.8, seed=11, resamples=4000)
     stats = claim_statistics(CORRECT, SHUFFLED, FLIPS, BASE_PICKS, config)
     pairs = {
@@ -179,10 +183,10 @@ def test_differences_are_paired_bootstrap_intervals_with_the_configured_seed_and
     }
     for compares, (block, a, b, estimate) in pairs.items():
         diff = block["difference"]
-        assert diff["compares"] == compares
-        assert diff["estimate"] == pytest.approx(estimate, abs=1e-12)
-        assert (diff["n"], diff["method"]) == (len(a), "paired-bootstrap-percentile")
-        assert (diff["confidence"], diff["seed"], diff["resamples"]) == (0.8, 11, 4000)
+        Estimate.model_validate(diff)  # the one estimate shape, exactly
+        assert block["compares"] == compares
+        assert diff["value"] == pytest.approx(estimate, abs=1e-12)
+        assert (diff["n"], diff["method"]) == (len(a), "paired_bootstrap80")
         d = np.array(a, dtype=float) - np.array(b, dtype=float)
         ref = scipy_stats.bootstrap(
             (d,),
@@ -193,7 +197,8 @@ def test_differences_are_paired_bootstrap_intervals_with_the_configured_seed_and
             random_state=1,
         ).confidence_interval
         step = 1 / len(a) + 1e-9
-        assert abs(diff["low"] - ref.low) <= step and abs(diff["high"] - ref.high) <= step
+        low, high = diff["interval"]
+        assert abs(low - ref.low) <= step and abs(high - ref.high) <= step
 
 
 def test_mcnemar_counts_only_discordant_pairs() -> None:
@@ -230,14 +235,14 @@ def test_a_significant_effect_in_the_wrong_direction_holds_nothing() -> None:
     stats = claim_statistics(wrong, right, wrong, right, ClaimConfig())
     for block in (stats["shuffle_drop"], stats["counterfactual_flip"]):
         assert block["mcnemar"]["p_value"] == 2 / 1024
-        assert block["difference"]["estimate"] == -1.0
+        assert block["difference"]["value"] == -1.0
         assert block["holds"] is False
     assert stats["use_claim"] is False
 
 
 @pytest.mark.parametrize("alpha", [0.0, 1.0, -0.05, 1.5])
 def test_alpha_must_lie_strictly_between_0_and_1(alpha: float) -> None:
-    with pytest.raises(ValueError, match=r"alpha must be in \(0, 1\)"):
+    with pytest.raises(ConfigError, match=r"--alpha must be in \(0, 1\)"):
         ClaimConfig(alpha=alpha)
 
 
@@ -255,7 +260,7 @@ def test_an_empty_directory_has_no_chance_and_no_claim(tmp_path: Path) -> None:
     assert report["chance"] is None
     accuracy = report["accuracy"]
     assert isinstance(accuracy, dict)
-    assert accuracy["correct"]["n"] == 0 and accuracy["correct"]["estimate"] is None
+    assert accuracy["correct"]["n"] == 0 and accuracy["correct"]["value"] is None
     assert report["use_claim"] is False
     assert "(chance n/a)" in format_claim(report)
 
@@ -265,7 +270,7 @@ def test_report_records_config_input_hashes_and_its_own_hash(tmp_path: Path) -> 
     paths = prediction_paths(run, "dipole")
     config = ClaimConfig(alpha=0.01, confidence=0.9, seed=5, resamples=500)
     report = claim_report(data, "dipole", paths, model="m", config=config)
-    assert report["claim_scheme_version"] == 1
+    assert report["claim_scheme_version"] == 2
     assert report["config"] == {"alpha": 0.01, "confidence": 0.9, "seed": 5, "resamples": 500}
     views = load_directory(data, "dipole")
     expected = {}
@@ -301,17 +306,17 @@ def test_format_claim_states_every_figure(tmp_path: Path) -> None:
         "property": "dipole",
         "chance": 1 / 3,
         "accuracy": {
-            "correct": {"estimate": 0.8, "low": 0.55, "high": 0.93},
-            "shuffled": {"estimate": 0.2, "low": 0.07, "high": 0.45},
+            "correct": {"value": 0.8, "interval": [0.55, 0.93]},
+            "shuffled": {"value": 0.2, "interval": [0.07, 0.45]},
         },
         "shuffle_drop": {
-            "difference": {"estimate": 0.6, "low": 0.3, "high": 0.9},
+            "difference": {"value": 0.6, "interval": [0.3, 0.9]},
             "mcnemar": {"p_value": 0.001953125},
             "holds": True,
         },
         "counterfactual_flip": {
-            "flip_rate": {"estimate": 0.25, "low": 0.1, "high": 0.5},
-            "donor_pick_rate_under_correct": {"estimate": 0.125},
+            "flip_rate": {"value": 0.25, "interval": [0.1, 0.5]},
+            "donor_pick_rate_under_correct": {"value": 0.125},
             "mcnemar": {"p_value": 0.5},
             "holds": False,
         },

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from chemgauge.cli import app
 from chemgauge.errors import ConfigError
-from chemgauge.families.p2s.build import BuildConfig
+from chemgauge.families.p2s.config import BuildConfig
 
 from .conftest import SOURCES, write_table
 
@@ -90,7 +90,8 @@ def test_build_tasks_run_score_claim(tmp_path: Path) -> None:
         ],
     )
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["accuracy"] == 1.0
+    accuracy = json.loads(result.output)["accuracy"]
+    assert (accuracy["count"], accuracy["n"], accuracy["value"]) == (20, 20, 1.0)
 
     report = tmp_path / "claim.json"
     result = runner.invoke(
@@ -180,7 +181,7 @@ def test_structure_only_runs_are_recorded_as_such(tmp_path: Path, built: dict[st
     # scoring the folder again (from its prediction files) keeps what the manifest says
     again = runner.invoke(
         app,
-        ["p2s", "score", "--data", str(built["data"]), "--run", str(runs / "random@no_property")],
+        ["p2s", "score", "--data", str(built["data"]), "--out", str(runs / "random@no_property")],
     )
     assert again.exit_code == 0, again.output
     rows = (runs / "random@no_property" / "rows.jsonl").read_text().split("\n")[0]
@@ -204,5 +205,5 @@ def test_claim_rejects_an_alpha_outside_0_1_before_reading_anything(tmp_path: Pa
     )
     # the app raises; chemgauge's entry point turns a ConfigError into its message, exit 2
     assert isinstance(result.exception, ConfigError), result.output
-    assert str(result.exception) == "alpha must be in (0, 1), got 1.5"
+    assert str(result.exception) == "--alpha must be in (0, 1), got 1.5"
     assert result.exception.exit_code == 2

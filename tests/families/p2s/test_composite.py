@@ -9,7 +9,8 @@ import pytest
 from tests.conftest import require_program
 
 from chemgauge.errors import ConfigError
-from chemgauge.families.p2s.build import MANIFEST, BuildConfig, build_benchmark
+from chemgauge.families.p2s.build import MANIFEST, build_benchmark
+from chemgauge.families.p2s.config import BuildConfig
 from chemgauge.families.p2s.engine.composite import CompositeProvider, combine_providers
 from chemgauge.families.p2s.engine.properties import TableProvider
 from chemgauge.families.p2s.engine.registry import get_provider

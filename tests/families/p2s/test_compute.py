@@ -15,8 +15,9 @@ from tests.conftest import require_module
 
 from chemgauge.errors import ConfigError
 from chemgauge.eval.executors import ExecutorConfig
-from chemgauge.families.p2s.build import MANIFEST, BuildConfig, build_benchmark
+from chemgauge.families.p2s.build import MANIFEST, build_benchmark
 from chemgauge.families.p2s.compute import PROPERTY_JOURNAL, ComputeExecution
+from chemgauge.families.p2s.config import BuildConfig
 from chemgauge.families.p2s.engine.guard import ComputeLimits, GuardedCompute, close_calculators
 from chemgauge.families.p2s.engine.properties import PropertyResult, TableProvider
 

@@ -59,7 +59,7 @@ def test_structure_only_and_random_run_on_it_and_make_no_use_claim(tmp_path: Pat
         assert report["metrics"]["data"]["path"] == str(default_data().resolve())
         for directory in DEFAULT_DIRECTORIES:
             block = report["metrics"]["properties"][directory]
-            assert block["views"]["correct"]["tasks"] >= DEFAULT_RECORDS - 5
+            assert block["views"]["correct"]["accuracy"]["n"] >= DEFAULT_RECORDS - 5
             assert block["claim"]["use_claim"] is False
     claim = runner.invoke(
         app, ["p2s", "claim", "--property", "dipole", "--run", str(tmp_path / "random")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from chemgauge.families.p2s.claim import ClaimConfig
+from chemgauge.families.p2s.config import ClaimConfig
 from chemgauge.families.p2s.metrics import MetricsTally, aggregate
 
 PHENOLS = ["Oc1ccccc1", "Cc1ccccc1", "Nc1ccccc1"]  # a masked para position, three completions
@@ -51,7 +51,8 @@ def test_views_and_claim_match_hand_counts() -> None:
     assert metrics["rows"] == 11
     block = metrics["properties"]["dipole"]
     correct = block["views"]["correct"]
-    assert (correct["tasks"], correct["hits"]) == (4, 2)
+    assert (correct["accuracy"]["n"], correct["accuracy"]["count"]) == (4, 2)
+    assert correct["accuracy"]["value"] == 0.5 and correct["accuracy"]["method"] == "wilson95"
     assert correct["chance"] == (1 / 3 + 1 / 2 + 1 / 3 + 1 / 3) / 4
     assert correct["statuses"] == {
         "hit": 2,
@@ -62,13 +63,14 @@ def test_views_and_claim_match_hand_counts() -> None:
     }
     assert block["views"]["counterfactual"]["statuses"]["out_of_range"] == 1
     claim = block["claim"]
-    assert claim["accuracy"]["correct"]["hits"] == 2 and claim["accuracy"]["shuffled"]["hits"] == 1
+    accuracy = claim["accuracy"]
+    assert accuracy["correct"]["count"] == 2 and accuracy["shuffled"]["count"] == 1
     # r1 right only with its own property; no record right only when shuffled.
-    assert claim["shuffle_drop"]["difference"]["estimate"] == 0.25
+    assert claim["shuffle_drop"]["difference"]["value"] == 0.25
     flip = claim["counterfactual_flip"]
     # Donor picks: c1 (r3 had picked 2 = its donor: the base pick counts too), c2 no, c3 no.
-    assert (flip["flip_rate"]["hits"], flip["donor_pick_rate_under_correct"]["hits"]) == (1, 1)
-    assert flip["difference"]["estimate"] == 0.0
+    assert (flip["flip_rate"]["count"], flip["donor_pick_rate_under_correct"]["count"]) == (1, 1)
+    assert flip["difference"]["value"] == 0.0
 
 
 def test_any_row_order_gives_the_same_numbers() -> None:
@@ -97,8 +99,8 @@ def test_a_repeated_record_keeps_its_first_place_and_last_answer() -> None:
     again = _row("correct", "r1", 0, 1, "miss")  # r1 answered a second time, wrongly
     metrics = aggregate([*ROWS, again], config)
     claim = metrics["properties"]["dipole"]["claim"]
-    assert claim["accuracy"]["correct"]["hits"] == 1  # r1 now counts as a miss in the pairs
-    assert metrics["properties"]["dipole"]["views"]["correct"]["tasks"] == 5
+    assert claim["accuracy"]["correct"]["count"] == 1  # r1 now counts as a miss in the pairs
+    assert metrics["properties"]["dipole"]["views"]["correct"]["accuracy"]["n"] == 5
 
 
 def test_partial_views_have_no_claim() -> None:

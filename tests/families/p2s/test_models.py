@@ -10,12 +10,18 @@ import pytest
 
 from chemgauge.errors import ConfigError, UnknownNameError
 from chemgauge.families.p2s.claim import claim_report, prediction_paths
+from chemgauge.families.p2s.config import RunConfig
 from chemgauge.families.p2s.engine.distance import combined_distances, property_distance
 from chemgauge.families.p2s.engine.models import ModelOptions, P2SModel
 from chemgauge.families.p2s.engine.properties import TableProvider
-from chemgauge.families.p2s.engine.registry import get_model, get_provider
+from chemgauge.families.p2s.engine.registry import (
+    P2S_SYSTEMS,
+    PROPERTY_PROVIDERS,
+    get_model,
+    get_provider,
+)
 from chemgauge.families.p2s.prompts import NO_PROPERTY_TEXT, prompt_kind, render_messages
-from chemgauge.families.p2s.runner import RunConfig, run_model
+from chemgauge.families.p2s.runner import run_model
 from chemgauge.families.p2s.spec import PROPERTY_DIRECTORIES
 
 
@@ -94,6 +100,17 @@ def test_unknown_names_suggest() -> None:
         get_provider("tabel")
 
 
+def test_models_are_the_family_systems_and_providers_keep_their_registry() -> None:
+    """One Systems registry for what --model names (kind and plugin group spelled as in every
+    family); a factory that returns something else than a P2SModel is an error naming it."""
+    assert (P2S_SYSTEMS.kind, P2S_SYSTEMS.group) == ("p2s system", "chemgauge.p2s_systems")
+    assert P2S_SYSTEMS.names()[:4] == ["structure_only", "random", "property_oracle", "chat"]
+    assert PROPERTY_PROVIDERS.kind == "property provider"
+    P2S_SYSTEMS.register("test_not_a_model", lambda options: object(), replace=True)
+    with pytest.raises(ConfigError, match="'test_not_a_model' returned object, not a P2SModel"):
+        get_model("test_not_a_model")
+
+
 def test_prompts_render_the_task_and_no_answer() -> None:
     kinds = {prompt_kind(d) for d in PROPERTY_DIRECTORIES}
     assert kinds == {"single_property", "property_bundle", "all_properties"}
@@ -125,7 +142,7 @@ class Counting(P2SModel):
 
 
 def test_runner_resumes_and_is_deterministic(built: dict[str, Path], tmp_path: Path) -> None:
-    config = RunConfig(directories=("dipole",), conditions=("correct",), batch_size=2)
+    config = RunConfig(property=("dipole",), condition=("correct",), batch_size=2)
     out = tmp_path / "runs"
     crashing = Counting(fail_after=4)
     with pytest.raises(KeyboardInterrupt):
@@ -143,7 +160,7 @@ def test_runner_resumes_and_is_deterministic(built: dict[str, Path], tmp_path: P
 def test_runner_refuses_a_journal_from_another_config(
     built: dict[str, Path], tmp_path: Path
 ) -> None:
-    config = RunConfig(directories=("dipole",), conditions=("correct",))
+    config = RunConfig(property=("dipole",), condition=("correct",))
     run_model(built["data"], tmp_path, lambda d: get_model("random"), config)
     with pytest.raises(ConfigError, match="another configuration"):
         run_model(
@@ -153,7 +170,7 @@ def test_runner_refuses_a_journal_from_another_config(
         built["data"],
         tmp_path,
         lambda d: get_model("random", ModelOptions(seed=5)),
-        RunConfig(directories=("dipole",), conditions=("correct",), restart=True),
+        RunConfig(property=("dipole",), condition=("correct",), restart=True),
     )
 
 
@@ -167,18 +184,18 @@ def test_baselines_on_the_built_benchmark(built: dict[str, Path], tmp_path: Path
             built["data"], "dipole", prediction_paths(tmp_path / name, "dipole"), model=name
         )
     oracle = reports["property_oracle"]
-    assert oracle["accuracy"]["correct"]["estimate"] == 1.0
-    assert oracle["counterfactual_flip"]["flip_rate"]["estimate"] == 1.0
+    assert oracle["accuracy"]["correct"]["value"] == 1.0
+    assert oracle["counterfactual_flip"]["flip_rate"]["value"] == 1.0
     assert oracle["use_claim"] is True
     for name in ("structure_only", "random"):
-        assert reports[name]["shuffle_drop"]["difference"]["estimate"] == 0.0
+        assert reports[name]["shuffle_drop"]["difference"]["value"] == 0.0
         assert reports[name]["use_claim"] is False
     # the structure-only run with properties omitted gives the same picks
     run_model(
         built["data"],
         tmp_path,
         lambda d: get_model("structure_only"),
-        RunConfig(directories=("dipole",), omit_properties=True),
+        RunConfig(property=("dipole",), omit_properties=True),
     )
     for view in ("correct", "shuffled"):
         plain = (tmp_path / "structure_only" / "dipole" / f"{view}.jsonl").read_bytes()

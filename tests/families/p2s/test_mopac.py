@@ -96,6 +96,6 @@ def test_mopac_built_views_separate_the_oracle_from_structure(
     mopac: MopacProvider, tmp_path: Path
 ) -> None:
     verdicts = small_build_claims(tmp_path, mopac, "mopac", "ultraviolet_visible")
-    assert verdicts["property_oracle"]["accuracy"]["correct"]["estimate"] == 1.0
+    assert verdicts["property_oracle"]["accuracy"]["correct"]["value"] == 1.0
     assert verdicts["property_oracle"]["use_claim"] is True
     assert verdicts["structure_only"]["use_claim"] is False

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import orjson
 
+from chemgauge.families.p2s.config import RunConfig
 from chemgauge.families.p2s.engine.models import ModelOptions, P2SModel
 from chemgauge.families.p2s.engine.registry import get_model
-from chemgauge.families.p2s.runner import RunConfig, run_model
+from chemgauge.families.p2s.runner import run_model
 
 
 class Counting:
@@ -40,7 +41,7 @@ def _finals(folder: Path) -> dict[str, bytes]:
 def test_resumed_scrambled_journals_give_the_uninterrupted_files(
     built: dict[str, Path], tmp_path: Path
 ) -> None:
-    config = RunConfig(directories=("dipole", "gap"), batch_size=2)
+    config = RunConfig(property=("dipole", "gap"), batch_size=2)
     whole = Counting()
     run_model(built["data"], tmp_path / "whole", whole, config)
     expected = _finals(tmp_path / "whole" / "random")

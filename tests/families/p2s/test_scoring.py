@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 from tests.conftest import require_module
 
 from chemgauge.errors import InputFileError
+from chemgauge.eval.metrics import Rate
+from chemgauge.eval.stats import wilson_interval
 from chemgauge.families.p2s.scoring import (
     MAX_DIAGNOSTICS,
     Prediction,
@@ -28,6 +30,19 @@ from chemgauge.families.p2s.scoring import (
 
 SRC = Path(__file__).resolve().parents[3] / "src"
 ABSENT = object()  # a prediction line without the key
+
+
+def wilson_rate(count: int, n: int) -> dict[str, Any]:
+    """The report's rate shape, its interval from the numpy-side Wilson (the reference)."""
+    ref = wilson_interval(count, n)
+    interval = [ref.low, ref.high]
+    return {
+        "count": count,
+        "n": n,
+        "value": ref.estimate,
+        "interval": interval,
+        "method": "wilson95",
+    }
 
 
 def task(rid: str, candidates: list[str], dipole: float = 1.0) -> dict[str, Any]:
@@ -97,7 +112,7 @@ def test_hand_checked_counts(tmp_path: Path) -> None:
         "condition": "correct",
         "hits": 1,
         "tasks": 6,
-        "accuracy": 1 / 6,
+        "accuracy": wilson_rate(1, 6),
         "missing": 1,
         "invalid": 2,
         "out_of_range": 2,
@@ -239,7 +254,8 @@ def test_every_task_counts_once_whatever_the_predictions(
     parts = ("hits", "missing", "invalid", "out_of_range")
     assert sum(counts[k] for k in parts) + result.count("miss") == 4
     expected_hits = sum(1 for a, lab in zip(answers, labels, strict=True) if a == lab)
-    assert counts["hits"] == expected_hits and counts["accuracy"] == expected_hits / 4
+    assert counts["hits"] == expected_hits and counts["accuracy"] == wilson_rate(expected_hits, 4)
+    Rate.model_validate(counts["accuracy"])  # the one rate shape of every report
     assert counts["missing"] == answers.count(None)
 
 
@@ -531,7 +547,7 @@ def test_standalone_json_is_sorted_by_key(
     args = ["--data", str(data), "--property", "dipole", "--condition", "correct"]
     assert main([*args, "--predictions", str(predictions), "--json"]) == 0
     expected = {
-        "accuracy": 0.5,
+        "accuracy": wilson_rate(1, 2),
         "condition": "correct",
         "hits": 1,
         "invalid": 0,

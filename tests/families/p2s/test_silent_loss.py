@@ -52,16 +52,16 @@ def run(data: Path, tmp_path: Path) -> Path:
 
 def test_a_listed_view_without_its_file_stops_scoring(data: Path, run: Path) -> None:
     (run / "gap" / "shuffled.jsonl").unlink()
-    done = _chemgauge("p2s", "score", "--data", str(data), "--run", str(run), "-q")
+    done = _chemgauge("p2s", "score", "--data", str(data), "--out", str(run), "-q")
     assert done.returncode == 2
     assert "gap/shuffled.jsonl" in done.stderr and "run manifest lists it" in done.stderr
 
 
 def test_without_a_manifest_a_property_needs_all_its_views(data: Path, run: Path) -> None:
     (run / "run_manifest.json").unlink()
-    done = _chemgauge("p2s", "score", "--data", str(data), "--run", str(run), "-q")
+    done = _chemgauge("p2s", "score", "--data", str(data), "--out", str(run), "-q")
     assert done.returncode == 0, done.stderr  # every view there: scored as before
     (run / "dipole" / "counterfactual.jsonl").unlink()
-    done = _chemgauge("p2s", "score", "--data", str(data), "--run", str(run), "-q")
+    done = _chemgauge("p2s", "score", "--data", str(data), "--out", str(run), "-q")
     assert done.returncode == 2
     assert "dipole/counterfactual.jsonl" in done.stderr and "other views" in done.stderr

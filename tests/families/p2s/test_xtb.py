@@ -100,6 +100,6 @@ def test_xtb_built_dipole_views_separate_the_oracle_from_structure(
 ) -> None:
     verdicts = small_build_claims(tmp_path, xtb, "xtb", "dipole")  # type: ignore[arg-type]
     oracle = verdicts["property_oracle"]
-    assert oracle["accuracy"]["correct"]["estimate"] == 1.0
+    assert oracle["accuracy"]["correct"]["value"] == 1.0
     assert oracle["use_claim"] is True
     assert verdicts["structure_only"]["use_claim"] is False

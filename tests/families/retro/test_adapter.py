@@ -10,7 +10,7 @@ import orjson
 import pytest
 from tests.conftest import assert_valid_report
 
-from chemgauge.errors import ConfigError
+from chemgauge.errors import ConfigError, InputFileError
 from chemgauge.families.retro import RetroEvalConfig, run_retro_eval
 from chemgauge.families.retro.engine.base import CallableRetroModel
 from chemgauge.report.compare import compare_runs
@@ -46,7 +46,7 @@ def _run(root: Path, name: str, outputs: dict[str, list[str]], reactions=REACTIO
             "data_dir": str(data),
             "model_class": "fixed",
             "num_top_results": 3,
-            "results_dir": str(root / name),
+            "out": str(root / name),
             "executor": "serial",
         }
     )
@@ -74,11 +74,38 @@ def test_real_retro_run_verifies_and_edits_are_caught(
     edited = tmp_path / "edited"
     edited.mkdir()
     report = orjson.loads((runs("a") / "report.json").read_bytes())
-    report["metrics"]["accuracy"]["syntheseus"]["exact"]["top_k"]["1"]["hits"] = 2
+    top1 = report["metrics"]["accuracy"]["syntheseus"]["exact"]["top_k"][0]
+    assert (top1["k"], top1["count"], top1["n"]) == (1, 1, 4)
+    top1.update(count=2, value=0.5)  # a consistent rate the rows do not give
     (edited / "report.json").write_bytes(orjson.dumps(report))
     (edited / "rows.jsonl").write_bytes((runs("a") / "rows.jsonl").read_bytes())
     wheres = [d.where for d in verify_run(load_run(edited)).differences]
-    assert wheres == ["metrics.accuracy.syntheseus.exact.top_k.1.hits"]
+    where = "metrics.accuracy.syntheseus.exact.top_k[0]"
+    assert wheres == [f"{where}.count", f"{where}.value"]
+
+
+def test_a_report_whose_rate_does_not_add_up_is_refused_at_load(
+    runs: Callable[[str], Path], tmp_path: Path
+) -> None:
+    report = orjson.loads((runs("a") / "report.json").read_bytes())
+    report["metrics"]["accuracy"]["syntheseus"]["exact"]["top_k"][0]["count"] = 2
+    (tmp_path / "report.json").write_bytes(orjson.dumps(report))
+    (tmp_path / "rows.jsonl").write_bytes((runs("a") / "rows.jsonl").read_bytes())
+    with pytest.raises(
+        InputFileError, match=r"metrics.accuracy.syntheseus.exact.top_k.0: .*count / n"
+    ):
+        load_run(tmp_path)
+
+
+def test_a_report_missing_a_grid_cell_is_refused_at_load(
+    runs: Callable[[str], Path], tmp_path: Path
+) -> None:
+    report = orjson.loads((runs("a") / "report.json").read_bytes())
+    del report["metrics"]["accuracy"]["raw_slots"]["stereo_ignored"]
+    (tmp_path / "report.json").write_bytes(orjson.dumps(report))
+    (tmp_path / "rows.jsonl").write_bytes((runs("a") / "rows.jsonl").read_bytes())
+    with pytest.raises(InputFileError, match=r"accuracy.raw_slots: matchers \['exact'\] are not"):
+        load_run(tmp_path)
 
 
 def test_compare_hand_checked(runs: Callable[[str], Path]) -> None:
@@ -107,15 +134,14 @@ def test_retro_html_draws_true_reactants_and_top_prediction(runs: Callable[[str]
     assert "CC(=O)O.CCN" in failures  # the top prediction from the journal
 
 
-def test_retro_html_reads_a_journal_under_its_older_name(tmp_path: Path) -> None:
-    folder = _run(tmp_path, "old", OUTPUTS_A)
-    (folder / "journal.jsonl").rename(folder / "predictions.jsonl")  # an older run folder
+def test_retro_html_without_the_journal_says_so(tmp_path: Path) -> None:
+    folder = _run(tmp_path, "bare", OUTPUTS_A)
+    (folder / "journal.jsonl").unlink()
+    (folder / "predictions.jsonl").write_text('{"input": "CNC(C)=O"}\n')  # syntheseus's file
     run = load_run(folder)
     page = render_run_html(run, get_adapter("retro"), verify_run(run))
-    assert "CC(=O)O.CCN" in page.split('id="failures"', 1)[1]
-    (folder / "predictions.jsonl").write_text('{"input": "CNC(C)=O"}\n')  # syntheseus's file
-    page = render_run_html(load_run(folder), get_adapter("retro"), verify_run(run))
     assert "journal.jsonl not found: no predictions drawn" in page
+    assert "CC(=O)O.CCN" not in page.split('id="failures"', 1)[1]
 
 
 def test_retro_compare_cards_draw_product_truth_and_both_predictions(
@@ -163,3 +189,24 @@ def test_retro_compare_page_leaves_out_a_one_bucket_breakdown(runs: Callable[[st
     section = page.split('id="breakdowns"', 1)[1].split("</section>", 1)[0]
     one = section.split("<h3>reaction_class</h3>", 1)[1].split("<h3>", 1)[0]
     assert "<table>" not in one and "Every paired item is in one bucket ((none))." in one
+
+
+def test_board_metrics_are_found_by_the_report_fields_not_by_their_names(
+    runs: Callable[[str], Path],
+) -> None:
+    run = load_run(runs("a"))
+    adapter = get_adapter("retro")
+    assert adapter.hit_metrics(run)[:2] == ("top1[syntheseus,exact]", "top3[syntheseus,exact]")
+    assert adapter.board_metric(run) == "top1[syntheseus,exact]"
+    measured = adapter.measures(run, run.rows, ["top3[syntheseus,exact]", "mrr[raw_slots,exact]"])
+    assert [m[0] for m in measured["top3[syntheseus,exact]"]] == [1.0, 1.0, 1.0, 0.0]
+    assert [m[0] for m in measured["mrr[raw_slots,exact]"]] == [1.0, 1 / 2, 1 / 3, 0.0]
+    # spelled like a metric, but the report holds no top-2 rate: unknown, not parsed
+    with pytest.raises(KeyError):
+        adapter.measures(run, run.rows, ["top2[syntheseus,exact]"])
+    assert adapter.hit_description(run, "top2[syntheseus,exact]") == ""
+    assert "first 3 outputs" in adapter.hit_description(run, "top3[syntheseus,exact]")
+    panels = adapter.metric_panels(["top1[syntheseus,exact]", "top3[syntheseus,exact]"], run)
+    assert [(p.title, p.metrics) for p in panels] == [
+        ("syntheseus, exact", (("1", "top1[syntheseus,exact]"), ("3", "top3[syntheseus,exact]")))
+    ]

@@ -48,13 +48,13 @@ def test_key_value_and_flags_give_the_same_report(tmp_path: Path) -> None:
             "eval",
             "--data-dir",
             str(data),
-            "--model-class",
+            "-m",
             "predictions",
             "--model-dir",
             str(preds),
             "--num-top-results",
             "5",
-            "--results-dir",
+            "-o",
             str(tmp_path / "b"),
             "--executor",
             "serial",
@@ -69,6 +69,33 @@ def test_key_value_and_flags_give_the_same_report(tmp_path: Path) -> None:
     rb = orjson.loads((tmp_path / "b" / "report.json").read_bytes())
     assert ra["reproducibility_sha256"] == rb["reproducibility_sha256"]
     assert ra["metrics"] == rb["metrics"]
+
+
+def test_out_and_model_are_the_flags_of_results_dir_and_model_class(tmp_path: Path) -> None:
+    data, preds = _setup(tmp_path)
+    common = [f"data_dir={data}", f"model_dir={preds}", "executor=serial", "allow_missing=1"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "chemgauge", "retro", "eval", *common, "--model", "predictions"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "results in runs/retro" in proc.stderr  # the default run folder
+    assert (tmp_path / "runs" / "retro" / "report.json").is_file()
+    runner = CliRunner()
+    both = runner.invoke(
+        app,
+        ["retro", "eval", *common, "model_class=predictions", "-m", "templates", "-q"],
+    )
+    assert both.exit_code != 0
+    assert "'model_class' given twice" in str(both.exception)
+    clash = runner.invoke(
+        app, ["retro", "eval", *common, "-m", "predictions", "results_dir=x", "--out", "y"]
+    )
+    assert clash.exit_code != 0
+    assert "'out' given twice" in str(clash.exception)
 
 
 def test_unknown_key_fails_with_did_you_mean_and_exit_2(tmp_path: Path) -> None:

@@ -81,8 +81,8 @@ def test_bad_options_are_named(options: dict[str, str], message: str) -> None:
 
 
 def test_row_affecting_options_exclude_k_and_paths() -> None:
-    a = RetroEvalConfig(data_dir="a", model_class="m", k=(1,), results_dir="x", jobs=1)
-    b = RetroEvalConfig(data_dir="b", model_class="m", k=(1, 5), results_dir="y", jobs=2)
+    a = RetroEvalConfig(data_dir="a", model_class="m", k=(1,), out="x", jobs=1)
+    b = RetroEvalConfig(data_dir="b", model_class="m", k=(1, 5), out="y", jobs=2)
     assert a.row_affecting() == b.row_affecting()
     c = RetroEvalConfig(data_dir="a", model_class="m", num_top_results=10)
     assert a.row_affecting() != c.row_affecting()

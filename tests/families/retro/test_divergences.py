@@ -37,7 +37,7 @@ def _chemgauge(
             "data_dir": str(data),
             "model_class": "fixed",
             "num_top_results": num_top_results,
-            "results_dir": str(data.parent / "out"),
+            "out": str(data.parent / "out"),
             "executor": "serial",
             "allow_missing": "true",
             **options,

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from scipy.stats import binomtest
 
+from chemgauge.eval.metrics import Estimate, Rate, RateAtK
 from chemgauge.families.retro.metrics import RankTally, RetroTally, aggregate, top_k_block
 from chemgauge.families.retro.roundtrip import ROUND_TRIP_DEFINITION
 from chemgauge.families.retro.scoring import ScoreSettings, ScoreTask, score_target
@@ -59,6 +60,13 @@ def _metrics(rows: list[dict[str, Any]], ks: tuple[int, ...], max_k: int, **kw: 
     )
 
 
+def _top(block: dict[str, Any], k: int) -> dict[str, Any]:
+    """The top-k rate of a block for one k (found by its ``k`` field)."""
+    (rate,) = [r for r in block["top_k"] if r["k"] == k]
+    RateAtK.model_validate(rate)
+    return rate
+
+
 def _wilson(hits: int, n: int) -> tuple[float, float]:
     ci = binomtest(hits, n).proportion_ci(confidence_level=0.95, method="wilson")
     return float(ci.low), float(ci.high)
@@ -73,10 +81,8 @@ def test_truth_at_rank_exactly_k_counts_for_top_k(k: int) -> None:
     assert row["hits"]["syntheseus"]["exact"] == k - 1  # 0-based: k - 1 wrong ones before it
     block = _metrics([row], ks=tuple(range(1, 7)), max_k=6)["accuracy"]["syntheseus"]["exact"]
     # a hit at 1-based rank k counts for top-k and every larger k, for no smaller k
-    assert [block["top_k"][str(j)]["hits"] for j in range(1, 7)] == [
-        int(j >= k) for j in range(1, 7)
-    ]
-    assert block["top_k"][str(k)]["rate"] == 1.0
+    assert [_top(block, j)["count"] for j in range(1, 7)] == [int(j >= k) for j in range(1, 7)]
+    assert _top(block, k)["value"] == 1.0
     assert block["curve"] == [float(j >= k) for j in range(1, 7)]
     assert block["misses"] == 0
 
@@ -86,16 +92,16 @@ def test_truth_at_rank_k_plus_1_misses_top_k(k: int) -> None:
     # one target at 1-based rank k + 1, one at rank 1: top-k is 1 of 2, top-(k+1) is 2 of 2
     rows = [_truth_at(k + 1), _truth_at(1)]
     block = _metrics(rows, ks=(k, k + 1), max_k=k + 1)["accuracy"]["syntheseus"]["exact"]
-    assert block["top_k"][str(k)]["hits"] == 1
-    assert block["top_k"][str(k)]["rate"] == 0.5
-    assert block["top_k"][str(k + 1)]["hits"] == 2
+    assert _top(block, k)["count"] == 1
+    assert _top(block, k)["value"] == 0.5
+    assert _top(block, k + 1)["count"] == 2
     assert block["curve"][k - 1 :] == [0.5, 1.0]
 
 
 def test_a_rank_at_max_k_or_past_it_counts_in_no_top_k() -> None:
     # 0-based rank 3 is the 4th output: outside a curve that stops at k = 3
     block = top_k_block([3, 7], ks=(1, 3), max_k=3)
-    assert block["top_k"]["3"]["hits"] == 0 and block["top_k"]["1"]["hits"] == 0
+    assert _top(block, 3)["count"] == 0 and _top(block, 1)["count"] == 0
     assert block["curve"] == [0.0, 0.0, 0.0]
     assert block["n"] == 2 and block["misses"] == 0  # found, only too late
 
@@ -103,9 +109,9 @@ def test_a_rank_at_max_k_or_past_it_counts_in_no_top_k() -> None:
 def test_the_curve_counts_each_hit_from_its_rank_on() -> None:
     # ranks 0, 1, 1, 3 and two misses over 6 targets: cumulative hits 1, 3, 3, 4 at k = 1..4
     block = top_k_block([1, 0, None, 3, 1, None], ks=(1, 2, 3, 4), max_k=4)
-    assert [block["top_k"][str(k)]["hits"] for k in (1, 2, 3, 4)] == [1, 3, 3, 4]
+    assert [_top(block, k)["count"] for k in (1, 2, 3, 4)] == [1, 3, 3, 4]
     assert block["curve"] == [1 / 6, 3 / 6, 3 / 6, 4 / 6]
-    assert list(block["top_k"]) == ["1", "2", "3", "4"]
+    assert [r["k"] for r in block["top_k"]] == [1, 2, 3, 4]
     assert block["n"] == 6 and block["misses"] == 2
 
 
@@ -135,21 +141,31 @@ def test_mrr_is_the_mean_reciprocal_rank_with_zero_for_a_miss(
     ranks: list[int | None], mrr: float
 ) -> None:
     block = top_k_block(ranks, ks=(1,), max_k=10)
-    assert block["mrr"] == pytest.approx(mrr, rel=1e-15)
+    assert block["mrr"]["value"] == pytest.approx(mrr, rel=1e-15)
+    # no interval is computed for it here (boards bootstrap one from the rows)
+    assert Estimate.model_validate(block["mrr"]).interval == (None, None)
+    assert block["mrr"]["n"] == len(ranks) and block["mrr"]["method"] == "none"
 
 
 def test_mrr_of_rows_at_rank_k_and_k_plus_1() -> None:
     # truth at 1-based ranks 3 and 4, and a target with no true set among its outputs
     rows = [_truth_at(3), _truth_at(4), _row(list(WRONG[:3]))]
     block = _metrics(rows, ks=(3,), max_k=4)["accuracy"]["syntheseus"]["exact"]
-    assert block["mrr"] == pytest.approx((1 / 3 + 1 / 4 + 0) / 3)  # = 7/36
-    assert block["top_k"]["3"]["hits"] == 1
+    assert block["mrr"]["value"] == pytest.approx((1 / 3 + 1 / 4 + 0) / 3)  # = 7/36
+    assert _top(block, 3)["count"] == 1
 
 
 def test_no_targets_give_no_rates_rather_than_zero() -> None:
     block = top_k_block([], ks=(1, 2), max_k=2)
-    assert block["n"] == 0 and block["mrr"] is None
-    assert block["top_k"]["1"] == {"hits": 0, "rate": None, "low": None, "high": None}
+    assert block["n"] == 0 and block["mrr"]["value"] is None
+    assert _top(block, 1) == {
+        "count": 0,
+        "n": 0,
+        "value": None,
+        "interval": [None, None],
+        "method": "wilson95",
+        "k": 1,
+    }
     assert block["curve"] == [None, None]
 
 
@@ -166,7 +182,7 @@ def test_sequential_reciprocal_adds_in_arrival_order_like_syntheseus() -> None:
     assert in_order != exact and exact == pytest.approx(44 / 45, rel=1e-15)
     assert tally.sequential_reciprocal == in_order
     assert (tally.n, tally.misses) == (5, 1)
-    assert tally.block((1,), 10)["mrr"] == exact / 5
+    assert tally.block((1,), 10)["mrr"]["value"] == exact / 5
 
 
 # -- intervals against an outside reference ------------------------------------------------
@@ -175,11 +191,10 @@ def test_sequential_reciprocal_adds_in_arrival_order_like_syntheseus() -> None:
 @pytest.mark.parametrize(("hits", "n"), [(0, 4), (1, 3), (2, 3), (4, 4), (7, 20)])
 def test_top_k_interval_is_the_wilson_interval_of_scipy(hits: int, n: int) -> None:
     ranks: list[int | None] = [0] * hits + [None] * (n - hits)
-    entry = top_k_block(ranks, ks=(1,), max_k=1)["top_k"]["1"]
+    entry = _top(top_k_block(ranks, ks=(1,), max_k=1), 1)
     low, high = _wilson(hits, n)
-    assert entry["hits"] == hits and entry["rate"] == hits / n
-    assert entry["low"] == pytest.approx(low, abs=1e-12)
-    assert entry["high"] == pytest.approx(high, abs=1e-12)
+    assert entry["count"] == hits and entry["n"] == n and entry["value"] == hits / n
+    assert entry["interval"] == pytest.approx([low, high], abs=1e-12)
 
 
 # -- outputs, flags by rank, classes --------------------------------------------------------
@@ -196,19 +211,17 @@ def test_flags_by_rank_count_outputs_present_at_each_rank() -> None:
     ]
     m = _metrics(rows, ks=(1,), max_k=3)
     out = m["outputs"]
-    assert (out["total"], out["invalid"], out["duplicates"]) == (10, 3, 2)
-    assert out["invalid_rate"] == 3 / 10 and out["duplicate_rate"] == 2 / 10
+    assert out["total"] == 10
+    assert (out["invalid_rate"]["count"], out["invalid_rate"]["n"]) == (3, 10)
+    assert (out["duplicate_rate"]["count"], out["duplicate_rate"]["n"]) == (2, 10)
+    assert out["invalid_rate"]["value"] == 3 / 10 and out["duplicate_rate"]["value"] == 2 / 10
     # outputs present at rank 1: rows 1-4 (4); rank 2: rows 1-3 (3); rank 3: row 1 (1).
     # Flags past rank 3 (0-based 3 and 4 of row 1) are in the totals, not in the table.
-    assert out["invalid_by_rank"] == [
-        {"rank": 1, "outputs": 4, "count": 2, "rate": 2 / 4},
-        {"rank": 2, "outputs": 3, "count": 0, "rate": 0.0},
-        {"rank": 3, "outputs": 1, "count": 0, "rate": 0.0},
-    ]
-    assert out["duplicate_by_rank"] == [
-        {"rank": 1, "outputs": 4, "count": 0, "rate": 0.0},
-        {"rank": 2, "outputs": 3, "count": 1, "rate": 1 / 3},
-        {"rank": 3, "outputs": 1, "count": 0, "rate": 0.0},
+    assert _by_rank(out["invalid_by_rank"]) == [(1, 2, 4, 2 / 4), (2, 0, 3, 0.0), (3, 0, 1, 0.0)]
+    assert _by_rank(out["duplicate_by_rank"]) == [
+        (1, 0, 4, 0.0),
+        (2, 1, 3, 1 / 3),
+        (3, 0, 1, 0.0),
     ]
     # per-target raw counts 5, 2, 2, 1, 0; valid unique 2 (C1CC twice, OCC dropped), 1, 1,
     # 1, 0
@@ -216,18 +229,29 @@ def test_flags_by_rank_count_outputs_present_at_each_rank() -> None:
     assert (out["per_target_valid_unique"]["min"], out["per_target_valid_unique"]["max"]) == (0, 2)
 
 
+def _by_rank(table: list[dict[str, Any]]) -> list[tuple[int, int, int, float | None]]:
+    """(rank, flagged, outputs at that rank, share) per line of a flags-by-rank table."""
+    out = []
+    for line in table:
+        share = Rate.model_validate(line["share"])
+        out.append((line["rank"], share.count, share.n, share.value))
+    return out
+
+
 def test_a_rank_no_target_reaches_is_left_out_of_the_flag_table() -> None:
     m = _metrics([_row([INVALID]), _row([])], ks=(1,), max_k=3)
-    assert m["outputs"]["invalid_by_rank"] == [{"rank": 1, "outputs": 1, "count": 1, "rate": 1.0}]
-    assert m["outputs"]["duplicate_by_rank"] == [{"rank": 1, "outputs": 1, "count": 0, "rate": 0.0}]
+    assert _by_rank(m["outputs"]["invalid_by_rank"]) == [(1, 1, 1, 1.0)]
+    assert _by_rank(m["outputs"]["duplicate_by_rank"]) == [(1, 0, 1, 0.0)]
 
 
 def test_output_rates_are_none_when_no_target_has_outputs() -> None:
     out = _metrics([_row([]), _row([])], ks=(1,), max_k=2)["outputs"]
     assert out["total"] == 0 and out["cut_at_num_top_results"] == 0
-    assert out["invalid_rate"] is None and out["duplicate_rate"] is None
-    assert out["product_in_reactants_rate"] is None
+    for key in ("invalid_rate", "duplicate_rate", "product_in_reactants_rate"):
+        assert out[key]["n"] == 0 and out[key]["value"] is None
+        assert out[key]["interval"] == [None, None]
     assert out["invalid_by_rank"] == [] and out["duplicate_by_rank"] == []
+    assert out["invalid_by_reason"] == {}
 
 
 def test_outputs_the_model_returned_past_the_cut_are_counted() -> None:
@@ -236,22 +260,11 @@ def test_outputs_the_model_returned_past_the_cut_are_counted() -> None:
     assert _metrics(rows, ks=(1,), max_k=3)["outputs"]["cut_at_num_top_results"] == 2
 
 
-def test_a_run_whose_rows_record_no_reasons_reports_no_reason_breakdown() -> None:
-    rows = [_row([INVALID, TRUTH]), _row([INVALID])]
-    for row in rows:
-        del row["invalid_reasons"]  # rows written before reasons were recorded
-    out = _metrics(rows, ks=(1,), max_k=2)["outputs"]
-    assert "invalid_by_reason" not in out
-    assert out["invalid"] == 2
-
-
-def test_invalid_outputs_of_rows_without_reasons_add_up_as_unrecorded() -> None:
+def test_invalid_outputs_add_up_by_reason() -> None:
     rows = [_row([INVALID, TRUTH]), _row([INVALID, "", "CCO"]), _row(["c1cccc1"])]
-    for row in rows[:2]:
-        del row["invalid_reasons"]  # two old rows (3 invalid outputs), one new one
     out = _metrics(rows, ks=(1,), max_k=3)["outputs"]
-    assert out["invalid_by_reason"] == {"kekulization": 1, "unrecorded": 3}
-    assert out["invalid"] == 4
+    assert out["invalid_by_reason"] == {"empty": 1, "kekulization": 1, "syntax": 2}
+    assert out["invalid_rate"]["count"] == 4
 
 
 def test_outputs_and_truths_without_a_key_are_counted_per_matcher() -> None:
@@ -268,31 +281,30 @@ def test_outputs_and_truths_without_a_key_are_counted_per_matcher() -> None:
     m = aggregate(
         rows, conventions=("syntheseus",), matchers=("exact", "inchikey"), ks=(1, 2), max_k=2
     )
-    assert m["unsupported"] == {
-        "exact": {"outputs": 0, "targets_truth_unsupported": 0},
-        "inchikey": {"outputs": 2, "targets_truth_unsupported": 2},
-    }
+    assert m["unsupported"] == [
+        {"matcher": "exact", "outputs": 0, "targets_truth_unsupported": 0},
+        {"matcher": "inchikey", "outputs": 2, "targets_truth_unsupported": 2},
+    ]
     accuracy = m["accuracy"]["syntheseus"]
-    assert accuracy["exact"]["top_k"]["1"]["hits"] == 1  # the * set is row 2's truth
-    assert accuracy["exact"]["top_k"]["2"]["hits"] == 2
-    assert accuracy["inchikey"]["top_k"]["2"]["hits"] == 1
+    assert _top(accuracy["exact"], 1)["count"] == 1  # the * set is row 2's truth
+    assert _top(accuracy["exact"], 2)["count"] == 2
+    assert _top(accuracy["inchikey"], 2)["count"] == 1
 
 
-def test_error_and_legacy_rows_add_no_outputs_but_stay_in_the_denominators() -> None:
+def test_error_rows_add_no_outputs_but_stay_in_the_denominators() -> None:
     scored = _row([TRUTH, INVALID, "CCO"])
     error = {**_row(["CCO", "CCN"]), "status": "error", "hits": None}
-    legacy = _row(["CCO"])
-    del legacy["n_valid_unique"]  # a row written before the field existed
+    other = _row(["CCO"])
     tally = RetroTally(conventions=("syntheseus",), matchers=("exact",), ks=(1,), max_k=3)
-    for row in (scored, error, legacy):
+    for row in (scored, error, other):
         tally.add(row)
     assert list(tally.raw_counts) == [3.0, 2.0, 1.0]
-    assert list(tally.valid_unique_counts) == [2.0, 2.0, 0.0]
+    assert list(tally.valid_unique_counts) == [2.0, 2.0, 1.0]
     assert list(tally.valid_counts) == [2.0, 0.0, 1.0]  # an error row holds no valid output
     m = tally.result()
     assert m["targets"] == 3 and m["status"] == {"error": 1, "ok": 2}
     assert m["outputs"]["total"] == 4  # the error row's two outputs were never scored
-    assert m["accuracy"]["syntheseus"]["exact"]["top_k"]["1"]["hits"] == 1
+    assert _top(m["accuracy"]["syntheseus"]["exact"], 1)["count"] == 1
     assert m["accuracy"]["syntheseus"]["exact"]["n"] == 3
 
 
@@ -310,10 +322,10 @@ def test_classes_are_listed_in_natural_order_with_unclassed_targets_last() -> No
     by_class = m["by_class"]
     assert list(by_class) == ["1", "2", "10", "(none)"]
     ten = by_class["10"]["raw_slots"]["exact"]
-    assert (ten["n"], ten["top_k"]["1"]["hits"], ten["misses"]) == (2, 1, 1)
-    assert by_class["1"]["syntheseus"]["exact"]["top_k"]["1"]["hits"] == 0
-    assert by_class["1"]["syntheseus"]["exact"]["top_k"]["2"]["hits"] == 1
-    assert by_class["(none)"]["syntheseus"]["exact"]["top_k"]["1"]["hits"] == 1
+    assert (ten["n"], _top(ten, 1)["count"], ten["misses"]) == (2, 1, 1)
+    assert _top(by_class["1"]["syntheseus"]["exact"], 1)["count"] == 0
+    assert _top(by_class["1"]["syntheseus"]["exact"], 2)["count"] == 1
+    assert _top(by_class["(none)"]["syntheseus"]["exact"], 1)["count"] == 1
     assert by_class["2"]["syntheseus"]["exact"]["misses"] == 1
     assert "by_class" not in _metrics([_row([TRUTH])], ks=(1,), max_k=1)
 
@@ -338,15 +350,16 @@ def test_round_trip_coverage_at_rank_exactly_k_and_k_plus_1() -> None:
     block = m["round_trip"]
     assert block["definition"] == ROUND_TRIP_DEFINITION
     assert block["max_rank_checked"] == 2
-    coverage = block["round_trip_coverage"]
-    assert list(coverage) == ["1", "2"]  # k = 3 is past the ranks checked
+    coverage = {r["k"]: RateAtK.model_validate(r) for r in block["round_trip_coverage"]}
+    assert list(coverage) == [1, 2]  # k = 3 is past the ranks checked
     # first round trip at 0-based rank 1 counts for k = 2 only; every target is in n
-    assert coverage["1"]["hits"] == 1 and coverage["1"]["rate"] == 1 / 4
-    assert coverage["2"]["hits"] == 2 and coverage["2"]["rate"] == 2 / 4
-    assert (coverage["2"]["low"], coverage["2"]["high"]) == pytest.approx(_wilson(2, 4))
-    assert (coverage["1"]["low"], coverage["1"]["high"]) == pytest.approx(_wilson(1, 4))
-    assert block["proposals_checked"] == 7 and block["proposals_round_tripping"] == 3
-    assert block["round_trip_proposal_rate"] == 3 / 7
+    assert (coverage[1].count, coverage[1].n, coverage[1].value) == (1, 4, 1 / 4)
+    assert (coverage[2].count, coverage[2].n, coverage[2].value) == (2, 4, 2 / 4)
+    assert coverage[2].interval == pytest.approx(_wilson(2, 4))
+    assert coverage[1].interval == pytest.approx(_wilson(1, 4))
+    proposals = Rate.model_validate(block["round_trip_proposal_rate"])
+    assert (proposals.count, proposals.n, proposals.value) == (3, 7, 3 / 7)
+    assert proposals.interval == pytest.approx(_wilson(3, 7))
     assert block["proposals_without_forward_candidates"] == 3
 
 
@@ -364,5 +377,6 @@ def test_round_trip_tally_keeps_syntheseus_arithmetic() -> None:
 def test_no_round_trip_block_without_a_round_trip_rank() -> None:
     assert "round_trip" not in _metrics([_trip(0, 1, 1, 0)], ks=(1,), max_k=1)
     m = _metrics([_row([TRUTH])], ks=(1,), max_k=1, round_trip_max_rank=1)
-    assert m["round_trip"]["round_trip_proposal_rate"] is None  # nothing checked
-    assert m["round_trip"]["round_trip_coverage"]["1"]["hits"] == 0
+    proposals = m["round_trip"]["round_trip_proposal_rate"]
+    assert proposals["n"] == 0 and proposals["value"] is None  # nothing checked
+    assert m["round_trip"]["round_trip_coverage"][0]["count"] == 0

@@ -1,4 +1,4 @@
-"""The retro model registry and built-in adapters."""
+"""The retro systems registry (one factory shape, open to plugins) and the built-in models."""
 
 from __future__ import annotations
 
@@ -9,16 +9,60 @@ import pytest
 from tests.conftest import require_module
 
 from chemgauge.errors import BackendError, ConfigError, InputFileError, UnknownNameError
-from chemgauge.families.retro.engine.base import CallableRetroModel
+from chemgauge.families.retro.engine.base import (
+    CallableRetroModel,
+    RetroModel,
+    RetroModelOptions,
+)
 from chemgauge.families.retro.engine.predictions import PredictionsFileModel
-from chemgauge.families.retro.engine.registry import build_retro_model, retro_model_names
+from chemgauge.families.retro.engine.registry import (
+    RETRO_SYSTEMS,
+    build_retro_model,
+    retro_model_names,
+)
+
+
+def _at(path: str | Path) -> RetroModelOptions:
+    return RetroModelOptions(model_dir=Path(path))
 
 
 def test_names_and_did_you_mean() -> None:
-    assert retro_model_names()[:2] == ["predictions", "templates"]
-    assert "syntheseus:<ModelClass>" in retro_model_names()
-    with pytest.raises(UnknownNameError, match="Did you mean 'predictions'"):
+    assert retro_model_names()[:3] == ["predictions", "templates", "syntheseus:<ModelClass>"]
+    assert RETRO_SYSTEMS.kind == "retro system" and RETRO_SYSTEMS.group == "chemgauge.retro_systems"
+    with pytest.raises(
+        UnknownNameError, match=r"unknown retro system 'predictons'\. Did you mean 'predictions'"
+    ):
         build_retro_model("predictons")
+
+
+def test_a_plugin_factory_gets_the_one_options_object(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A third-party model registers ``factory(options)`` under chemgauge.retro_systems."""
+    seen: list[RetroModelOptions] = []
+
+    def factory(options: RetroModelOptions) -> RetroModel:
+        seen.append(options)
+        return CallableRetroModel(lambda ps: [["CC"] for _ in ps], "mine")
+
+    monkeypatch.setitem(RETRO_SYSTEMS._entries, "mine", factory)
+    options = RetroModelOptions(model_dir=tmp_path, num_gpus=0, model_kwargs={"beam": 4})
+    model = build_retro_model("mine", options)
+    assert model.name == "mine" and seen == [options]
+    with pytest.raises(ConfigError, match="has no variants, got predictions:x"):
+        build_retro_model("predictions:x", _at(tmp_path))
+
+
+def test_a_factory_returning_no_model_is_named() -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(RETRO_SYSTEMS._entries, "broken", lambda options: "not a model")
+        with pytest.raises(ConfigError, match="factory 'broken' returned str, not a RetroModel"):
+            build_retro_model("broken")
+
+
+def test_the_syntheseus_factory_needs_its_model_class() -> None:
+    with pytest.raises(ConfigError, match=r"needs its model class: syntheseus:<ModelClass>"):
+        build_retro_model("syntheseus")
 
 
 def test_callable_model_cuts_and_counts_outputs() -> None:
@@ -50,7 +94,7 @@ def test_predictions_file_matches_any_spelling_and_counts_bad_lines(tmp_path: Pa
         '{"product": "CC", "predictions": "CC"}\n'
         '{"product": "C1CC", "predictions": []}\n'
     )
-    model = build_retro_model("predictions", path)
+    model = build_retro_model("predictions", _at(path))
     assert isinstance(model, PredictionsFileModel)
     (out,) = model.predict(["CCNC(=O)C"], 10)
     assert out.outputs == ("CCN.CC(=O)O", "x")
@@ -67,7 +111,7 @@ def test_conflicting_lines_for_one_product_name_both(tmp_path: Path) -> None:
     path.write_text(
         '{"product": "CCO", "predictions": ["C"]}\n{"product": "OCC", "predictions": ["N"]}\n'
     )
-    model = build_retro_model("predictions", path)  # products are keyed at prepare()
+    model = build_retro_model("predictions", _at(path))  # products are keyed at prepare()
     with pytest.raises(InputFileError, match=r"p.jsonl, line 2: product also on line 1"):
         model.prepare()
 
@@ -77,7 +121,7 @@ def test_expected_products_are_not_canonicalized_again(tmp_path: Path) -> None:
     path.write_text(
         '{"product": "CCO", "predictions": ["C"]}\n{"product": "CC(=O)O", "predictions": ["N"]}\n'
     )
-    model = build_retro_model("predictions", path)
+    model = build_retro_model("predictions", _at(path))
     assert isinstance(model, PredictionsFileModel)
     model.expect_product("CCO")  # canonical, and spelled exactly so in the file
     model.expect_product("c1ccccc1")  # not in the file: nothing to remember
@@ -88,9 +132,9 @@ def test_expected_products_are_not_canonicalized_again(tmp_path: Path) -> None:
 
 def test_predictions_folder_must_hold_one_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"exactly one \*.jsonl"):
-        build_retro_model("predictions", tmp_path)
+        build_retro_model("predictions", _at(tmp_path))
     (tmp_path / "a.jsonl").write_text("")
-    assert isinstance(build_retro_model("predictions", tmp_path), PredictionsFileModel)
+    assert isinstance(build_retro_model("predictions", _at(tmp_path)), PredictionsFileModel)
 
 
 def test_syntheseus_model_class_names_are_checked() -> None:
@@ -102,7 +146,7 @@ def test_syntheseus_model_class_names_are_checked() -> None:
         build_retro_model("syntheseus:LocalRetr")
     if importlib.util.find_spec("torch") is None:
         with pytest.raises(ConfigError, match=r"pip install 'syntheseus\[local-retro\]'"):
-            build_retro_model("syntheseus:LocalRetro", "/nonexistent")
+            build_retro_model("syntheseus:LocalRetro", _at("/nonexistent"))
 
 
 def test_predictions_are_read_back_whatever_the_line_endings(tmp_path: Path) -> None:
@@ -112,7 +156,7 @@ def test_predictions_are_read_back_whatever_the_line_endings(tmp_path: Path) -> 
         b'{"product": "CC(=O)O", "predictions": ["N", "O"]}\r\n'
         b'{"product": "CCN", "predictions": []}\n'
     )
-    model = build_retro_model("predictions", path)
+    model = build_retro_model("predictions", _at(path))
     outputs = [o.outputs for o in model.predict(["OCC", "CC(O)=O", "NCC"], 5)]
     assert outputs == [("C",), ("N", "O"), ()]
     assert isinstance(model, PredictionsFileModel) and model.stats.accepted == 3
@@ -171,7 +215,7 @@ def test_a_syntheseus_model_is_built_as_eval_single_step_builds_it(
             "num_gpus": "0",
             "skip_repeats": "False",
             "num_top_results": "10",
-            "results_dir": str(tmp_path / "out"),
+            "out": str(tmp_path / "out"),
             "executor": "serial",
         }
     )

@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 import pytest
 from tests.conftest import require_module, shared_file
+from tests.families.retro.reading import top_hits
 
 from chemgauge.chem import get_matcher
 from chemgauge.chem.reactant_sets import ReactantSetScorer
@@ -59,7 +60,7 @@ def test_syntheseus_convention_equals_syntheseus_compute_metrics(
         model_dir=str(generated["preds"]),
         num_top_results=50,
         limit=N_TARGETS,
-        results_dir=str(tmp_path),
+        out=str(tmp_path),
         executor="serial",
     )
     ours = run_retro_eval(config)
@@ -86,9 +87,9 @@ def test_syntheseus_convention_equals_syntheseus_compute_metrics(
         "curve"
     ]
     # MRR: same hits; chemgauge sums with math.fsum, syntheseus left to right
-    assert theirs.mrr == pytest.approx(accuracy["exact"]["mrr"], abs=1e-12)
+    assert theirs.mrr == pytest.approx(accuracy["exact"]["mrr"]["value"], abs=1e-12)
     assert theirs.match_modulo_stereo_mrr == pytest.approx(
-        accuracy["stereo_ignored"]["mrr"], abs=1e-12
+        accuracy["stereo_ignored"]["mrr"]["value"], abs=1e-12
     )
     for row, predictions in zip(ours.rows, theirs.predictions, strict=True):
         first = next(
@@ -98,12 +99,10 @@ def test_syntheseus_convention_equals_syntheseus_compute_metrics(
         assert len(predictions) == row["n_valid_unique"], row["target"]
     # the generated outputs exercise what separates the conventions
     outputs = ours.report["metrics"]["outputs"]
-    assert outputs["invalid"] > 0 and outputs["duplicates"] > 0
-    raw = ours.report["metrics"]["accuracy"]["raw_slots"]["exact"]["top_k"]["5"]["hits"]
-    assert raw < accuracy["exact"]["top_k"]["5"]["hits"]
-    assert (
-        accuracy["stereo_ignored"]["top_k"]["1"]["hits"] > accuracy["exact"]["top_k"]["1"]["hits"]
-    )
+    assert outputs["invalid_rate"]["count"] > 0 and outputs["duplicate_rate"]["count"] > 0
+    raw = top_hits(ours.report["metrics"]["accuracy"]["raw_slots"]["exact"], 5)
+    assert raw < top_hits(accuracy["exact"], 5)
+    assert top_hits(accuracy["stereo_ignored"], 1) > top_hits(accuracy["exact"], 1)
 
 
 def test_lazy_keys_match_computing_every_key_on_real_outputs(generated: dict[str, Any]) -> None:
@@ -147,7 +146,7 @@ def test_templates_baseline_on_real_reactions(tmp_path: Path) -> None:
         model_dir=str(train_dir),
         model_kwargs={"max_reactions": 150, "save_templates": str(tmp_path / "templates.jsonl")},
         limit=25,
-        results_dir=str(tmp_path / "out"),
+        out=str(tmp_path / "out"),
         executor="serial",
         num_top_results=10,
     )
@@ -162,13 +161,13 @@ def test_templates_baseline_on_real_reactions(tmp_path: Path) -> None:
             **config.to_dict(),
             "model_dir": str(tmp_path / "templates.jsonl"),
             "model_kwargs": {},
-            "results_dir": str(tmp_path / "out2"),
+            "out": str(tmp_path / "out2"),
         }
     )
     again = run_retro_eval(reloaded)
     assert again.report["metrics"]["model"]["templates_sha256"] == model["templates_sha256"]
     assert again.rows == run.rows
-    top10 = run.report["metrics"]["accuracy"]["syntheseus"]["exact"]["top_k"]["10"]["hits"]
+    top10 = top_hits(run.report["metrics"]["accuracy"]["syntheseus"]["exact"], 10)
     assert 0 < top10 < 25
     assert "by_class" in run.report["metrics"]
 

@@ -39,7 +39,7 @@ def test_round_trip_coverage_and_proposal_rate(tmp_path: Path) -> None:
         num_top_results=3,
         k=(1, 2, 3),
         round_trip="chemgauge",
-        results_dir=str(tmp_path / "out"),
+        out=str(tmp_path / "out"),
         executor="serial",
     )
     run = run_retro_eval(config, model=model)
@@ -52,9 +52,10 @@ def test_round_trip_coverage_and_proposal_rate(tmp_path: Path) -> None:
     }
     assert second["round_trip"]["round_trips"] == 0
     block = run.report["metrics"]["round_trip"]
-    assert block["round_trip_coverage"]["1"]["hits"] == 0
-    assert block["round_trip_coverage"]["2"]["hits"] == 1
-    assert block["round_trip_coverage"]["2"]["rate"] == 0.5
-    assert block["proposals_checked"] == 3 and block["round_trip_proposal_rate"] == 1 / 3
+    coverage = {rate["k"]: rate for rate in block["round_trip_coverage"]}
+    assert coverage[1]["count"] == 0
+    assert (coverage[2]["count"], coverage[2]["n"], coverage[2]["value"]) == (1, 2, 0.5)
+    proposals = block["round_trip_proposal_rate"]
+    assert (proposals["count"], proposals["n"], proposals["value"]) == (1, 3, 1 / 3)
     assert block["proposals_without_forward_candidates"] == 2
     assert "syntheseus back-translation top-k" in block["definition"]

@@ -55,7 +55,7 @@ def _config(tmp_path: Path, out: str, **extra: Any) -> RetroEvalConfig:
         "data_dir": str(_data(tmp_path) if not (tmp_path / "data").exists() else tmp_path / "data"),
         "model_class": "fixed",
         "num_top_results": 3,
-        "results_dir": str(tmp_path / out),
+        "out": str(tmp_path / out),
         "executor": "serial",
         "batch_size": 2,
         **extra,
@@ -81,9 +81,12 @@ def test_run_writes_rows_report_and_journal(tmp_path: Path) -> None:
     assert report["metrics"]["data"]["lines"]["rejections_by_reason"] == {"not_a_reaction": 1}
     assert report["counts"]["rejected_by_reason"] == {"not_a_reaction": 1}
     assert report["metrics"]["data"]["targets"] == report["counts"]["items"] == 5
-    top1 = report["metrics"]["accuracy"]["syntheseus"]["exact"]["top_k"]["1"]
-    assert (top1["hits"], top1["rate"]) == (1, 0.2)
-    assert report["config"]["k"] == [1, 3]
+    top1, top3 = report["metrics"]["accuracy"]["syntheseus"]["exact"]["top_k"]
+    assert (top1["k"], top1["count"], top1["n"], top1["value"]) == (1, 1, 5, 0.2)
+    assert top3["k"] == 3
+    assert report["config"]["k"] == report["metrics"]["k"] == [1, 3]
+    assert report["metrics"]["conventions"] == ["syntheseus", "raw_slots"]
+    assert report["family_schema_version"] == 3
     assert report["inputs"][0]["sha256"] == report["metrics"]["data"]["sha256"]
     journal = (out / JOURNAL_JSONL).read_bytes().splitlines()
     assert len(journal) == 1 + 5  # header + one line per target
@@ -149,11 +152,8 @@ def test_changing_k_reuses_the_journal(tmp_path: Path) -> None:
     run_retro_eval(_config(tmp_path, "out"), model=_model())
     again = run_retro_eval(_config(tmp_path, "out", k="1,2,3"), model=_model(fail_after=0))
     assert again.report["timing"]["scored_now"] == 0
-    assert sorted(again.report["metrics"]["accuracy"]["raw_slots"]["exact"]["top_k"]) == [
-        "1",
-        "2",
-        "3",
-    ]
+    top_k = again.report["metrics"]["accuracy"]["raw_slots"]["exact"]["top_k"]
+    assert [rate["k"] for rate in top_k] == [1, 2, 3]
 
 
 def test_predictions_model_reports_targets_missing_from_the_file(tmp_path: Path) -> None:
@@ -204,17 +204,6 @@ def test_the_journal_is_never_named_like_syntheseus_predictions(tmp_path: Path) 
     assert not (tmp_path / "out" / "predictions.jsonl").exists()
 
 
-def test_a_journal_under_the_old_name_is_resumed(tmp_path: Path) -> None:
-    fresh = run_retro_eval(_config(tmp_path, "out"), model=_model())
-    out = tmp_path / "out"
-    (out / JOURNAL_JSONL).rename(out / "predictions.jsonl")  # as an earlier version left it
-    again = run_retro_eval(_config(tmp_path, "out"), model=_model(fail_after=0))
-    assert again.report["timing"]["scored_now"] == 0
-    assert again.report["timing"]["resumed_targets"] == 5
-    assert (out / JOURNAL_JSONL).is_file() and not (out / "predictions.jsonl").exists()
-    assert _stable(again.report) == _stable(fresh.report)
-
-
 def test_a_syntheseus_predictions_file_in_the_results_folder_is_left_alone(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
@@ -223,21 +212,3 @@ def test_a_syntheseus_predictions_file_in_the_results_folder_is_left_alone(tmp_p
     run = run_retro_eval(_config(tmp_path, "out"), model=_model())
     assert (out / "predictions.jsonl").read_bytes() == record
     assert run.report["timing"]["scored_now"] == 5
-
-
-def test_rows_journaled_before_invalidity_reasons_get_them_on_resume(tmp_path: Path) -> None:
-    fresh = run_retro_eval(_config(tmp_path, "fresh"), model=_model())
-    run_retro_eval(_config(tmp_path, "old"), model=_model())
-    journal = tmp_path / "old" / JOURNAL_JSONL
-    lines = journal.read_bytes().splitlines()
-    entries = [orjson.loads(line) for line in lines[1:]]
-    for entry in entries:
-        entry["row"].pop("invalid_reasons")
-    journal.write_bytes(b"\n".join([lines[0], *(orjson.dumps(e) for e in entries)]) + b"\n")
-    resumed = run_retro_eval(_config(tmp_path, "old"), model=_model(fail_after=0))
-    assert resumed.report["timing"]["scored_now"] == 0
-    assert (tmp_path / "old" / ROWS_JSONL).read_bytes() == (
-        tmp_path / "fresh" / ROWS_JSONL
-    ).read_bytes()
-    assert resumed.report["metrics"]["outputs"]["invalid_by_reason"] == {"syntax": 1}
-    assert _stable(resumed.report) == _stable(fresh.report)

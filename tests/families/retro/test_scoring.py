@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests.families.retro.reading import top_hits, top_rate
 
 from chemgauge.chem.reactant_sets import ReactantSetComparison, ReactantSetScorer
+from chemgauge.eval.metrics import rate
 from chemgauge.eval.stats import wilson_interval
 from chemgauge.families.retro import scoring
 from chemgauge.families.retro.metrics import aggregate, top_k_block
@@ -79,23 +81,24 @@ def test_aggregate_top_k_mrr_rates_and_intervals() -> None:
     )
     syn = m["accuracy"]["syntheseus"]["exact"]
     raw = m["accuracy"]["raw_slots"]["exact"]
-    assert [syn["top_k"][k]["hits"] for k in ("1", "2", "4")] == [1, 2, 2]
-    assert [raw["top_k"][k]["hits"] for k in ("1", "2", "4")] == [1, 1, 2]
+    assert [top_hits(syn, k) for k in (1, 2, 4)] == [1, 2, 2]
+    assert [top_hits(raw, k) for k in (1, 2, 4)] == [1, 1, 2]
     assert syn["curve"] == [1 / 3, 2 / 3, 2 / 3, 2 / 3]
     assert raw["curve"] == [1 / 3, 1 / 3, 1 / 3, 2 / 3]
-    assert syn["mrr"] == pytest.approx((1 / 2 + 1) / 3)
-    assert raw["mrr"] == pytest.approx((1 / 4 + 1) / 3)
+    assert syn["mrr"]["value"] == pytest.approx((1 / 2 + 1) / 3)
+    assert raw["mrr"]["value"] == pytest.approx((1 / 4 + 1) / 3)
     expected = wilson_interval(2, 3)
-    assert (syn["top_k"]["2"]["low"], syn["top_k"]["2"]["high"]) == (expected.low, expected.high)
+    assert top_rate(syn, 2)["interval"] == [expected.low, expected.high]
     outputs = m["outputs"]
-    assert outputs["total"] == 6 and outputs["invalid"] == 2 and outputs["duplicates"] == 1
-    assert outputs["invalid_by_rank"][0] == {"rank": 1, "outputs": 2, "count": 1, "rate": 0.5}
-    assert outputs["invalid_by_rank"][1] == {"rank": 2, "outputs": 2, "count": 1, "rate": 0.5}
-    assert outputs["duplicate_by_rank"][2] == {"rank": 3, "outputs": 1, "count": 1, "rate": 1.0}
+    assert outputs["total"] == 6
+    assert outputs["invalid_rate"]["count"] == 2 and outputs["duplicate_rate"]["count"] == 1
+    assert outputs["invalid_by_rank"][0] == {"rank": 1, "share": rate(1, 2)}
+    assert outputs["invalid_by_rank"][1] == {"rank": 2, "share": rate(1, 2)}
+    assert outputs["duplicate_by_rank"][2] == {"rank": 3, "share": rate(1, 1)}
     assert outputs["per_target_raw"]["max"] == 4 and outputs["per_target_raw"]["min"] == 0
     assert m["status"] == {"no_outputs": 1, "ok": 2}
     by_class = m["by_class"]
-    assert by_class["1"]["syntheseus"]["exact"]["top_k"]["1"]["hits"] == 1
+    assert top_hits(by_class["1"]["syntheseus"]["exact"], 1) == 1
     assert by_class["1"]["syntheseus"]["exact"]["n"] == 2
     assert by_class["2"]["syntheseus"]["exact"]["misses"] == 1
 
@@ -103,21 +106,23 @@ def test_aggregate_top_k_mrr_rates_and_intervals() -> None:
 def test_any_k_up_to_the_maximum_works_and_the_curve_is_cumulative() -> None:
     ranks = [0, 4, None, 9, 2]
     block = top_k_block(ranks, list(range(1, 11)), 10)
-    rates = [block["top_k"][str(k)]["rate"] for k in range(1, 11)]
+    rates = [top_rate(block, k)["value"] for k in range(1, 11)]
     assert rates == block["curve"]
     assert rates == sorted(rates)
-    assert block["top_k"]["10"]["hits"] == 4 and block["top_k"]["3"]["hits"] == 2
+    assert top_hits(block, 10) == 4 and top_hits(block, 3) == 2
     assert block["misses"] == 1
 
 
 def test_error_rows_count_as_misses_in_every_denominator() -> None:
     rows = [_row(2, ["CN.CC(=O)O"]), {**_row(3, ["CCO"]), "status": "error", "hits": None}]
     m = aggregate(rows, conventions=("syntheseus",), matchers=("exact",), ks=(1,), max_k=1)
-    assert m["accuracy"]["syntheseus"]["exact"]["top_k"]["1"] == {
-        "hits": 1,
-        "rate": 0.5,
-        "low": wilson_interval(1, 2).low,
-        "high": wilson_interval(1, 2).high,
+    assert top_rate(m["accuracy"]["syntheseus"]["exact"], 1) == {
+        "count": 1,
+        "n": 2,
+        "value": 0.5,
+        "interval": [wilson_interval(1, 2).low, wilson_interval(1, 2).high],
+        "method": "wilson95",
+        "k": 1,
     }
     assert m["status"] == {"error": 1, "ok": 1}
 
@@ -127,8 +132,7 @@ def test_product_in_its_own_reactants_is_counted_per_row_and_in_aggregate() -> N
     assert rows[0]["product_in_reactants_ranks"] == [0]
     assert rows[0]["hits"]["syntheseus"]["exact"] == 1  # counted, not silently removed
     m = aggregate(rows, conventions=("syntheseus",), matchers=("exact",), ks=(1,), max_k=2)
-    assert m["outputs"]["product_in_reactants"] == 1
-    assert m["outputs"]["product_in_reactants_rate"] == 1 / 3
+    assert m["outputs"]["product_in_reactants_rate"] == rate(1, 3)
 
 
 def test_keep_repeats_convention_drops_invalid_outputs_and_keeps_repeats() -> None:
@@ -153,8 +157,8 @@ def test_keep_repeats_convention_drops_invalid_outputs_and_keeps_repeats() -> No
         max_k=5,
     )
     block = m["accuracy"]["syntheseus_keep_repeats"]["exact"]
-    assert [block["top_k"][k]["hits"] for k in ("1", "3")] == [1, 2]
-    assert block["mrr"] == pytest.approx((1 / 3 + 1) / 2)
+    assert [top_hits(block, k) for k in (1, 3)] == [1, 2]
+    assert block["mrr"]["value"] == pytest.approx((1 / 3 + 1) / 2)
 
 
 @pytest.mark.parametrize(
@@ -183,15 +187,9 @@ def test_invalid_outputs_are_counted_by_reason() -> None:
         _row(3, ["c1cccc1", "CCO"]),
         _row(4, ["C1CC"]),
     ]
-    del rows[2]["invalid_reasons"]  # a row written before reasons were recorded
     m = aggregate(rows, conventions=("syntheseus",), matchers=("exact",), ks=(1,), max_k=4)
-    assert m["outputs"]["invalid"] == 5
-    assert m["outputs"]["invalid_by_reason"] == {
-        "empty": 1,
-        "kekulization": 1,
-        "syntax": 2,
-        "unrecorded": 1,
-    }
+    assert m["outputs"]["invalid_rate"]["count"] == 5
+    assert m["outputs"]["invalid_by_reason"] == {"empty": 1, "kekulization": 1, "syntax": 3}
 
 
 # -- conventions, settings and row fields ---------------------------------------------------

@@ -9,7 +9,7 @@ import pytest
 
 from chemgauge.errors import ConfigError
 from chemgauge.families.retro.config import RetroEvalConfig
-from chemgauge.families.retro.engine.registry import RETRO_MODELS, build_retro_model
+from chemgauge.families.retro.engine.registry import RETRO_SYSTEMS, build_retro_model
 from chemgauge.families.retro.syntheseus_options import SYNTHESEUS_KEYS
 
 DEFAULT = ("syntheseus", "raw_slots")
@@ -102,7 +102,7 @@ def test_num_top_results_and_print_idxs_and_num_dataset_truncation() -> None:
 
 def test_batch_size_results_dir_model_dir_data_dir() -> None:
     config = _config(model_dir="ckpt", batch_size="16", results_dir="out")
-    assert (config.data_dir, config.model_dir, config.batch_size, config.results_dir) == (
+    assert (config.data_dir, config.model_dir, config.batch_size, config.out) == (
         "d",
         "ckpt",
         16,
@@ -134,12 +134,12 @@ def test_a_misspelt_syntheseus_model_class_suggests_the_syntheseus_name() -> Non
 def test_a_registered_model_named_like_a_syntheseus_class_wins(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    RETRO_MODELS.register("MEGAN", lambda path, **kw: None)  # type: ignore[arg-type, return-value]
+    RETRO_SYSTEMS.register("MEGAN", lambda options: None)  # type: ignore[arg-type, return-value]
     try:
         assert _config(model_class="MEGAN").model_class == "MEGAN"
         assert "model_class=syntheseus:MEGAN" in caplog.text
     finally:
-        RETRO_MODELS._entries.pop("MEGAN")
+        RETRO_SYSTEMS._entries.pop("MEGAN")
 
 
 def test_num_gpus_places_a_syntheseus_model_as_syntheseus_does() -> None:
@@ -170,8 +170,15 @@ def test_filestring_names_the_syntheseus_results_file() -> None:
         _config(filestring="../x")
 
 
+def test_results_dir_is_the_run_folder_as_out_is() -> None:
+    assert _config(results_dir="a").out == "a" == _config(out="a").out
+    assert _config(results_dir="a", out="a").out == "a"  # the same request twice
+    with pytest.raises(ConfigError, match=r"'out' given twice \(results_dir='a' and out='b'\)"):
+        _config(results_dir="a", out="b")
+
+
 def test_save_outputs_true_is_accepted_false_is_refused() -> None:
-    assert _config(save_outputs="True").results_dir == "."
+    assert _config(save_outputs="True").out == "runs/retro"
     with pytest.raises(ConfigError, match=r"save_outputs=False: chemgauge always writes"):
         _config(save_outputs="False")
 

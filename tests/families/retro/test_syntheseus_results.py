@@ -56,7 +56,7 @@ def _ours(tmp_path: Path, name: str, **options: Any) -> tuple[dict[str, Any], di
             "model_class": "fixed",
             "num_top_results": NUM_TOP_RESULTS,
             "print_idxs": list(PRINT_IDXS),
-            "results_dir": str(tmp_path / name),
+            "out": str(tmp_path / name),
             "executor": "serial",
             "batch_size": 2,
             **options,
@@ -144,7 +144,7 @@ def test_mrr_is_summed_as_syntheseus_sums_it(tmp_path: Path) -> None:
         if rank is not None:
             expected += 1.0 / (rank + 1)
     assert ours["mrr"] == expected / 6
-    chemgauge_mrr = report["metrics"]["accuracy"]["syntheseus"]["exact"]["mrr"]
+    chemgauge_mrr = report["metrics"]["accuracy"]["syntheseus"]["exact"]["mrr"]["value"]
     assert chemgauge_mrr == pytest.approx(expected / 6, abs=1e-15)
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from chemgauge.errors import ConfigError, InputFileError
+from chemgauge.families.retro.engine.base import RetroModelOptions
 from chemgauge.families.retro.engine.registry import build_retro_model
 from chemgauge.families.retro.engine.templates import (
     TemplateRetroModel,
@@ -21,6 +22,10 @@ AMIDE_2 = (
     "[CH3:1][CH2:7][C:2](=[O:3])[Cl:9].[NH2:4][CH3:6]>>[CH3:1][CH2:7][C:2](=[O:3])[NH:4][CH3:6]"
 )
 ESTER = "[CH3:1][C:2](=[O:3])[OH:9].[OH:4][CH2:5][CH3:6]>>[CH3:1][C:2](=[O:3])[O:4][CH2:5][CH3:6]"
+
+
+def _at(path: Path) -> RetroModelOptions:
+    return RetroModelOptions(model_dir=path)
 
 
 def test_unmap_leaving_groups_clears_only_atoms_absent_from_the_product() -> None:
@@ -48,17 +53,17 @@ def test_extracted_template_generalizes_and_ranks_by_frequency(tmp_path: Path) -
     assert model.predict(["c1ccccc1"], 10)[0].outputs == ()
     saved = templates.save(tmp_path / "templates.jsonl")
     assert TemplateSet.load(saved).content_sha256() == templates.content_sha256()
-    via_registry = build_retro_model("templates", tmp_path)
+    via_registry = build_retro_model("templates", _at(tmp_path))
     assert via_registry.predict(["CCCNC(C)=O"], 10)[0].outputs == out.outputs
 
 
 def test_model_dir_errors_are_named(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"needs templates\.jsonl or exactly one"):
-        build_retro_model("templates", tmp_path)
+        build_retro_model("templates", _at(tmp_path))
     (tmp_path / "train.jsonl").write_text("")
     with pytest.raises(ConfigError, match="JSONL data is unmapped"):
-        build_retro_model("templates", tmp_path)
+        build_retro_model("templates", _at(tmp_path))
     bad = tmp_path / "t.jsonl"
     bad.write_text('{"smarts": "[C:1]>>[C:1]", "count": 0}\n')
     with pytest.raises(InputFileError, match=r"t.jsonl, line 1: needs"):
-        build_retro_model("templates", bad)
+        build_retro_model("templates", _at(bad))

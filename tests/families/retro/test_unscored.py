@@ -12,6 +12,7 @@ import orjson
 import pytest
 
 from chemgauge.errors import BackendError, DataQualityError
+from chemgauge.eval.metrics import rate
 from chemgauge.families.retro import RetroEvalConfig, run_retro_eval
 from chemgauge.families.retro.engine.base import CallableRetroModel
 from chemgauge.families.retro.journal import JOURNAL_JSONL
@@ -72,7 +73,7 @@ def _cli(
 def test_a_predictions_file_covering_a_third_warns_with_the_count_and_fails(tmp_path: Path) -> None:
     # 6 targets (CCNC(C)=O twice), a line for 2 of the 5 products: 4 targets missing
     preds = _predictions(tmp_path, PRODUCTS[:1] + PRODUCTS[4:])
-    proc = _cli(tmp_path, preds, f"results_dir={tmp_path / 'out'}")
+    proc = _cli(tmp_path, preds, "--out", str(tmp_path / "out"))
     assert proc.returncode == 2
     assert (
         "warning: 4 of 6 targets (66.7%) have no line in the predictions file preds.jsonl"
@@ -83,9 +84,7 @@ def test_a_predictions_file_covering_a_third_warns_with_the_count_and_fails(tmp_
     assert "Traceback" not in proc.stderr
     report = orjson.loads((tmp_path / "out" / "report.json").read_bytes())  # nothing lost
     assert report["metrics"]["unscored"] == {
-        "targets": 6,
-        "unscored": 4,
-        "share": 4 / 6,
+        "share": rate(4, 6),
         "max_share": MAX_UNSCORED_SHARE,
         "over_limit": True,
         "by_status": {"missing_from_predictions": 4, "model_error": 0, "error": 0},
@@ -139,7 +138,7 @@ def _config(tmp_path: Path, out: str, *, clean: bool = False, **extra: Any) -> R
             "data_dir": str(_data(tmp_path, clean=clean)),
             "model_class": "flaky",
             "num_top_results": 3,
-            "results_dir": str(tmp_path / out),
+            "out": str(tmp_path / out),
             "executor": "serial",
             "batch_size": 4,
             **extra,
@@ -184,6 +183,6 @@ def test_the_limit_is_a_share_above_ten_percent(unscored: int, over: bool) -> No
     assert summary.over_limit is over
     if over:
         with pytest.raises(DataQualityError, match="pass --allow-missing"):
-            summary.check(allow_missing=False, results_dir="out")
-    summary.check(allow_missing=True, results_dir="out")
+            summary.check(allow_missing=False, out="out")
+    summary.check(allow_missing=True, out="out")
     assert bool(summary.warnings()) is bool(unscored)

@@ -13,18 +13,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from chemgauge.families.p2s.api import (
-        CALCULATOR_SEED,
-        RunOptions,
-        combine,
-        run,
-        run_system,
-        total,
-    )
+    from chemgauge.families.p2s.api import CALCULATOR_SEED, combine, run, run_system, total
+    from chemgauge.families.p2s.config import RunConfig
 
 _HOMES = {
     "CALCULATOR_SEED": "api",
-    "RunOptions": "api",
+    "RunConfig": "config",
     "combine": "api",
     "run": "api",
     "run_system": "api",
@@ -33,7 +27,7 @@ _HOMES = {
 
 __all__ = [
     "CALCULATOR_SEED",
-    "RunOptions",
+    "RunConfig",
     "combine",
     "run",
     "run_system",

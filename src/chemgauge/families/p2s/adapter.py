@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from chemgauge.errors import InputFileError
 from chemgauge.eval.provenance import sha256_json
-from chemgauge.families.p2s.claim import ClaimConfig
+from chemgauge.families.p2s.config import ClaimConfig
 from chemgauge.families.p2s.report import STATUSES, aggregate, item_key
 from chemgauge.families.p2s.spec import CONDITIONS
 from chemgauge.report.adapter import (
@@ -37,6 +38,9 @@ from chemgauge.report.runs import Run
 __all__ = ["P2SAdapter"]
 
 Row = Mapping[str, Any]
+#: The hit metric of each view: a row counts only in its own view's comparison.
+_HIT_METRICS = {condition: f"hit[{condition}]" for condition in CONDITIONS}
+_VIEW_OF_METRIC = {metric: condition for condition, metric in _HIT_METRICS.items()}
 _VIEW_TITLES = {
     "correct": "own property",
     "shuffled": "shuffled property",
@@ -45,17 +49,11 @@ _VIEW_TITLES = {
 
 
 def _claim_config(run: Run) -> ClaimConfig:
+    """The claim settings the report was made with (every p2s report records them)."""
     block = run.config.get("claim")
-    return ClaimConfig(**block) if isinstance(block, Mapping) else ClaimConfig()
-
-
-def _rate(block: Mapping[str, Any], label: str) -> Rate:
-    """A Rate from a ``{hits, n | tasks, estimate, low, high}`` block of the p2s report."""
-    interval = block.get("accuracy", block)
-    n = int(block.get("tasks", block.get("n", 0)))
-    return Rate(
-        label, int(block["hits"]), n, interval["estimate"], interval["low"], interval["high"]
-    )
+    if not isinstance(block, Mapping):
+        raise InputFileError("config.claim: no claim settings in the report", path=run.report_path)
+    return ClaimConfig(**block)
 
 
 def _property_text(properties: Mapping[str, Any]) -> str:
@@ -99,7 +97,7 @@ def _candidate_structures(row: Row) -> tuple[Structure, ...]:
 
 
 class P2SAdapter(FamilyAdapter):
-    """Adapter for run folders scored by ``chemgauge p2s run`` / ``p2s score --run``."""
+    """Adapter for run folders scored by ``chemgauge p2s run`` / ``p2s score --out``."""
 
     family = "p2s"
     reproducibility_excludes = ()
@@ -109,11 +107,11 @@ class P2SAdapter(FamilyAdapter):
 
     def hit_metrics(self, run: Run) -> tuple[str, ...]:
         present = {str(r["condition"]) for r in run.rows}
-        return tuple(f"hit[{c}]" for c in CONDITIONS if c in present)
+        return tuple(_HIT_METRICS[c] for c in CONDITIONS if c in present)
 
     def hits(self, row: Row, run: Run) -> Mapping[str, bool | None]:
         # Only its own view's metric: a row takes no part in another view's comparison.
-        return {f"hit[{row['condition']}]": row["status"] == "hit"}
+        return {_HIT_METRICS[row["condition"]]: row["status"] == "hit"}
 
     def breakdowns(self, row: Row) -> Mapping[str, str]:
         return {"property": str(row["property"])}
@@ -160,7 +158,8 @@ class P2SAdapter(FamilyAdapter):
         out = []
         for directory, block in self._metrics(run)["properties"].items():
             for condition, view in block["views"].items():
-                out.append(_rate(view, f"{directory}: {_VIEW_TITLES[condition]}"))
+                label = f"{directory}: {_VIEW_TITLES[condition]}"
+                out.append(Rate.of(label, view["accuracy"]))
         return out
 
     def _accuracy_section(self, run: Run, metrics: Mapping[str, Any]) -> Section:
@@ -168,14 +167,14 @@ class P2SAdapter(FamilyAdapter):
         series: dict[str, list[tuple[str, Rate]]] = {}
         for directory, block in metrics["properties"].items():
             for condition, view in block["views"].items():
-                rate = _rate(view, condition)
+                rate = Rate.of(condition, view["accuracy"])
                 series.setdefault(_VIEW_TITLES[condition], []).append((directory, rate))
                 statuses = view["statuses"]
                 body.append(
                     (
                         directory,
                         condition,
-                        str(view["tasks"]),
+                        str(rate.n),
                         f"{fmt_rate(rate)} ({fmt_count(rate)})",
                         fmt_pct(view["chance"]),
                         *(str(statuses[s]) for s in STATUSES[1:]),
@@ -214,8 +213,8 @@ class P2SAdapter(FamilyAdapter):
         }
         for directory, claim in claims.items():
             chance = metrics["properties"][directory]["views"]["correct"]["chance"]
-            own = _rate(claim["accuracy"]["correct"], "own")
-            shuffled = _rate(claim["accuracy"]["shuffled"], "shuffled")
+            own = Rate.of("own", claim["accuracy"]["correct"])
+            shuffled = Rate.of("shuffled", claim["accuracy"]["shuffled"])
             accuracy["own property"].append((directory, own))
             accuracy["shuffled"].append((directory, shuffled))
             drop = claim["shuffle_drop"]
@@ -231,8 +230,8 @@ class P2SAdapter(FamilyAdapter):
                 )
             )
             flip = claim["counterfactual_flip"]
-            flip_rate = _rate(flip["flip_rate"], "flip")
-            base = _rate(flip["donor_pick_rate_under_correct"], "base")
+            flip_rate = Rate.of("flip", flip["flip_rate"])
+            base = Rate.of("base", flip["donor_pick_rate_under_correct"])
             donor["given the donor's property"].append((directory, flip_rate))
             donor["given its own property"].append((directory, base))
             flips.append(
@@ -380,11 +379,12 @@ class P2SAdapter(FamilyAdapter):
 
     def board_metric(self, run: Run) -> str:
         metrics = self.hit_metrics(run)
-        return "hit[correct]" if "hit[correct]" in metrics else (metrics[0] if metrics else "")
+        own = _HIT_METRICS["correct"]
+        return own if own in metrics else (metrics[0] if metrics else "")
 
     def hit_description(self, run: Run, name: str) -> str:
-        view = name.removeprefix("hit[").removesuffix("]")
-        return f"the expected completion chosen, over the tasks of the {view} view"
+        view = _VIEW_OF_METRIC.get(name)
+        return f"the expected completion chosen, over the tasks of the {view} view" if view else ""
 
     def system_name(self, run: Run) -> str:
         return system_text(run.metrics.get("model") or run.config.get("model")) or run.label
@@ -407,7 +407,6 @@ class P2SAdapter(FamilyAdapter):
 
 
 def _difference(block: Mapping[str, Any]) -> str:
-    return (
-        f"{fmt_signed_pct(block['estimate'])} "
-        f"[{fmt_signed_pct(block['low'])}, {fmt_signed_pct(block['high'])}]"
-    )
+    """``+78.3 pp [+60.9 pp, +91.3 pp]`` from an Estimate."""
+    low, high = block["interval"]
+    return f"{fmt_signed_pct(block['value'])} [{fmt_signed_pct(low)}, {fmt_signed_pct(high)}]"

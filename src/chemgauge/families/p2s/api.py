@@ -12,43 +12,22 @@ The run folder ``out/<model>`` gets the prediction files of every view, ``rows.j
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from chemgauge.errors import ConfigError
 from chemgauge.eval.outputs import Output, claim_outputs
+from chemgauge.families.p2s.config import RunConfig
 from chemgauge.families.p2s.embedded import default_data
 from chemgauge.families.p2s.engine.composite import combine_providers
 from chemgauge.families.p2s.engine.models import ModelOptions, P2SModel
 from chemgauge.families.p2s.engine.properties import PropertyProvider, ProviderOptions
 from chemgauge.families.p2s.engine.registry import get_model, get_provider
-from chemgauge.families.p2s.spec import CONDITIONS
 
-if TYPE_CHECKING:
-    from chemgauge.families.p2s.engine.chat import ChatConfig
-
-__all__ = ["CALCULATOR_SEED", "RunOptions", "combine", "run", "run_system", "total"]
+__all__ = ["CALCULATOR_SEED", "RunConfig", "combine", "run", "run_system", "total"]
 
 #: The calculators' seed in a build and for the property oracle (fixed: part of their answers).
 CALCULATOR_SEED = 0xC0FFEE
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """What a p2s run does beyond the model (the command's flags of the same names)."""
-
-    properties: tuple[str, ...] = ()
-    conditions: tuple[str, ...] = CONDITIONS
-    seed: int = 0
-    providers: tuple[str, ...] = ("xtb",)
-    table: Path | None = None
-    infrared: bool = False
-    raman: bool = False
-    chat: ChatConfig | None = None
-    omit_properties: bool = False
-    batch_size: int = 16
-    restart: bool = False
 
 
 def combine(
@@ -63,45 +42,39 @@ def combine(
     return combine_providers([get_provider(name, options) for name in names])
 
 
-def total(data: Path | None, options: RunOptions) -> int:
-    """How many tasks a run of ``options`` answers (a progress bar's total)."""
+def total(data: Path | None, config: RunConfig) -> int:
+    """How many tasks a run of ``config`` answers (a progress bar's total)."""
     from chemgauge.families.p2s.runner import total_tasks
 
     folder = default_data() if data is None else data
-    return total_tasks(folder, options.properties, options.conditions or CONDITIONS)
+    return total_tasks(folder, config.property, config.condition)
 
 
 def run_system(
     data: Path | None,
     model: str,
     out: Path,
-    options: RunOptions,
+    config: RunConfig,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Run ``model`` over the views of ``data`` (default: the embedded release) into ``out``;
     return the run's manifest (with ``folder`` and ``report``). The caller checks the
     outputs and takes the run lock."""
     from chemgauge.families.p2s.prompts import renderer
-    from chemgauge.families.p2s.runner import RunConfig, run_model
+    from chemgauge.families.p2s.runner import run_model
 
-    config = RunConfig(
-        directories=options.properties,
-        conditions=options.conditions or CONDITIONS,
-        batch_size=options.batch_size,
-        omit_properties=options.omit_properties,
-        restart=options.restart,
-    )
+    chat = config.chat() if model == "chat" else None
+    if model == "chat" and chat is None:
+        raise ConfigError("the chat model needs --base-url and --chat-model")
     calculator = (
-        combine(options.providers, options.table, CALCULATOR_SEED, options.infrared, options.raman)
+        combine(config.provider, config.table, CALCULATOR_SEED, config.infrared, config.raman)
         if model == "property_oracle"
         else None
     )
-    if model == "chat" and options.chat is None:
-        raise ConfigError("the chat model needs --base-url and --chat-model")
 
     def model_for(directory: str) -> P2SModel:
         built = ModelOptions(
-            seed=options.seed, provider=calculator, chat=options.chat, render=renderer(directory)
+            seed=config.seed, provider=calculator, chat=chat, render=renderer(directory)
         )
         return get_model(model, built)
 
@@ -114,11 +87,12 @@ def run(
     model: str = "structure_only",
     out: str | Path = "runs/p2s",
     *,
-    options: RunOptions | None = None,
+    config: RunConfig | None = None,
 ) -> dict[str, Any]:
     """Run a system (``structure_only``, ``random``, ``property_oracle``, ``chat`` or a
-    plugin) over a release (default: the embedded one); return the run's report."""
-    chosen = options or RunOptions()
+    plugin) over a release (default: the embedded one) into ``out/<model>``; return the run's
+    report. ``config`` holds the other flags of ``p2s run`` by the same names."""
+    chosen = config or RunConfig()
     data_path = None if data is None else Path(data)
     inputs = [("data", data_path), ("table", chosen.table)]
     with claim_outputs(

@@ -39,15 +39,15 @@ from chemgauge.eval.splits import SPLIT_PROTOCOL_VERSION
 from chemgauge.families.p2s import audit, selection
 from chemgauge.families.p2s.audit import Attack, attack_views, score_attack
 from chemgauge.families.p2s.compute import PROPERTY_JOURNAL, ComputeExecution, compute_properties
+from chemgauge.families.p2s.config import BuildConfig
 from chemgauge.families.p2s.engine.properties import PropertyProvider
 from chemgauge.families.p2s.library import LIBRARY_VERSION
 from chemgauge.families.p2s.selection import ID_SCHEME_VERSION, Record, SelectionConfig
-from chemgauge.families.p2s.spec import CONDITIONS, PROPERTY_DIRECTORIES, components_of
+from chemgauge.families.p2s.spec import CONDITIONS, components_of
 from chemgauge.families.p2s.taskfile import Task, labels_path, tasks_path
 from chemgauge.families.p2s.views import ViewCounts, Views, directory_views
 
 __all__ = [
-    "BuildConfig",
     "BuildResult",
     "Record",
     "build_benchmark",
@@ -59,42 +59,6 @@ __all__ = [
 BUILD_SCHEME_VERSION = 2
 MANIFEST = audit.MANIFEST
 RECORDS = "build_records.jsonl"
-
-
-@dataclass(frozen=True)
-class BuildConfig:
-    """What to build: directories, candidates per task, counterfactuals per record, release."""
-
-    directories: tuple[str, ...]
-    candidates: int = 4
-    counterfactuals_per_record: int = 2
-    seed: int = 0
-    split: str | None = None
-    max_records: int | None = None
-    min_scaffold_heavy_atoms: int = 4
-    audit_alpha: float = 0.05
-
-    def selection(self) -> SelectionConfig:
-        """The part of the config that fixes the records."""
-        return SelectionConfig(
-            self.candidates, self.seed, self.split, self.max_records, self.min_scaffold_heavy_atoms
-        )
-
-    def __post_init__(self) -> None:
-        unknown = [d for d in self.directories if d not in PROPERTY_DIRECTORIES]
-        if unknown or not self.directories:
-            raise ConfigError(
-                f"unknown property directory {unknown[0] if unknown else '(none)'!r}; "
-                f"choose from {', '.join(PROPERTY_DIRECTORIES)}"
-            )
-        if self.candidates < 2:
-            raise ConfigError(f"need at least 2 candidates per task, got {self.candidates}")
-        if self.counterfactuals_per_record < 1:
-            raise ConfigError("need at least 1 counterfactual per record")
-        if self.split not in (None, "train", "val", "test"):
-            raise ConfigError(f"split must be train, val or test, got {self.split!r}")
-        if not 0 < self.audit_alpha < 1:
-            raise ConfigError(f"audit alpha must be in (0, 1), got {self.audit_alpha}")
 
 
 @dataclass

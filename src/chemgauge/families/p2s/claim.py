@@ -15,41 +15,27 @@ Missing, invalid and out-of-range answers are wrong in every view, as in the sco
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from chemgauge.eval.metrics import estimate, interval_method, rate
 from chemgauge.eval.provenance import sha256_file, sha256_json
-from chemgauge.eval.stats import mcnemar_exact, paired_bootstrap_difference, wilson_interval
+from chemgauge.eval.stats import mcnemar_exact, paired_bootstrap_difference
+from chemgauge.families.p2s.config import ClaimConfig
 from chemgauge.families.p2s.scoring import ScoreResult, read_predictions, score_view
 from chemgauge.families.p2s.taskfile import load_directory
 
 __all__ = [
-    "ClaimConfig",
     "claim_report",
     "claim_statistics",
     "format_claim",
     "prediction_paths",
 ]
 
-CLAIM_SCHEME_VERSION = 1
-
-
-@dataclass(frozen=True)
-class ClaimConfig:
-    """Significance level, interval confidence and the bootstrap's seed and size."""
-
-    alpha: float = 0.05
-    confidence: float = 0.95
-    seed: int = 0
-    resamples: int = 2000
-
-    def __post_init__(self) -> None:
-        if not 0 < self.alpha < 1:
-            raise ValueError(f"alpha must be in (0, 1), got {self.alpha}")
+CLAIM_SCHEME_VERSION = 2  # 2: rates and differences in the one Rate / Estimate shape
 
 
 def prediction_paths(run_dir: str | Path, directory: str) -> dict[str, Path]:
@@ -58,26 +44,25 @@ def prediction_paths(run_dir: str | Path, directory: str) -> dict[str, Path]:
     return {c: base / f"{c}.jsonl" for c in ("correct", "shuffled", "counterfactual")}
 
 
-def _rate(hits: int, n: int, confidence: float) -> dict[str, Any]:
-    return {"hits": hits, **wilson_interval(hits, n, confidence).to_dict()}  # the interval has n
-
-
 def _paired(
-    a: list[bool], b: list[bool], config: ClaimConfig, salt: str
+    a: list[bool], b: list[bool], config: ClaimConfig
 ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The paired bootstrap difference mean(a) - mean(b) as an Estimate (its seed and size
+    are the run's ``config.claim``), and the exact McNemar test on the discordant pairs."""
     fa, fb = [float(x) for x in a], [float(x) for x in b]
     diff = paired_bootstrap_difference(  # raises unless a and b pair up item for item
         fa, fb, seed=config.seed, resamples=config.resamples, confidence=config.confidence
     )
     step = np.subtract(fa, fb)  # +1: only a right, -1: only b right, 0: concordant
     test = mcnemar_exact(int(np.sum(step > 0)), int(np.sum(step < 0)))
-    return {**diff.to_dict(), "compares": salt}, test.to_dict()
+    method = interval_method("paired_bootstrap", config.confidence)
+    return estimate(diff.estimate, diff.n, (diff.low, diff.high), method=method), test.to_dict()
 
 
-def _holds(difference: dict[str, Any], test: dict[str, Any], alpha: float) -> bool:
+def _holds(difference: Mapping[str, Any], test: Mapping[str, Any], alpha: float) -> bool:
     """A positive difference with McNemar's p below ``alpha`` (a p below 1 needs discordant
-    pairs, so the estimate is then a number)."""
-    return bool(test["p_value"] < alpha and difference["estimate"] > 0)
+    pairs, so the difference is then a number)."""
+    return bool(test["p_value"] < alpha and difference["value"] > 0)
 
 
 def claim_statistics(
@@ -93,23 +78,28 @@ def claim_statistics(
     property; ``flips[j]`` says counterfactual ``j`` picked its donor and ``base_picks[j]``
     whether its base record, given its own property, picked that same donor.
     """
-    drop, drop_test = _paired(list(correct), list(shuffled), config, "correct - shuffled accuracy")
+    drop, drop_test = _paired(list(correct), list(shuffled), config)
     drop_holds = _holds(drop, drop_test, config.alpha)
-    flip_diff, flip_test = _paired(
-        list(flips), list(base_picks), config, "picks donor: counterfactual - correct"
-    )
+    flip_diff, flip_test = _paired(list(flips), list(base_picks), config)
     flip_holds = _holds(flip_diff, flip_test, config.alpha)
+    confidence = config.confidence
     return {
         "accuracy": {
-            "correct": _rate(sum(correct), len(correct), config.confidence),
-            "shuffled": _rate(sum(shuffled), len(shuffled), config.confidence),
+            "correct": rate(sum(correct), len(correct), confidence=confidence),
+            "shuffled": rate(sum(shuffled), len(shuffled), confidence=confidence),
         },
-        "shuffle_drop": {"difference": drop, "mcnemar": drop_test, "holds": drop_holds},
+        "shuffle_drop": {
+            "compares": "correct - shuffled accuracy",
+            "difference": drop,
+            "mcnemar": drop_test,
+            "holds": drop_holds,
+        },
         "counterfactual_flip": {
-            "flip_rate": _rate(sum(flips), len(flips), config.confidence),
-            "donor_pick_rate_under_correct": _rate(
-                sum(base_picks), len(base_picks), config.confidence
+            "flip_rate": rate(sum(flips), len(flips), confidence=confidence),
+            "donor_pick_rate_under_correct": rate(
+                sum(base_picks), len(base_picks), confidence=confidence
             ),
+            "compares": "picks donor: counterfactual - correct",
             "difference": flip_diff,
             "mcnemar": flip_test,
             "holds": flip_holds,
@@ -177,27 +167,27 @@ def claim_report(
     return report
 
 
-def format_claim(report: dict[str, Any]) -> str:
+def format_claim(report: Mapping[str, Any]) -> str:
     """A few human-readable lines summarizing a claim report."""
 
     def pct(x: float | None) -> str:
         return "n/a" if x is None else f"{100 * x:.1f}%"
+
+    def bracket(block: Mapping[str, Any]) -> str:
+        """``value [low, high]`` of a Rate or an Estimate."""
+        low, high = block["interval"]
+        return f"{pct(block['value'])} [{pct(low)}, {pct(high)}]"
 
     acc = report["accuracy"]
     drop = report["shuffle_drop"]
     flip = report["counterfactual_flip"]
     lines = [
         f"model {report['model']} / property {report['property']} (chance {pct(report['chance'])})",
-        f"  accuracy correct {pct(acc['correct']['estimate'])} "
-        f"[{pct(acc['correct']['low'])}, {pct(acc['correct']['high'])}], "
-        f"shuffled {pct(acc['shuffled']['estimate'])} "
-        f"[{pct(acc['shuffled']['low'])}, {pct(acc['shuffled']['high'])}]",
-        f"  shuffle drop {pct(drop['difference']['estimate'])} "
-        f"[{pct(drop['difference']['low'])}, {pct(drop['difference']['high'])}], "
+        f"  accuracy correct {bracket(acc['correct'])}, shuffled {bracket(acc['shuffled'])}",
+        f"  shuffle drop {bracket(drop['difference'])}, "
         f"McNemar p={drop['mcnemar']['p_value']:.3g} -> {'holds' if drop['holds'] else 'no'}",
-        f"  counterfactual flip {pct(flip['flip_rate']['estimate'])} "
-        f"[{pct(flip['flip_rate']['low'])}, {pct(flip['flip_rate']['high'])}] vs "
-        f"{pct(flip['donor_pick_rate_under_correct']['estimate'])} under the correct property, "
+        f"  counterfactual flip {bracket(flip['flip_rate'])} vs "
+        f"{pct(flip['donor_pick_rate_under_correct']['value'])} under the correct property, "
         f"McNemar p={flip['mcnemar']['p_value']:.3g} -> {'holds' if flip['holds'] else 'no'}",
         f"  use claim: {'YES' if report['use_claim'] else 'no'}",
     ]

@@ -27,14 +27,10 @@ from chemgauge.eval.outputs import Output
 from chemgauge.eval.records import atomic_write_json
 from chemgauge.families.p2s import CALCULATOR_SEED, combine
 from chemgauge.families.p2s.audit import audit_dataset, format_audit
-from chemgauge.families.p2s.build import MANIFEST, RECORDS, BuildConfig, build_benchmark
-from chemgauge.families.p2s.claim import (
-    ClaimConfig,
-    claim_report,
-    format_claim,
-    prediction_paths,
-)
+from chemgauge.families.p2s.build import MANIFEST, RECORDS, build_benchmark
+from chemgauge.families.p2s.claim import claim_report, format_claim, prediction_paths
 from chemgauge.families.p2s.compute import PROPERTY_JOURNAL, ComputeExecution
+from chemgauge.families.p2s.config import BuildConfig, ClaimConfig, RunConfig
 from chemgauge.families.p2s.embedded import default_data
 from chemgauge.families.p2s.engine.guard import DEFAULT_LIMITS, ComputeLimits
 from chemgauge.families.p2s.scoring import score_files
@@ -116,9 +112,9 @@ def audit(
 
 def _score_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
     inputs = [("--data", args["data"]), ("--predictions", args["predictions"])]
-    if args["run"] is None:
+    if args["out"] is None:
         return [], inputs
-    return [Output("--run", args["run"], files=("rows.jsonl", "report.json"))], inputs
+    return [Output("--out", args["out"], files=("rows.jsonl", "report.json"))], inputs
 
 
 @app.command("score")
@@ -129,10 +125,11 @@ def score(
         None, "--condition", help="correct, shuffled or counterfactual."
     ),
     predictions: Path | None = typer.Option(None, "--predictions", help="Prediction JSONL file."),
-    run: Path | None = typer.Option(
+    out: Path | None = typer.Option(
         None,
-        "--run",
-        help="Instead: score every <property>/<condition>.jsonl of a run folder into its "
+        "--out",
+        "-o",
+        help="Instead: a run folder; score every <property>/<condition>.jsonl in it into its "
         "rows.jsonl and report.json (for chemgauge report, verify and compare).",
     ),
     data: Path | None = typer.Option(None, "--data", help=DATA_HELP),
@@ -141,21 +138,21 @@ def score(
     quiet: bool = QUIET,
 ) -> None:
     """Score one prediction file against one property and view, or a whole run folder."""
-    if run is not None:
+    if out is not None:
         if prop or condition or predictions:
-            raise ConfigError("give either --run or --property, --condition and --predictions")
+            raise ConfigError("give either --out or --property, --condition and --predictions")
         from chemgauge.families.p2s.report import write_run_report  # the run envelope
 
-        written = write_run_report(_data(data), run, strict=strict)
+        written = write_run_report(_data(data), out, strict=strict)
         if as_json:
             typer.echo(json.dumps(written.report, sort_keys=True))
         elif not quiet:
             typer.echo(f"wrote {written.rows_path} and {written.report_path}")
         if not quiet and not as_json:
-            _print_run_summary(written.report, str(run))
+            _print_run_summary(written.report, str(out))
         return
     if prop is None or condition is None or predictions is None:
-        raise ConfigError("give --property, --condition and --predictions (or --run FOLDER)")
+        raise ConfigError("give --property, --condition and --predictions (or --out FOLDER)")
     result = score_files(_data(data), prop, condition, predictions, strict=strict)
     typer.echo(json.dumps(result.to_dict(), sort_keys=True) if as_json else result.summary())
     if not quiet and not as_json:
@@ -183,14 +180,13 @@ def _print_run_summary(report: dict[str, Any], label: str) -> None:
     claims = []
     for directory, block in properties.items():
         for cond, view in block["views"].items():
-            interval = view["accuracy"]
+            rate = view["accuracy"]
             statuses = view["statuses"]
             accuracy.append(
                 (
                     directory,
                     cond,
-                    f"{rate_cell(interval['estimate'], interval['low'], interval['high'])} "
-                    f"({view['hits']}/{view['tasks']})",
+                    f"{rate_cell(rate['value'], *rate['interval'])} ({rate['count']}/{rate['n']})",
                     "n/a" if view["chance"] is None else f"{100 * view['chance']:.1f}%",
                     str(statuses["missing"]),
                     str(statuses["invalid"]),
@@ -239,10 +235,13 @@ def _print_run_summary(report: dict[str, Any], label: str) -> None:
 
 
 def _difference_cell(block: dict[str, Any]) -> str:
+    """``+78.3 pp [+60.9, +91.3]`` from an Estimate."""
+
     def pp(value: float | None) -> str:
         return "n/a" if value is None else f"{100 * value:+.1f}"
 
-    return f"{pp(block['estimate'])} pp [{pp(block['low'])}, {pp(block['high'])}]"
+    low, high = block["interval"]
+    return f"{pp(block['value'])} pp [{pp(low)}, {pp(high)}]"
 
 
 def _claim_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
@@ -262,10 +261,7 @@ def claim(
     out: Path | None = typer.Option(None, "--out", "-o", help="Write the JSON report here."),
 ) -> None:
     """Shuffle drop and counterfactual flip, with intervals and exact McNemar: the use claim."""
-    try:
-        config = ClaimConfig(alpha=alpha, seed=seed)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
+    config = ClaimConfig(alpha=alpha, seed=seed)
     report = claim_report(
         _data(data), prop, prediction_paths(run, prop), model=model or run.name, config=config
     )
@@ -431,32 +427,27 @@ def run(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary."),
 ) -> None:
     """Run a system over the views and write prediction files (resumable)."""
-    from chemgauge.families.p2s import RunOptions, run_system, total
+    from chemgauge.families.p2s import run_system, total
 
-    chat = None
-    if model == "chat":
-        from chemgauge.families.p2s.engine.chat import ChatConfig
-
-        if base_url is None or chat_model is None:
-            raise typer.BadParameter("the chat model needs --base-url and --chat-model")
-        chat = ChatConfig(base_url=base_url, model=chat_model, api_key_env=api_key_env)
-    options = RunOptions(
-        properties=tuple(prop),
-        conditions=tuple(condition) or CONDITIONS,
+    config = RunConfig(
+        property=tuple(prop),
+        condition=tuple(condition),
         seed=seed,
-        providers=tuple(provider),
+        provider=tuple(provider),
         table=table,
         infrared=infrared,
         raman=raman,
-        chat=chat,
+        base_url=base_url,
+        chat_model=chat_model,
+        api_key_env=api_key_env,
         omit_properties=omit_properties,
         batch_size=batch_size,
         restart=restart,
     )
     with progress_bar(
-        f"p2s run ({model})", total(data, options), quiet=quiet, min_total=1
+        f"p2s run ({model})", total(data, config), quiet=quiet, min_total=1
     ) as advance:
-        manifest = run_system(data, model, out, options, progress=advance)
+        manifest = run_system(data, model, out, config, progress=advance)
     if not quiet:
         typer.echo(f"wrote {manifest['folder']}: predictions, rows.jsonl and report.json")
         _print_run_summary(manifest["report"], model)

@@ -22,9 +22,9 @@ _PROVIDERS = {
 
 
 def entries() -> list[ListEntry]:
-    """The models, then the property providers."""
-    from chemgauge.families.p2s.engine.registry import P2S_MODELS, PROPERTY_PROVIDERS
+    """The models (``--model``, the systems under test), then the property providers."""
+    from chemgauge.families.p2s.engine.registry import P2S_SYSTEMS, PROPERTY_PROVIDERS
 
-    rows = describe_entries("p2s model", P2S_MODELS, _MODELS)
-    rows.extend(describe_entries("property provider", PROPERTY_PROVIDERS, _PROVIDERS))
+    rows = describe_entries(P2S_SYSTEMS.kind, P2S_SYSTEMS, _MODELS)
+    rows.extend(describe_entries(PROPERTY_PROVIDERS.kind, PROPERTY_PROVIDERS, _PROVIDERS))
     return rows

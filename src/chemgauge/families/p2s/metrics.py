@@ -15,8 +15,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from chemgauge.eval.stats import wilson_interval
-from chemgauge.families.p2s.claim import ClaimConfig, claim_statistics
+from chemgauge.eval.metrics import rate
+from chemgauge.families.p2s.claim import claim_statistics
+from chemgauge.families.p2s.config import ClaimConfig
 from chemgauge.families.p2s.spec import CONDITIONS
 
 __all__ = ["STATUSES", "MetricsTally", "aggregate"]
@@ -43,9 +44,7 @@ class _View:
         tasks = len(self.candidates)
         chance = sum(1 / k for k in self.candidates) / tasks if tasks else None
         return {
-            "tasks": tasks,
-            "hits": self.hits,
-            "accuracy": wilson_interval(self.hits, tasks, confidence).to_dict(),
+            "accuracy": rate(self.hits, tasks, confidence=confidence),
             "chance": chance,
             "statuses": {s: self.statuses[s] for s in STATUSES},
         }
@@ -156,7 +155,9 @@ class MetricsTally:
             }
         return {
             "rows": sum(
-                block["views"][c]["tasks"] for block in properties.values() for c in block["views"]
+                view["accuracy"]["n"]
+                for block in properties.values()
+                for view in block["views"].values()
             ),
             "properties": properties,
         }

@@ -40,8 +40,10 @@ from chemgauge.eval.envelope import (
 )
 from chemgauge.eval.provenance import reproducibility_sha256, sha256_json
 from chemgauge.eval.records import atomic_write_rows
-from chemgauge.families.p2s.claim import ClaimConfig
+from chemgauge.families.p2s.config import ClaimConfig
+from chemgauge.families.p2s.family import FAMILY
 from chemgauge.families.p2s.metrics import STATUSES, MetricsTally, aggregate
+from chemgauge.families.p2s.metrics_model import P2SMetrics
 from chemgauge.families.p2s.scoring import (
     PredictionFile,
     ScoreResult,
@@ -63,7 +65,8 @@ __all__ = [
     "write_run_report",
 ]
 
-REPORT_SCHEMA_VERSION = 1
+#: ``family_schema_version`` of the reports written here (the family's one version).
+REPORT_SCHEMA_VERSION = FAMILY.schema_version
 
 Row = Mapping[str, Any]
 
@@ -237,6 +240,17 @@ def write_run_report(
     described = dict(model) if model is not None else _model_of(folder)
     run_config = {"claim": asdict(config), "model": described, "omit_properties": omitted}
     unattributable = sum(int(p["unattributable_lines"]) for p in predictions.values())
+    metrics = {
+        **tally.result(config),
+        "model": described,
+        "data": {
+            "path": str(Path(data_dir).resolve()),
+            "sha256": sha256_json(data_views),
+            "views": data_views,
+        },
+        "predictions": predictions,
+    }
+    P2SMetrics.model_validate(metrics)  # the block as its published schema says
     envelope = build_envelope(
         EnvelopeParts(
             family="p2s",
@@ -247,16 +261,7 @@ def write_run_report(
             rows_path=rows_path,
             reproducibility_sha256=reproducibility_sha256(iter_rows_file(rows_path), ()),
             counts=counts.result({"unattributable_prediction_line": unattributable}),
-            metrics={
-                **tally.result(config),
-                "model": described,
-                "data": {
-                    "path": str(Path(data_dir).resolve()),
-                    "sha256": sha256_json(data_views),
-                    "views": data_views,
-                },
-                "predictions": predictions,
-            },
+            metrics=metrics,
         ),
         folder / "report.json",
     )

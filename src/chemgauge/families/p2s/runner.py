@@ -16,11 +16,11 @@ is streamed back from the journal in task-file order.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from chemgauge.errors import ConfigError
+from chemgauge.eval.metrics import rate
 from chemgauge.eval.provenance import run_provenance, sha256_file, sha256_json
 from chemgauge.eval.records import (
     ResumableJsonlWriter,
@@ -28,34 +28,16 @@ from chemgauge.eval.records import (
     atomic_write_rows,
     iter_journal_by_keys,
 )
+from chemgauge.families.p2s.config import RunConfig
 from chemgauge.families.p2s.engine.models import P2SModel
 from chemgauge.families.p2s.report import write_run_report
 from chemgauge.families.p2s.scoring import outcome_of, read_predictions
-from chemgauge.families.p2s.spec import CONDITIONS
 from chemgauge.families.p2s.taskfile import Task
 from chemgauge.families.p2s.viewindex import ViewIndex, index_dataset
 
-__all__ = ["RunConfig", "run_folder", "run_model", "total_tasks"]
+__all__ = ["run_folder", "run_model", "total_tasks"]
 
 RUN_SCHEME_VERSION = 1
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    """Which directories and views to run, in what batch size, with or without properties."""
-
-    directories: tuple[str, ...] = ()
-    conditions: tuple[str, ...] = CONDITIONS
-    batch_size: int = 16
-    omit_properties: bool = False
-    restart: bool = False
-
-    def __post_init__(self) -> None:
-        bad = [c for c in self.conditions if c not in CONDITIONS]
-        if bad:
-            raise ConfigError(f"unknown condition {bad[0]!r}; choose from {', '.join(CONDITIONS)}")
-        if self.batch_size < 1:
-            raise ConfigError(f"batch size must be >= 1, got {self.batch_size}")
 
 
 def run_folder(out_dir: str | Path, model_name: str, omit_properties: bool) -> Path:
@@ -89,7 +71,7 @@ def _view_counts(view: ViewIndex, target: Path) -> dict[str, Any]:
         "condition": view.condition,
         "hits": statuses["hit"],
         "tasks": tasks,
-        "accuracy": statuses["hit"] / tasks if tasks else None,
+        "accuracy": rate(statuses["hit"], tasks),
         "missing": statuses["missing"],
         "invalid": statuses["invalid"],
         "out_of_range": statuses["out_of_range"],
@@ -177,7 +159,7 @@ def run_model(
     ``report``.
     """
     dataset = index_dataset(data_dir)
-    directories: Sequence[str] = config.directories or tuple(dataset)
+    directories: Sequence[str] = config.property or tuple(dataset)
     missing = [d for d in directories if d not in dataset]
     if missing:
         raise ConfigError(f"property directory {missing[0]!r} is not in {data_dir}")
@@ -190,18 +172,18 @@ def run_model(
         described = model.describe()
         results[directory] = {
             c: _run_view(dataset[directory][c], model, folder, config, progress)
-            for c in config.conditions
+            for c in config.condition
         }
     assert folder is not None
     run_config = {
         "model": described,
         "directories": list(directories),
-        "conditions": list(config.conditions),
+        "conditions": list(config.condition),
         "omit_properties": config.omit_properties,
         "run_scheme_version": RUN_SCHEME_VERSION,
     }
     inputs: dict[str, str | Path] = {
-        f"{d}/{c}": dataset[d][c].task_path for d in directories for c in config.conditions
+        f"{d}/{c}": dataset[d][c].task_path for d in directories for c in config.condition
     }
     manifest = {
         "config": run_config,

@@ -29,6 +29,7 @@ from typing import Any
 
 from chemgauge.errors import ChemgaugeError, InputFileError
 from chemgauge.eval.lines import iter_text_lines
+from chemgauge.eval.rates import rate
 from chemgauge.families.p2s.spec import CONDITIONS, PROPERTY_DIRECTORIES
 from chemgauge.families.p2s.taskfile import Task, ViewData, load_view, parse_json_line
 
@@ -110,13 +111,14 @@ class ScoreResult:
         return self.hits / self.tasks if self.tasks else None
 
     def to_dict(self) -> dict[str, Any]:
-        """Counts for reports (outcomes left out)."""
+        """Counts for reports (outcomes left out); ``accuracy`` is the report's one rate shape
+        (``count``, ``n``, ``value``, a Wilson 95% ``interval`` and its ``method``)."""
         return {
             "property": self.directory,
             "condition": self.condition,
             "hits": self.hits,
             "tasks": self.tasks,
-            "accuracy": self.accuracy,
+            "accuracy": rate(self.hits, self.tasks),
             "missing": self.count("missing"),
             "invalid": self.count("invalid"),
             "out_of_range": self.count("out_of_range"),

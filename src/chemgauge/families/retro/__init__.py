@@ -18,10 +18,13 @@ if TYPE_CHECKING:
         load_targets,
         scan_data_dir,
     )
+    from chemgauge.families.retro.engine.base import RetroModel, RetroModelOptions
     from chemgauge.families.retro.runner import RetroRun, run_retro_eval
 
 _HOMES = {
     "RetroEvalConfig": "config",
+    "RetroModel": "engine.base",
+    "RetroModelOptions": "engine.base",
     "RetroRun": "runner",
     "RetroTarget": "data",
     "evaluate": "api",
@@ -34,6 +37,8 @@ _HOMES = {
 
 __all__ = [
     "RetroEvalConfig",
+    "RetroModel",
+    "RetroModelOptions",
     "RetroRun",
     "RetroTarget",
     "evaluate",

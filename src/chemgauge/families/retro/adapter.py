@@ -1,24 +1,26 @@
 """Report adapter for ``retro``: single-step retrosynthesis top-k under named conventions.
 
 Every target is in every denominator (no outputs or a scoring failure is a miss), so each
-(convention, matcher, k) hit is defined on every row. Model outputs and per-target model time
-live in the run's journal (``journal.jsonl``, or ``predictions.jsonl`` in run folders written
-before it was renamed); when it sits beside the rows it supplies the top prediction to draw
-and the latency plot, and the report works without it.
+(convention, matcher, k) hit is defined on every row. The board and compare metrics
+(``top10[syntheseus,exact]``, ``mrr[syntheseus,exact]``) are built from the report's
+structured fields (its conventions, matchers and each top-k rate's ``k``) and found by those
+fields; no metric name is ever parsed. Model outputs and per-target model time live in the
+run's journal (``journal.jsonl``); when it sits beside the rows it supplies the top
+prediction to draw and the latency plot, and the report works without it.
 """
 
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from chemgauge.eval.lines import iter_text_lines
-from chemgauge.families.retro.journal import JOURNAL_JSONL, journal_path
+from chemgauge.families.retro.journal import JOURNAL_JSONL
 from chemgauge.families.retro.metrics import aggregate
 from chemgauge.report.adapter import (
     Distribution,
@@ -43,7 +45,21 @@ from chemgauge.report.runs import Run
 __all__ = ["RetroAdapter", "RetroPredictions"]
 
 Row = Mapping[str, Any]
-_TOP_K = re.compile(r"top(\d+)\[([^,\]]+),([^\]]+)\]")
+
+
+@dataclass(frozen=True, slots=True)
+class RetroMetric:
+    """One board/compare metric of a retro run: top-k hits (``k``) or MRR (``k`` None) of
+    one convention and matcher; :attr:`name` is how users type it."""
+
+    convention: str
+    matcher: str
+    k: int | None = None
+
+    @property
+    def name(self) -> str:
+        kind = "mrr" if self.k is None else f"top{self.k}"
+        return f"{kind}[{self.convention},{self.matcher}]"
 
 
 def _config(run: Run) -> Mapping[str, Any]:
@@ -55,8 +71,24 @@ def _input_sha(run: Run, role: str) -> str | None:
 
 
 def _grid(run: Run) -> list[tuple[str, str]]:
-    config = _config(run)
-    return [(c, m) for c in config.get("conventions", ()) for m in config.get("matchers", ())]
+    """(convention, matcher) pairs in the report's order (its ``conventions`` and
+    ``matchers`` fields)."""
+    metrics = run.metrics
+    return [(c, m) for c in metrics["conventions"] for m in metrics["matchers"]]
+
+
+def _top_k_metrics(run: Run) -> list[RetroMetric]:
+    """A top-k metric per (convention, matcher) and per top-k rate the report holds."""
+    accuracy = run.metrics["accuracy"]
+    return [
+        RetroMetric(c, m, int(rate["k"])) for c, m in _grid(run) for rate in accuracy[c][m]["top_k"]
+    ]
+
+
+def _metrics_by_name(run: Run) -> dict[str, RetroMetric]:
+    """Every hit and score metric of a run by the name users type."""
+    found = [*_top_k_metrics(run), *(RetroMetric(c, m) for c, m in _grid(run))]
+    return {metric.name: metric for metric in found}
 
 
 def _rank(row: Row, convention: str, matcher: str) -> int | None:
@@ -65,10 +97,6 @@ def _rank(row: Row, convention: str, matcher: str) -> int | None:
         return None
     value = hits.get(convention, {}).get(matcher)
     return None if value is None else int(value)
-
-
-def _block_rate(block: Mapping[str, Any], n: int, label: str) -> Rate:
-    return Rate(label, block["hits"], n, block["rate"], block["low"], block["high"])
 
 
 class RetroPredictions:
@@ -98,7 +126,7 @@ def _predictions(path: Path, mtime_ns: int) -> RetroPredictions:
 
 
 def _load_predictions(run: Run) -> RetroPredictions:
-    path = journal_path(run.rows_path.parent)
+    path = run.rows_path.parent / JOURNAL_JSONL
     mtime = path.stat().st_mtime_ns if path.is_file() else 0
     return _predictions(path, mtime)
 
@@ -113,15 +141,13 @@ class RetroAdapter(FamilyAdapter):
         return str(row["target"])
 
     def hit_metrics(self, run: Run) -> tuple[str, ...]:
-        ks = _config(run).get("k", ())
-        return tuple(f"top{k}[{c},{m}]" for c, m in _grid(run) for k in ks)
+        return tuple(metric.name for metric in _top_k_metrics(run))
 
     def hits(self, row: Row, run: Run) -> Mapping[str, bool | None]:
         out: dict[str, bool | None] = {}
-        for convention, matcher in _grid(run):
-            rank = _rank(row, convention, matcher)
-            for k in _config(run).get("k", ()):
-                out[f"top{k}[{convention},{matcher}]"] = rank is not None and rank < int(k)
+        for metric in _top_k_metrics(run):
+            rank = _rank(row, metric.convention, metric.matcher)
+            out[metric.name] = rank is not None and metric.k is not None and rank < metric.k
         return out
 
     def breakdowns(self, row: Row) -> Mapping[str, str]:
@@ -177,30 +203,31 @@ class RetroAdapter(FamilyAdapter):
         if not grid:
             return []
         convention = grid[0][0]
-        out = []
-        for matcher, block in metrics["accuracy"][convention].items():
-            for k, entry in block["top_k"].items():
-                out.append(_block_rate(entry, block["n"], f"top-{k} ({convention}, {matcher})"))
-        return out
+        return [
+            Rate.of(f"top-{rate['k']} ({convention}, {matcher})", rate)
+            for matcher in metrics["matchers"]
+            for rate in metrics["accuracy"][convention][matcher]["top_k"]
+        ]
 
     def _accuracy_section(self, run: Run, metrics: Mapping[str, Any]) -> Section:
-        ks = [str(k) for k in _config(run)["k"]]
+        ks = [str(k) for k in metrics["k"]]
         body = []
         series: dict[str, list[tuple[str, Rate]]] = {}
-        for convention, per_matcher in metrics["accuracy"].items():
-            for matcher, block in per_matcher.items():
-                rates = [_block_rate(block["top_k"][k], block["n"], k) for k in ks]
-                body.append(
-                    (
-                        convention,
-                        matcher,
-                        str(block["n"]),
-                        *(f"{fmt_rate(r)} ({fmt_count(r)})" for r in rates),
-                        "n/a" if block["mrr"] is None else f"{block['mrr']:.3f}",
-                        str(block["misses"]),
-                    )
+        for convention, matcher in _grid(run):
+            block = metrics["accuracy"][convention][matcher]
+            rates = [Rate.of(str(rate["k"]), rate) for rate in block["top_k"]]
+            mrr = block["mrr"]["value"]
+            body.append(
+                (
+                    convention,
+                    matcher,
+                    str(block["n"]),
+                    *(f"{fmt_rate(r)} ({fmt_count(r)})" for r in rates),
+                    "n/a" if mrr is None else f"{mrr:.3f}",
+                    str(block["misses"]),
                 )
-                series[f"{convention}, {matcher}"] = list(zip(ks, rates, strict=True))
+            )
+            series[f"{convention}, {matcher}"] = [(r.label, r) for r in rates]
         plots: list[RatePlot | Distribution] = [
             RatePlot("Top-k accuracy (95% Wilson intervals)", "k", series, kind="line")
         ]
@@ -237,8 +264,9 @@ class RetroAdapter(FamilyAdapter):
             title="Top-k accuracy",
             intro=(
                 f"{metrics['targets']} targets ({statuses}). Outputs: "
-                f"{outputs['total']} scored, {outputs['invalid']} invalid, "
-                f"{outputs['duplicates']} duplicates. 'syntheseus' drops invalid and duplicate "
+                f"{outputs['total']} scored, {outputs['invalid_rate']['count']} invalid, "
+                f"{outputs['duplicate_rate']['count']} duplicates. 'syntheseus' drops invalid "
+                "and duplicate "
                 "outputs before ranking; 'raw_slots' keeps every output in its slot."
             ),
             tables=(
@@ -257,7 +285,7 @@ class RetroAdapter(FamilyAdapter):
         if not by_class:
             return None
         convention, matcher = _grid(run)[0]
-        ks = [str(k) for k in _config(run)["k"]]
+        ks = [str(k) for k in metrics["k"]]
         body = []
         for cls in ordered_buckets(by_class):
             block = by_class[cls][convention][matcher]
@@ -267,7 +295,7 @@ class RetroAdapter(FamilyAdapter):
                 (
                     cls,
                     str(block["n"]),
-                    *(fmt_rate(_block_rate(block["top_k"][k], block["n"], k)) for k in ks),
+                    *(fmt_rate(Rate.of(str(rate["k"]), rate)) for rate in block["top_k"]),
                 )
             )
         return Section(
@@ -332,25 +360,28 @@ class RetroAdapter(FamilyAdapter):
         return parts
 
     def board_metric(self, run: Run) -> str:
-        grid, ks = _grid(run), _config(run).get("k", ())
-        if not grid or not ks:
+        top_k = _top_k_metrics(run)
+        if not top_k:
             return ""
-        return f"top{min(int(k) for k in ks)}[{grid[0][0]},{grid[0][1]}]"
+        first = top_k[0]
+        smallest = min(m.k for m in top_k if m.k is not None)
+        return RetroMetric(first.convention, first.matcher, smallest).name
 
     def hit_description(self, run: Run, name: str) -> str:
-        match = re.fullmatch(r"top(\d+)\[([^,\]]+),([^\]]+)\]", name)
-        if match is None:
+        metric = _metrics_by_name(run).get(name)
+        if metric is None or metric.k is None:
             return ""
-        k, convention, matcher = match.groups()
         return (
-            f"the true reactants among the first {k} outputs ({convention} convention, "
-            f"{matcher} matcher), over every target"
+            f"the true reactants among the first {metric.k} outputs ({metric.convention} "
+            f"convention, {metric.matcher} matcher), over every target"
         )
 
     def score_metrics(self, run: Run) -> tuple[ScoreMetric, ...]:
         return tuple(
             ScoreMetric(
-                f"mrr[{c},{m}]", "mean", f"mean reciprocal rank ({c}, {m}); a miss scores 0"
+                RetroMetric(c, m).name,
+                "mean",
+                f"mean reciprocal rank ({c}, {m}); a miss scores 0",
             )
             for c, m in _grid(run)
         )
@@ -359,31 +390,31 @@ class RetroAdapter(FamilyAdapter):
         out: dict[str, tuple[float, float] | None] = {}
         for convention, matcher in _grid(run):
             rank = _rank(row, convention, matcher)
-            out[f"mrr[{convention},{matcher}]"] = (0.0 if rank is None else 1 / (rank + 1), 1.0)
+            name = RetroMetric(convention, matcher).name
+            out[name] = (0.0 if rank is None else 1 / (rank + 1), 1.0)
         return out
 
     def measures(
         self, run: Run, rows: Sequence[Row], names: Sequence[str]
     ) -> dict[str, list[tuple[float, float] | None]]:
         # One rank lookup per row and metric, without building every metric of every row.
-        known = {*self.hit_metrics(run), *(s.name for s in self.score_metrics(run))}
+        known = _metrics_by_name(run)
         out: dict[str, list[tuple[float, float] | None]] = {}
         for name in names:
-            match = re.fullmatch(r"(top(\d+)|mrr)\[([^,\]]+),([^\]]+)\]", name)
-            if match is None or name not in known:
-                raise KeyError(name)
-            _, k, convention, matcher = match.groups()
-            ranks = [_rank(row, convention, matcher) for row in rows]
+            metric = known[name]  # an unknown name is a KeyError, as the base class raises
+            ranks = [_rank(row, metric.convention, metric.matcher) for row in rows]
+            k = metric.k
             if k is None:
                 out[name] = [(0.0 if r is None else 1 / (r + 1), 1.0) for r in ranks]
             else:
-                out[name] = [(float(r is not None and r < int(k)), 1.0) for r in ranks]
+                out[name] = [(float(r is not None and r < k), 1.0) for r in ranks]
         return out
 
     def board_caveats(self, runs: Sequence[Run], metric: str) -> list[str]:
         caps = sorted({int(_config(r).get("num_top_results", 0)) for r in runs})
-        k = re.match(r"top(\d+)\[", metric)
-        if len(caps) < 2 or (k is not None and int(k.group(1)) <= caps[0]):
+        ks = {m.k for r in runs if (m := _metrics_by_name(r).get(metric)) is not None}
+        k = next(iter(ks), None)
+        if len(caps) < 2 or (k is not None and k <= caps[0]):
             return []
         return [
             f"{metric}: the runs keep different numbers of outputs (num_top_results "
@@ -400,17 +431,19 @@ class RetroAdapter(FamilyAdapter):
                 return f"{name} ({source})"
         return name
 
-    def metric_panels(self, metrics: Sequence[str]) -> list[MetricPanel]:
-        """One top-k curve per (convention, matcher): k on the x axis, not 24 bars in a row."""
+    def metric_panels(self, metrics: Sequence[str], run: Run | None = None) -> list[MetricPanel]:
+        """One top-k curve per (convention, matcher): k on the x axis, not 24 bars in a row
+        (the metrics found in ``run``'s report; without it, the default panels)."""
+        known = {} if run is None else _metrics_by_name(run)
         panels: dict[str, list[tuple[str, str]]] = {}
         others = []
-        for metric in metrics:
-            match = _TOP_K.fullmatch(metric)
-            if match is None:
-                others.append(metric)
+        for name in metrics:
+            metric = known.get(name)
+            if metric is None or metric.k is None:
+                others.append(name)
                 continue
-            k, convention, matcher = match.groups()
-            panels.setdefault(f"{convention}, {matcher}", []).append((k, metric))
+            title = f"{metric.convention}, {metric.matcher}"
+            panels.setdefault(title, []).append((str(metric.k), name))
         out = [MetricPanel(title, "k", tuple(points), "line") for title, points in panels.items()]
         return out + (super().metric_panels(others) if others else [])
 

@@ -58,8 +58,12 @@ def eval_(
     data_dir: str | None = typer.Option(
         None, help="Folder with *{train,val,test}.{jsonl,csv,smi}."
     ),
-    model_class: str | None = typer.Option(
-        None, help="predictions, templates, syntheseus:<Class> (or the bare syntheseus class)."
+    model: str | None = typer.Option(
+        None,
+        "--model",
+        "-m",
+        help="The model under test: predictions, templates, syntheseus:<Class> (or the bare "
+        "syntheseus class); model_class= means the same.",
     ),
     model_dir: str | None = typer.Option(None, help="Model folder (or predictions file)."),
     model_kwargs: str | None = typer.Option(None, help="Extra model arguments (JSON object)."),
@@ -74,7 +78,12 @@ def eval_(
     conventions: str | None = typer.Option(
         None, help="syntheseus,raw_slots (default), syntheseus_keep_repeats."
     ),
-    results_dir: str | None = typer.Option(None, help="Output folder (default: current)."),
+    out: str | None = typer.Option(
+        None,
+        "--out",
+        "-o",
+        help="Run folder (default runs/retro); syntheseus's results_dir= means the same.",
+    ),
     limit: int | None = typer.Option(None, help="Evaluate the first N data lines only."),
     batch_size: int | None = typer.Option(None, help="Products per model call."),
     jobs: int | None = typer.Option(None, "--jobs", "-j", help="Worker processes (0 = all)."),
@@ -107,7 +116,7 @@ def eval_(
     not score."""
     flags = {
         "data_dir": data_dir,
-        "model_class": model_class,
+        "model": model,
         "model_dir": model_dir,
         "model_kwargs": model_kwargs,
         "fold": fold,
@@ -115,7 +124,7 @@ def eval_(
         "k": k,
         "matchers": matchers,
         "conventions": conventions,
-        "results_dir": results_dir,
+        "out": out,
         "limit": limit,
         "batch_size": batch_size,
         "jobs": jobs,
@@ -140,34 +149,34 @@ def eval_(
         _print_summary(run, config, data_file.path.name)
     for line in run.unscored.warnings():  # printed under --quiet too: never a silent gap
         typer.secho(line, err=True, fg=typer.colors.YELLOW)
-    run.unscored.check(allow_missing=config.allow_missing, results_dir=str(run.results_dir))
+    run.unscored.check(allow_missing=config.allow_missing, out=str(run.out))
+
+
+def _percent(block: dict[str, Any]) -> str:
+    return "n/a" if block["value"] is None else f"{block['value'] * 100:.1f}%"
 
 
 def _print_summary(run: RetroRun, config: RetroEvalConfig, data_name: str) -> None:
-    report = run.report
-    lines = report["metrics"]["data"]["lines"]
-    metrics = report["metrics"]
+    metrics = run.report["metrics"]
+    lines = metrics["data"]["lines"]
     # Compact: the smallest and largest k, and 5 and 10 between them; report.json has all.
-    ks = [str(k) for k in config.k if k in (config.k[0], config.k[-1], 5, 10)]
+    ks = [k for k in config.k if k in (config.k[0], config.k[-1], 5, 10)]
     rows = []
-    for convention, per_matcher in metrics["accuracy"].items():
-        for matcher, block in per_matcher.items():
-            tops = [block["top_k"][k] for k in ks]
-            mrr = block["mrr"]
+    for convention in metrics["conventions"]:
+        for matcher in metrics["matchers"]:
+            block = metrics["accuracy"][convention][matcher]
+            tops = {rate["k"]: rate for rate in block["top_k"]}
+            mrr = block["mrr"]["value"]
             rows.append(
                 (
                     convention,
                     matcher,
                     str(block["n"]),
-                    *(rate_cell(t["rate"], t["low"], t["high"]) for t in tops),
+                    *(rate_cell(tops[k]["value"], *tops[k]["interval"]) for k in ks),
                     "n/a" if mrr is None else f"{mrr:.4f}",
                 )
             )
     outputs = metrics["outputs"]
-    invalid = "n/a" if outputs["invalid_rate"] is None else f"{outputs['invalid_rate'] * 100:.1f}%"
-    duplicates = (
-        "n/a" if outputs["duplicate_rate"] is None else f"{outputs['duplicate_rate'] * 100:.1f}%"
-    )
     print_summary(
         summary_table(
             f"retro eval: {data_name}, {metrics['data']['targets']} targets "
@@ -177,9 +186,9 @@ def _print_summary(run: RetroRun, config: RetroEvalConfig, data_name: str) -> No
             labels=2,
         ),
         notes=(
-            f"outputs: {outputs['total']} raw, invalid {invalid}, duplicates {duplicates}; "
-            f"results in {run.results_dir} (syntheseus's fields: "
-            f"{metrics['syntheseus_results']['file']})",
+            f"outputs: {outputs['total']} raw, invalid {_percent(outputs['invalid_rate'])}, "
+            f"duplicates {_percent(outputs['duplicate_rate'])}; results in {run.out} "
+            f"(syntheseus's fields: {metrics['syntheseus_results']['file']})",
         ),
     )
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -20,6 +21,7 @@ from chemgauge.chem import matcher_names
 from chemgauge.errors import ConfigError
 from chemgauge.eval.executors import DEFAULT_RAY_TIMEOUT_S
 from chemgauge.families.retro.data import FOLDS
+from chemgauge.families.retro.engine.base import RetroModelOptions
 from chemgauge.families.retro.engine.registry import resolve_model_class
 from chemgauge.families.retro.option_values import (
     as_bool,
@@ -34,11 +36,13 @@ from chemgauge.families.retro.syntheseus_options import (
     translate_syntheseus_options,
 )
 
-__all__ = ["DEFAULT_KS", "DEFAULT_NUM_TOP_RESULTS", "RetroEvalConfig"]
+__all__ = ["DEFAULT_KS", "DEFAULT_NUM_TOP_RESULTS", "DEFAULT_OUT", "RetroEvalConfig"]
 
 DEFAULT_KS = (1, 3, 5, 10, 20, 50)
 #: syntheseus's default (``BaseEvalConfig.num_top_results``).
 DEFAULT_NUM_TOP_RESULTS = 100
+#: Where a run's files go unless ``--out`` (or syntheseus's ``results_dir=``) says otherwise.
+DEFAULT_OUT = "runs/retro"
 _EXECUTORS = ("serial", "local", "ray")
 _INTS = (
     "num_top_results",
@@ -70,8 +74,9 @@ class RetroEvalConfig:
         skip_repeats: syntheseus's option: ``True`` scores the syntheseus-shaped results file
             under the ``syntheseus`` convention (repeats removed), ``False`` under
             ``syntheseus_keep_repeats``.
-        results_dir: where ``journal.jsonl``, ``rows.jsonl``, ``report.json`` and the
-            syntheseus-shaped results file go.
+        out: the run folder: ``journal.jsonl``, ``rows.jsonl``, ``report.json`` and the
+            syntheseus-shaped results file go there (``--out``; syntheseus's
+            ``results_dir=`` means the same).
         filestring: suffix of the syntheseus-shaped results file's name.
         limit: evaluate only the first N data lines.
         allow_missing: exit zero even when more than the stated share of targets could not
@@ -90,7 +95,7 @@ class RetroEvalConfig:
     matchers: tuple[str, ...] = ("exact", "stereo_ignored")
     conventions: tuple[str, ...] = ()
     skip_repeats: bool = True
-    results_dir: str = "."
+    out: str = DEFAULT_OUT
     filestring: str | None = None
     limit: int | None = None
     batch_size: int = 256
@@ -233,6 +238,14 @@ class RetroEvalConfig:
         if key in ("round_trip", "model_dir", "filestring"):
             return None if value in (None, "", "none", "None", "null") else str(value)
         return str(value)
+
+    def model_options(self) -> RetroModelOptions:
+        """What the model's factory is given (its folder, device and keyword arguments)."""
+        return RetroModelOptions(
+            model_dir=None if self.model_dir is None else Path(self.model_dir),
+            num_gpus=self.num_gpus,
+            model_kwargs=dict(self.model_kwargs),
+        )
 
     def score_settings(self) -> ScoreSettings:
         """The per-target scoring settings this run uses."""

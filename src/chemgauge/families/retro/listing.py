@@ -1,4 +1,4 @@
-"""The retro family's ``chemgauge list`` lines: models, ranking conventions, forward models."""
+"""The retro family's ``chemgauge list`` lines: models, ranking conventions, round-trip models."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ __all__ = ["entries"]
 _MODELS = {
     "predictions": "precomputed ranked outputs from a JSONL file (model_dir=)",
     "templates": "rdchiral template baseline extracted from the training fold",
+    "syntheseus": "a syntheseus backward model class",
 }
 _CONVENTIONS = {
     "syntheseus": "invalid outputs dropped, duplicates removed (syntheseus's ranking)",
@@ -19,12 +20,15 @@ _FORWARD = {"chemgauge": "chemgauge's template forward predictor (embedded rules
 
 
 def entries() -> list[ListEntry]:
-    """Models (with the syntheseus model classes), conventions and round-trip forward models."""
-    from chemgauge.families.retro.engine.registry import RETRO_MODELS
-    from chemgauge.families.retro.roundtrip import FORWARD_MODELS
+    """Models (the syntheseus ones as ``syntheseus:<ModelClass>``), conventions and the
+    forward models of the round trip."""
+    from chemgauge.families.retro.engine.registry import RETRO_SYSTEMS, SYNTHESEUS
+    from chemgauge.families.retro.roundtrip import ROUND_TRIP_MODELS
 
-    rows = describe_entries("retro model", RETRO_MODELS, _MODELS)
-    rows.append(("retro model", "syntheseus:<ModelClass>", "a syntheseus model class", "built in"))
+    rows = [
+        (kind, f"{name}:<ModelClass>" if name == SYNTHESEUS else name, line, origin)
+        for kind, name, line, origin in describe_entries(RETRO_SYSTEMS.kind, RETRO_SYSTEMS, _MODELS)
+    ]
     rows.extend(("retro convention", n, line, "built in") for n, line in _CONVENTIONS.items())
-    rows.extend(describe_entries("forward model", FORWARD_MODELS, _FORWARD))
+    rows.extend(describe_entries(ROUND_TRIP_MODELS.kind, ROUND_TRIP_MODELS, _FORWARD))
     return rows

@@ -3,7 +3,10 @@
 Every target is in every denominator: a target without outputs, or whose scoring failed, is a
 miss, never a gap. Top-k is cumulative (a hit at rank r counts for every k > r); MRR uses
 1/(rank+1) and 0 for a miss; the full curve for k = 1..num_top_results is kept next to the
-chosen k values.
+chosen k values. Every rate is the one shape of :mod:`chemgauge.eval.metrics` (a top-k rate
+carries its ``k``), and the block names the conventions, matchers and k values it holds, so
+no reader parses a metric's name (the typed model is
+:class:`~chemgauge.families.retro.metrics_model.RetroMetrics`).
 
 :class:`RetroTally` folds rows in as they stream past and keeps only counts and two compact
 arrays of per-target output counts (for their percentiles), so a run of any size aggregates
@@ -19,14 +22,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
 from typing import Any
 
+from chemgauge.eval.metrics import estimate, rate
 from chemgauge.eval.ranking import distribution_of_sorted
-from chemgauge.eval.stats import wilson_interval
 
 __all__ = ["RankTally", "RetroTally", "aggregate", "top_k_block"]
-
-
-def _rate(count: int, n: int) -> float | None:
-    return count / n if n else None
 
 
 class RankTally:
@@ -53,9 +52,8 @@ class RankTally:
             self.ranks[rank] += 1
             self.sequential_reciprocal += 1.0 / (rank + 1)
 
-    def block(self, ks: Sequence[int], max_k: int) -> dict[str, Any]:
-        """Top-k counts, rates and Wilson intervals for ``ks``, the full curve, and MRR."""
-        n = self.n
+    def cumulative(self, max_k: int) -> list[int]:
+        """Targets hit within the first k outputs, for k = 0..max_k."""
         hits_at = [0] * (max_k + 1)
         for rank, count in self.ranks.items():
             if rank < max_k:
@@ -63,22 +61,19 @@ class RankTally:
         cumulative = [0] * (max_k + 1)
         for k in range(1, max_k + 1):
             cumulative[k] = cumulative[k - 1] + hits_at[k]
-        top_k = {}
-        for k in ks:
-            interval = wilson_interval(cumulative[k], n)
-            top_k[str(k)] = {
-                "hits": cumulative[k],
-                "rate": interval.estimate,
-                "low": interval.low,
-                "high": interval.high,
-            }
+        return cumulative
+
+    def block(self, ks: Sequence[int], max_k: int) -> dict[str, Any]:
+        """Top-k rates (Wilson intervals) for ``ks``, the full curve, and MRR."""
+        n = self.n
+        cumulative = self.cumulative(max_k)
         # fsum is exact, so summing each reciprocal once per hit equals summing per target
         reciprocals = (x for r in sorted(self.ranks) for x in repeat(1.0 / (r + 1), self.ranks[r]))
         return {
             "n": n,
-            "top_k": top_k,
-            "curve": [_rate(cumulative[k], n) for k in range(1, max_k + 1)],
-            "mrr": math.fsum(reciprocals) / n if n else None,
+            "top_k": [rate(cumulative[k], n, k=k) for k in ks],
+            "curve": [cumulative[k] / n if n else None for k in range(1, max_k + 1)],
+            "mrr": estimate(math.fsum(reciprocals) / n if n else None, n),
             "misses": self.misses,
         }
 
@@ -106,18 +101,14 @@ class _PerRank:
                 self.flagged[r] += 1
 
     def result(self) -> list[dict[str, Any]]:
+        """Per 1-based rank with an output there: the flagged share of those outputs."""
         present = [0] * self.max_k
         running = 0
         for r in range(self.max_k - 1, -1, -1):
             running += self.lengths[r + 1]
             present[r] = running
         return [
-            {
-                "rank": r + 1,
-                "outputs": present[r],
-                "count": self.flagged[r],
-                "rate": _rate(self.flagged[r], present[r]),
-            }
+            {"rank": r + 1, "share": rate(self.flagged[r], present[r])}
             for r in range(self.max_k)
             if present[r]
         ]
@@ -146,7 +137,6 @@ class RetroTally:
         self.by_class: dict[str | None, dict[tuple[str, str], RankTally]] = {}
         self.total_outputs = self.invalid = self.duplicates = self.self_loops = self.cut = 0
         self.invalid_reasons: Counter[str] = Counter()
-        self.reasons_recorded = False  # rows written before reasons existed carry none
         self.raw_counts = array("d")
         self.valid_unique_counts = array("d")
         self.valid_counts = array("d")  # valid outputs, repeats included
@@ -175,19 +165,14 @@ class RetroTally:
             tally.add(rank)
             per_class[pair].add(rank)
         self.raw_counts.append(row["n_outputs"])
-        self.valid_unique_counts.append(row.get("n_valid_unique", 0))
+        self.valid_unique_counts.append(row["n_valid_unique"])
         self.valid_counts.append(row["n_outputs"] - len(row["invalid_ranks"]) if hits else 0)
-        self.reasons_recorded = self.reasons_recorded or "invalid_reasons" in row
         if hits:
             self.total_outputs += row["n_outputs"]
             self.invalid += len(row["invalid_ranks"])
-            reasons = row.get("invalid_reasons")
-            if reasons is None:  # a row written before reasons were recorded
-                self.invalid_reasons["unrecorded"] += len(row["invalid_ranks"])
-            else:
-                self.invalid_reasons.update(reasons)
+            self.invalid_reasons.update(row["invalid_reasons"])
             self.duplicates += len(row["duplicate_ranks"])
-            self.self_loops += len(row.get("product_in_reactants_ranks", ()))
+            self.self_loops += len(row["product_in_reactants_ranks"])
             self.cut += max(0, row["n_returned"] - row["n_outputs"])
             self.invalid_by_rank.add(row["n_outputs"], row["invalid_ranks"])
             self.duplicate_by_rank.add(row["n_outputs"], row["duplicate_ranks"])
@@ -203,14 +188,6 @@ class RetroTally:
                 self.rt_firsts[trip["first_rank"]] += 1
                 self.rt_sequential_reciprocal += 1.0 / (trip["first_rank"] + 1)
 
-    def _by_reason(self) -> dict[str, Any]:
-        """Invalid outputs by reason ("unrecorded" for rows written before reasons were
-        recorded); absent for a run none of whose rows records reasons (an old run folder,
-        whose report never had it)."""
-        if not self.reasons_recorded:
-            return {}
-        return {"invalid_by_reason": dict(sorted(self.invalid_reasons.items()))}
-
     def _blocks(self, tallies: Mapping[tuple[str, str], RankTally]) -> dict[str, dict[str, Any]]:
         return {
             c: {m: tallies[(c, m)].block(self.ks, self.max_k) for m in self.matchers}
@@ -218,22 +195,23 @@ class RetroTally:
         }
 
     def result(self) -> dict[str, Any]:
-        """The metrics block of the report."""
+        """The aggregate part of the report's metrics block (what ``verify`` recomputes)."""
         total = self.total_outputs
         result: dict[str, Any] = {
+            "conventions": list(self.conventions),
+            "matchers": list(self.matchers),
+            "k": list(self.ks),
+            "num_top_results": self.max_k,
             "targets": self.n,
             "status": dict(sorted(self.status.items())),
             "accuracy": self._blocks(self.accuracy),
             "outputs": {
                 "total": total,
-                "invalid": self.invalid,
-                "invalid_rate": _rate(self.invalid, total),
-                **self._by_reason(),
-                "duplicates": self.duplicates,
-                "duplicate_rate": _rate(self.duplicates, total),
+                "invalid_rate": rate(self.invalid, total),
+                "invalid_by_reason": dict(sorted(self.invalid_reasons.items())),
+                "duplicate_rate": rate(self.duplicates, total),
                 # an output listing the product among its own reactants (counted, still ranked)
-                "product_in_reactants": self.self_loops,
-                "product_in_reactants_rate": _rate(self.self_loops, total),
+                "product_in_reactants_rate": rate(self.self_loops, total),
                 "cut_at_num_top_results": self.cut,
                 "per_target_raw": distribution_of_sorted(sorted(self.raw_counts)).to_dict(),
                 "per_target_valid_unique": distribution_of_sorted(
@@ -242,13 +220,14 @@ class RetroTally:
                 "invalid_by_rank": self.invalid_by_rank.result(),
                 "duplicate_by_rank": self.duplicate_by_rank.result(),
             },
-            "unsupported": {
-                m: {
+            "unsupported": [
+                {
+                    "matcher": m,
                     "outputs": self.unsupported_outputs[m],
                     "targets_truth_unsupported": self.truth_unsupported[m],
                 }
                 for m in self.matchers
-            },
+            ],
         }
         classes = sorted((c for c in self.by_class if c is not None), key=lambda c: (len(c), c))
         if classes:
@@ -265,23 +244,17 @@ class RetroTally:
 
         max_rank = self.round_trip_max_rank
         assert max_rank is not None
-        coverage: dict[str, Any] = {}
-        for k in [k for k in self.ks if k <= max_rank]:
-            hits = sum(count for first, count in self.rt_firsts.items() if first < k)
-            interval = wilson_interval(hits, self.n)
-            coverage[str(k)] = {
-                "hits": hits,
-                "rate": interval.estimate,
-                "low": interval.low,
-                "high": interval.high,
-            }
+        coverage = [
+            rate(sum(c for first, c in self.rt_firsts.items() if first < k), self.n, k=k)
+            for k in self.ks
+            if k <= max_rank
+        ]
         return {
             "definition": ROUND_TRIP_DEFINITION,
             "max_rank_checked": max_rank,
             "round_trip_coverage": coverage,
-            "proposals_checked": self.rt_checked,
-            "proposals_round_tripping": self.rt_ok,
-            "round_trip_proposal_rate": _rate(self.rt_ok, self.rt_checked),
+            # count: proposals round-tripping, n: proposals checked
+            "round_trip_proposal_rate": rate(self.rt_ok, self.rt_checked),
             "proposals_without_forward_candidates": self.rt_no_candidates,
         }
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from chemgauge.errors import SmilesError
 from chemgauge.registry import Registry
 
-__all__ = ["FORWARD_MODELS", "ROUND_TRIP_DEFINITION", "build_forward_function"]
+__all__ = ["ROUND_TRIP_DEFINITION", "ROUND_TRIP_MODELS", "build_forward_function"]
 
 ROUND_TRIP_DEFINITION = (
     "round_trip_coverage@k: share of all targets with at least one of the first k "
@@ -31,10 +31,11 @@ ROUND_TRIP_DEFINITION = (
 ForwardFunction = Callable[[list[str]], list[list[str]]]
 ForwardFactory = Callable[[], ForwardFunction]
 
-#: Forward models usable for round trips; plugins use entry-point group
-#: ``chemgauge.round_trip_models`` (a zero-argument factory returning the function).
-FORWARD_MODELS: Registry[ForwardFactory] = Registry(
-    "round_trip_model", group="chemgauge.round_trip_models"
+#: Forward models usable for round trips (calculators of the harness, not systems under
+#: test); plugins use entry-point group ``chemgauge.round_trip_models`` (a zero-argument
+#: factory returning the function).
+ROUND_TRIP_MODELS: Registry[ForwardFactory] = Registry(
+    "round-trip model", group="chemgauge.round_trip_models"
 )
 
 
@@ -59,9 +60,9 @@ def _chemgauge_engine() -> ForwardFunction:
     return forward
 
 
-FORWARD_MODELS.register("chemgauge", _chemgauge_engine)
+ROUND_TRIP_MODELS.register("chemgauge", _chemgauge_engine)
 
 
 def build_forward_function(name: str) -> ForwardFunction:
     """Build a forward function by name ("did you mean" on a typo)."""
-    return FORWARD_MODELS.get(name)()
+    return ROUND_TRIP_MODELS.get(name)()

@@ -21,7 +21,8 @@ __all__ = ["SYNTHESEUS_FOLDS", "SYNTHESEUS_KEYS", "translate_syntheseus_options"
 #: Each syntheseus ``eval-single-step`` key and what chemgauge makes of it.
 SYNTHESEUS_KEYS: dict[str, str] = {
     "data_dir": "data_dir (same scan for *{train,val,test}.{jsonl,csv,smi})",
-    "model_class": "model_class; a bare syntheseus class (LocalRetro) means syntheseus:LocalRetro",
+    "model_class": "model_class (-m/--model); a bare syntheseus class (LocalRetro) means "
+    "syntheseus:LocalRetro",
     "model_dir": "model_dir",
     "model_kwargs": "model_kwargs (a JSON object, or model_kwargs.<name>=<value> per argument)",
     "num_top_results": "num_top_results (default 100, as in syntheseus)",
@@ -34,7 +35,7 @@ SYNTHESEUS_KEYS: dict[str, str] = {
     "print_idxs": "k",
     "save_outputs": "true only: chemgauge always writes its results",
     "include_predictions": "false only: raw outputs are in journal.jsonl, verdicts in rows.jsonl",
-    "results_dir": "results_dir",
+    "results_dir": "out (the run folder, --out)",
     "filestring": "filestring: suffix of the syntheseus-shaped results file name",
     "resumable": "True: resume from journal.jsonl (chemgauge always can); False: restart",
     "back_translation_config": "refused: round trips use round_trip=chemgauge",
@@ -55,6 +56,7 @@ _RENAMES = {
     "print_idxs": "k",
     "back_translation_num_results": "round_trip_num_results",
     "model": "model_class",
+    "results_dir": "out",
 }
 
 
@@ -143,7 +145,7 @@ def translate_syntheseus_options(options: Mapping[str, Any]) -> dict[str, Any]:
                     key,
                     value,
                     "chemgauge always writes its results (it resumes from them); choose "
-                    "where with results_dir=...",
+                    "where with --out DIR (results_dir=DIR)",
                 )
         elif key == "include_predictions":
             if as_bool(key, value):

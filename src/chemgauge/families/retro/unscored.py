@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chemgauge.errors import DataQualityError
+from chemgauge.eval.metrics import rate
 
 __all__ = ["MAX_UNSCORED_SHARE", "UNSCORED_STATUSES", "Unscored"]
 
@@ -86,11 +87,9 @@ class Unscored:
         return self.share > MAX_UNSCORED_SHARE
 
     def to_dict(self) -> dict[str, Any]:
-        """The report's ``unscored`` block."""
+        """The report's ``unscored`` block (``share``: unscored targets over all targets)."""
         return {
-            "targets": self.targets,
-            "unscored": self.count,
-            "share": self.share,
+            "share": rate(self.count, self.targets),
             "max_share": MAX_UNSCORED_SHARE,
             "over_limit": self.over_limit,
             "by_status": dict(self.by_status),
@@ -130,13 +129,13 @@ class Unscored:
             )
         return lines
 
-    def check(self, *, allow_missing: bool, results_dir: str) -> None:
+    def check(self, *, allow_missing: bool, out: str) -> None:
         """Raise when more than the allowed share is unscored and that was not allowed."""
         if not self.over_limit or allow_missing:
             return
         raise DataQualityError(
             f"{self.count} of {self.targets} targets ({100 * self.share:.1f}%) could not be "
             f"scored, more than the {100 * MAX_UNSCORED_SHARE:.0f}% a run may leave unscored "
-            f"(results are written to {results_dir}); pass --allow-missing to accept them "
+            f"(results are written to {out}); pass --allow-missing to accept them "
             "as misses"
         )

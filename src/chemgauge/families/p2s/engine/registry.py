@@ -1,11 +1,18 @@
-"""The p2s registries: property providers and models by name, open to plugins.
+"""The p2s registries: the systems under test (models) and the property providers, by name.
 
-Built-in providers: ``table`` (precomputed values), ``xtb`` (GFN2-xTB through tblite: dipole,
-gap, infrared, Raman), ``mopac`` (INDO/S-CIS ultraviolet-visible excitations) and ``nmr``
-(GIAO-HF proton and carbon shifts through PySCF).
-Built-in models: ``structure_only``, ``random``, ``property_oracle`` and ``chat``.
-Third-party packages add theirs through the entry-point groups
-``chemgauge.property_providers`` and ``chemgauge.p2s_models``.
+Models (``--model``) are the family's systems under test, in one
+:class:`~chemgauge.registry.Systems` registry (kind ``p2s system``): each factory takes one
+:class:`~chemgauge.families.p2s.engine.models.ModelOptions` and returns a
+:class:`~chemgauge.families.p2s.engine.models.P2SModel`. Built in: ``structure_only``,
+``random``, ``property_oracle`` and ``chat``; third-party packages add theirs through the
+entry-point group ``chemgauge.p2s_systems``.
+
+Property providers (``--provider``) compute the evidence a build writes and the oracle
+recomputes; they are calculators, not systems under test, and keep their own registry (kind
+``property provider``, entry-point group ``chemgauge.property_providers``). Built in:
+``table`` (precomputed values), ``xtb`` (GFN2-xTB through tblite: dipole, gap, infrared,
+Raman), ``mopac`` (INDO/S-CIS ultraviolet-visible excitations) and ``nmr`` (GIAO-HF proton
+and carbon shifts through PySCF).
 """
 
 from __future__ import annotations
@@ -25,12 +32,11 @@ from chemgauge.families.p2s.engine.properties import (
     ProviderOptions,
     TableProvider,
 )
-from chemgauge.registry import Registry
+from chemgauge.registry import Registry, Systems
 
 __all__ = [
-    "P2S_MODELS",
+    "P2S_SYSTEMS",
     "PROPERTY_PROVIDERS",
-    "ModelFactory",
     "ProviderFactory",
     "get_model",
     "get_provider",
@@ -80,6 +86,14 @@ def get_provider(name: str, options: ProviderOptions | None = None) -> PropertyP
     return PROPERTY_PROVIDERS.get(name)(options or ProviderOptions())
 
 
+def _structure_only_factory(options: ModelOptions) -> P2SModel:
+    return StructureOnlyBaseline()
+
+
+def _random_factory(options: ModelOptions) -> P2SModel:
+    return RandomBaseline(options.seed)
+
+
 def _oracle_factory(options: ModelOptions) -> P2SModel:
     if options.provider is None:
         raise ConfigError("property_oracle needs a property provider (--provider NAME)")
@@ -94,14 +108,15 @@ def _chat_factory(options: ModelOptions) -> P2SModel:
     return ChatModel(options.chat, options.render)
 
 
-ModelFactory = Callable[[ModelOptions], P2SModel]
-P2S_MODELS: Registry[ModelFactory] = Registry("p2s model", group="chemgauge.p2s_models")
-P2S_MODELS.register("structure_only", lambda options: StructureOnlyBaseline())
-P2S_MODELS.register("random", lambda options: RandomBaseline(options.seed))
-P2S_MODELS.register("property_oracle", _oracle_factory)
-P2S_MODELS.register("chat", _chat_factory)
+#: The models ``--model`` names (kind ``p2s system``, entry-point group ``chemgauge.p2s_systems``).
+P2S_SYSTEMS: Systems[ModelOptions, P2SModel] = Systems("p2s", P2SModel)
+P2S_SYSTEMS.register("structure_only", _structure_only_factory)
+P2S_SYSTEMS.register("random", _random_factory)
+P2S_SYSTEMS.register("property_oracle", _oracle_factory)
+P2S_SYSTEMS.register("chat", _chat_factory)
 
 
 def get_model(name: str, options: ModelOptions | None = None) -> P2SModel:
-    """Build a registered model; unknown names fail with close matches."""
-    return P2S_MODELS.get(name)(options or ModelOptions())
+    """Build a registered model; unknown names fail with close matches, and a factory that
+    returns no :class:`P2SModel` is an error naming it."""
+    return P2S_SYSTEMS.build(name, options or ModelOptions())

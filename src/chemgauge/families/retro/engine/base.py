@@ -11,9 +11,9 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from chemgauge.errors import BackendError
 
@@ -23,6 +23,7 @@ __all__ = [
     "ModelOutput",
     "RetroModel",
     "RetroModelFactory",
+    "RetroModelOptions",
 ]
 
 
@@ -142,10 +143,29 @@ class RetroModel:
         return None, None
 
 
-class RetroModelFactory(Protocol):
-    """Builds a model from its folder (or file) and keyword arguments."""
+@dataclass(frozen=True)
+class RetroModelOptions:
+    """What every retro model factory is given: the one options object of the family's systems.
 
-    def __call__(self, model_dir: Path | None, **kwargs: Any) -> RetroModel: ...
+    Attributes:
+        model_dir: the model's folder (or file: a predictions file, a templates file).
+        num_gpus: device of a ``syntheseus:<Class>`` model, as syntheseus places it (0: CPU,
+            1: ``cuda:0``); chemgauge's own models use no GPU.
+        model_kwargs: the model's own keyword arguments (``model_kwargs=`` on the command
+            line); a factory refuses keys it does not take.
+        variant: the part of the name after ``:`` (``LocalRetro`` in ``syntheseus:LocalRetro``),
+            for a factory that serves a family of models under one registered name.
+    """
+
+    model_dir: Path | None = None
+    num_gpus: int | None = None
+    model_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    variant: str | None = None
+
+
+#: A retro model factory: the registered name's options to the model (see
+#: :data:`~chemgauge.families.retro.engine.registry.RETRO_SYSTEMS`).
+RetroModelFactory = Callable[[RetroModelOptions], RetroModel]
 
 
 class CallableRetroModel(RetroModel):

@@ -1,9 +1,12 @@
-"""The retro model registry: built-in models by name, open to plugins.
+"""The retro systems under test: one registry, one factory shape, open to plugins.
 
-Built-ins: ``predictions`` (precomputed outputs from a JSONL file), ``templates`` (rdchiral
-template baseline) and ``syntheseus:<ModelClass>`` (a syntheseus backward model, when
-syntheseus and that model's extras are installed). Third-party packages register factories
-under the entry-point group ``chemgauge.retro_models``; any Python callable works through
+Every model is built by a factory registered in :data:`RETRO_SYSTEMS` and called with one
+:class:`~chemgauge.families.retro.engine.base.RetroModelOptions`: ``predictions``
+(precomputed outputs from a JSONL file), ``templates`` (rdchiral template baseline) and
+``syntheseus`` (a syntheseus backward model, named ``syntheseus:<ModelClass>``: the part
+after the colon reaches the factory as ``options.variant``). Third-party packages register
+``factory(options) -> RetroModel`` under the entry-point group ``chemgauge.retro_systems``;
+any Python callable works through
 :class:`~chemgauge.families.retro.engine.base.CallableRetroModel`.
 """
 
@@ -11,20 +14,16 @@ from __future__ import annotations
 
 import difflib
 import logging
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from chemgauge.errors import ConfigError, UnknownNameError
-from chemgauge.families.retro.engine.base import RetroModel, RetroModelFactory
-from chemgauge.families.retro.engine.predictions import PredictionsFileModel
-from chemgauge.families.retro.engine.syntheseus_model import (
-    SYNTHESEUS_BACKWARD_CLASSES,
-    SyntheseusModel,
-)
-from chemgauge.registry import Registry
+from chemgauge.families.retro.engine.base import RetroModel, RetroModelOptions
+from chemgauge.families.retro.engine.syntheseus_model import SYNTHESEUS_BACKWARD_CLASSES
+from chemgauge.registry import Systems
 
 __all__ = [
-    "RETRO_MODELS",
+    "RETRO_SYSTEMS",
     "SYNTHESEUS_PREFIX",
     "build_retro_model",
     "resolve_model_class",
@@ -33,9 +32,16 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-SYNTHESEUS_PREFIX = "syntheseus:"
+SYNTHESEUS = "syntheseus"
+SYNTHESEUS_PREFIX = f"{SYNTHESEUS}:"
 
-RETRO_MODELS: Registry[RetroModelFactory] = Registry("retro_model")
+#: Retro models by name (kind ``retro system``, entry-point group ``chemgauge.retro_systems``).
+RETRO_SYSTEMS: Systems[RetroModelOptions, RetroModel] = Systems("retro", RetroModel)
+
+
+def _no_variant(name: str, options: RetroModelOptions) -> None:
+    if options.variant is not None:
+        raise ConfigError(f"model {name!r} has no variants, got {name}:{options.variant}")
 
 
 def _resolve_predictions_file(model_dir: Path | None) -> Path:
@@ -55,31 +61,58 @@ def _resolve_predictions_file(model_dir: Path | None) -> Path:
     return candidates[0]
 
 
-def _predictions_factory(model_dir: Path | None, **kwargs: Any) -> RetroModel:
+def _predictions_factory(options: RetroModelOptions) -> RetroModel:
+    """Precomputed ranked outputs from a JSONL file (``model_dir``)."""
+    from chemgauge.families.retro.engine.predictions import PredictionsFileModel
+
+    _no_variant("predictions", options)
+    kwargs = dict(options.model_kwargs)
     strict = bool(kwargs.pop("strict", False))
     jobs = int(kwargs.pop("jobs", 0))
     if kwargs:
         raise ConfigError(
             f"model 'predictions' takes only strict and jobs arguments, got {sorted(kwargs)}"
         )
-    return PredictionsFileModel(_resolve_predictions_file(model_dir), strict=strict, jobs=jobs)
+    path = _resolve_predictions_file(options.model_dir)
+    return PredictionsFileModel(path, strict=strict, jobs=jobs)
 
 
-def _templates_factory(model_dir: Path | None, **kwargs: Any) -> RetroModel:
+def _templates_factory(options: RetroModelOptions) -> RetroModel:
+    """rdchiral template baseline from a training fold or a templates file (``model_dir``)."""
     from chemgauge.families.retro.engine.templates import TemplateRetroModel
 
-    return TemplateRetroModel.from_dir(model_dir, **kwargs)
+    _no_variant("templates", options)
+    return TemplateRetroModel.from_dir(options.model_dir, **dict(options.model_kwargs))
 
 
-RETRO_MODELS.register("predictions", _predictions_factory)
+def _syntheseus_factory(options: RetroModelOptions) -> RetroModel:
+    """A syntheseus backward model, ``syntheseus:<ModelClass>``."""
+    from chemgauge.families.retro.engine.syntheseus_model import SyntheseusModel
+
+    if not options.variant:
+        raise ConfigError(
+            f"model {SYNTHESEUS!r} needs its model class: {SYNTHESEUS_PREFIX}<ModelClass> "
+            f"(one of {', '.join(SYNTHESEUS_BACKWARD_CLASSES)})"
+        )
+    return SyntheseusModel(
+        options.variant,
+        options.model_dir,
+        num_gpus=options.num_gpus,
+        **dict(options.model_kwargs),
+    )
 
 
-RETRO_MODELS.register("templates", _templates_factory)
+RETRO_SYSTEMS.register("predictions", _predictions_factory)
+RETRO_SYSTEMS.register("templates", _templates_factory)
+RETRO_SYSTEMS.register(SYNTHESEUS, _syntheseus_factory)
 
 
 def retro_model_names() -> list[str]:
-    """Registered model names plus the ``syntheseus:<ModelClass>`` family."""
-    return [*RETRO_MODELS.names(), f"{SYNTHESEUS_PREFIX}<ModelClass>"]
+    """Registered model names, the syntheseus factory shown as ``syntheseus:<ModelClass>``."""
+    return [
+        f"{SYNTHESEUS_PREFIX}<ModelClass>" if name == SYNTHESEUS else name
+        for name in RETRO_SYSTEMS.names()
+    ]
 
 
 def resolve_model_class(model_class: str) -> str:
@@ -89,7 +122,7 @@ def resolve_model_class(model_class: str) -> str:
     Any other name is returned unchanged (a typo fails when the model is built)."""
     if model_class not in SYNTHESEUS_BACKWARD_CLASSES:
         return model_class
-    if model_class in RETRO_MODELS:
+    if model_class in RETRO_SYSTEMS:
         log.warning(
             "model_class=%s is a registered chemgauge model; for the syntheseus model class "
             "of that name write model_class=%s%s",
@@ -106,30 +139,23 @@ def _unknown_model(model_class: str, exc: UnknownNameError) -> ConfigError:
     (case-insensitive: ``localretro`` suggests ``syntheseus:LocalRetro``)."""
     syntheseus_names = {c.lower(): f"{SYNTHESEUS_PREFIX}{c}" for c in SYNTHESEUS_BACKWARD_CLASSES}
     close = difflib.get_close_matches(model_class.lower(), list(syntheseus_names), n=2, cutoff=0.7)
-    suggestions = [*exc.suggestions, *(syntheseus_names[c] for c in close)]
-    known = [*RETRO_MODELS.names(), f"{SYNTHESEUS_PREFIX}<ModelClass>"]
-    return UnknownNameError("retro model", model_class, suggestions, known)
+    suggestions = [
+        *(s for s in exc.suggestions if s != SYNTHESEUS),
+        *(syntheseus_names[c] for c in close),
+    ]
+    return UnknownNameError(RETRO_SYSTEMS.kind, model_class, suggestions, retro_model_names())
 
 
-def build_retro_model(
-    model_class: str,
-    model_dir: str | Path | None = None,
-    *,
-    num_gpus: int | None = None,
-    **kwargs: Any,
-) -> RetroModel:
-    """Build a model by name ("did you mean" on a typo). ``num_gpus`` places a syntheseus
-    model as syntheseus does (0: CPU, 1: ``cuda:0``); chemgauge's own models use no GPU."""
-    path = None if model_dir is None or model_dir == "" else Path(model_dir)
-    model_class = resolve_model_class(model_class)
-    if model_class.startswith(SYNTHESEUS_PREFIX):
-        name = model_class.removeprefix(SYNTHESEUS_PREFIX)
-        return SyntheseusModel(name, path, num_gpus=num_gpus, **kwargs)
+def build_retro_model(model_class: str, options: RetroModelOptions | None = None) -> RetroModel:
+    """Build a model by name ("did you mean" on a typo): ``name:variant`` builds the factory
+    registered as ``name`` with ``options.variant`` set (``syntheseus:LocalRetro``)."""
+    options = options or RetroModelOptions()
+    name, sep, variant = resolve_model_class(model_class).partition(":")
+    if sep:
+        options = replace(options, variant=variant)
     try:
-        factory = RETRO_MODELS.get(model_class)
+        return RETRO_SYSTEMS.build(name, options)
     except UnknownNameError as exc:
+        if exc.kind != RETRO_SYSTEMS.kind or exc.name != name:
+            raise
         raise _unknown_model(model_class, exc) from None
-    model = factory(path, **kwargs)
-    if not isinstance(model, RetroModel):
-        raise ConfigError(f"retro model factory {model_class!r} did not return a RetroModel")
-    return model
