@@ -2,8 +2,9 @@
 
 The runner validates the block it built through :class:`ForwardMetrics` before writing it,
 ``chemgauge report``/``verify``/``board`` refuse a report whose block does not validate, and
-the block's JSON Schema ships beside the package (``metrics.v<N>.schema.json``; a test keeps
-the file equal to this model). Every rate is a :class:`~chemgauge.eval.metrics.Rate` (a top-k
+the block's JSON Schema ships beside the package (``metrics.v<N>.schema.json``, written by
+``python -m chemgauge.families.forward.metrics_model``; a test keeps the file equal to this
+model). Every rate is a :class:`~chemgauge.eval.metrics.Rate` (a top-k
 one a :class:`~chemgauge.eval.metrics.RateAtK`), MRR and nDCG@10 are
 :class:`~chemgauge.eval.metrics.Estimate` objects with their bootstrap interval.
 """
@@ -236,3 +237,9 @@ class ForwardMetrics(MetricsModel):
 def write_schema(path: Path) -> None:
     """Write the shipped JSON Schema of :class:`ForwardMetrics` to ``path``."""
     write_metrics_schema(ForwardMetrics, "chemgauge forward metrics", path)
+
+
+if __name__ == "__main__":  # python -m chemgauge.families.forward.metrics_model
+    from chemgauge.families.forward.family import FAMILY
+
+    write_schema(FAMILY.metrics_schema_path())
