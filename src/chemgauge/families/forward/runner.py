@@ -69,7 +69,6 @@ from chemgauge.families.forward.summary import RowSummary
 from chemgauge.families.forward.systems import SystemOptions, TemplatePredictor, build_system
 
 __all__ = [
-    "REPORT_SCHEMA_VERSION",
     "BenchmarkResult",
     "PredictChunk",
     "run_benchmark",
