@@ -31,8 +31,8 @@ from typing import Any
 
 from chemgauge.eval.executors import ExecutorConfig
 from chemgauge.families.forward.aggregate import aggregate
-from chemgauge.families.forward.extraction import extract_split_templates
 from chemgauge.families.forward.config import BenchmarkConfig
+from chemgauge.families.forward.extraction import extract_split_templates
 from chemgauge.families.forward.runner import run_benchmark
 from chemgauge.families.forward.uspto import write_uspto_corpus
 from result_files import add_record_options, figure, load_average, record_path, write_result
@@ -287,9 +287,7 @@ def main() -> None:
                 "forward",
                 "held out (val + test): MRR / nDCG@10 end to end",
                 f"{e2e['mrr']['value']:.3f} / {e2e['ndcg_at_10']['value']:.3f}",
-                detail=(
-                    f"95% bootstrap {interval(e2e['mrr'])} / {interval(e2e['ndcg_at_10'])}"
-                ),
+                detail=(f"95% bootstrap {interval(e2e['mrr'])} / {interval(e2e['ndcg_at_10'])}"),
             ),
             figure(
                 "forward",

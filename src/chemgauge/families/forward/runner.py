@@ -53,7 +53,6 @@ from chemgauge.families.forward.engine.rules import (
 from chemgauge.families.forward.preflight import preflight
 from chemgauge.families.forward.provenance import base_provenance, rows_reproducibility_sha256
 from chemgauge.families.forward.report import (
-    REPORT_SCHEMA_VERSION,
     ForwardReport,
     check_metrics,
     forward_envelope,
