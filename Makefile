@@ -29,15 +29,13 @@ DEMO_OUT ?= demo-out
 DEMO_RULES := src/chemgauge/families/forward/engine/forward_rules.jsonl
 demo: setup
 	$(BIN)/chemgauge matchers --known
-	$(BIN)/chemgauge forward benchmark --executor serial \
-		--output-rows $(DEMO_OUT)/rows.jsonl --output-report $(DEMO_OUT)/report.json
+	$(BIN)/chemgauge forward benchmark --executor serial --out $(DEMO_OUT)
 	$(BIN)/chemgauge verify $(DEMO_OUT)
 	$(BIN)/chemgauge report $(DEMO_OUT) --out $(DEMO_OUT)/report.html
 	grep '"reaction_class": "amide_coupling"' $(DEMO_RULES) > $(DEMO_OUT)/amide-rules.jsonl
 	$(BIN)/chemgauge forward benchmark --executor serial --quiet \
 		--template-source file --templates $(DEMO_OUT)/amide-rules.jsonl \
-		--output-rows $(DEMO_OUT)/amide-only/rows.jsonl \
-		--output-report $(DEMO_OUT)/amide-only/report.json
+		--out $(DEMO_OUT)/amide-only
 	$(BIN)/chemgauge board $(DEMO_OUT) $(DEMO_OUT)/amide-only \
 		--out $(DEMO_OUT)/board
 	@echo "demo: rows, report, $(DEMO_OUT)/report.html and $(DEMO_OUT)/board/board.html are in $(DEMO_OUT)/"

@@ -31,8 +31,9 @@ from typing import Any
 
 from chemgauge.eval.executors import ExecutorConfig
 from chemgauge.families.forward.aggregate import aggregate
+from chemgauge.families.forward.config import BenchmarkConfig
 from chemgauge.families.forward.extraction import extract_split_templates
-from chemgauge.families.forward.runner import BenchmarkConfig, run_benchmark
+from chemgauge.families.forward.runner import run_benchmark
 from chemgauge.families.forward.uspto import write_uspto_corpus
 from result_files import add_record_options, figure, load_average, record_path, write_result
 
@@ -44,14 +45,15 @@ DATA = Path(
 def pct(block: dict[str, Any]) -> str:
     if block["value"] is None:
         return "-"
-    low, high = block["wilson95"]
+    low, high = block["interval"]
     return f"{100 * block['value']:5.1f}% [{100 * low:.1f}-{100 * high:.1f}]"
 
 
-def interval(value: float | None, bounds: list[float | None]) -> str:
-    if value is None or bounds[0] is None or bounds[1] is None:
+def interval(estimate: dict[str, Any]) -> str:
+    value, (low, high) = estimate["value"], estimate["interval"]
+    if value is None or low is None or high is None:
         return "-"
-    return f"{value:.3f} [{bounds[0]:.3f}-{bounds[1]:.3f}]"
+    return f"{value:.3f} [{low:.3f}-{high:.3f}]"
 
 
 def line(name: str, agg: dict[str, Any]) -> str:
@@ -60,9 +62,9 @@ def line(name: str, agg: dict[str, Any]) -> str:
         f"| {name} | {agg['n_valid']} | {pct(agg['proposal_coverage'])} | "
         f"{pct(e2e['top1_hit_rate'])} | {pct(e2e['top5_hit_rate'])} | "
         f"{pct(e2e['top10_hit_rate'])} | {pct(cond['top1_hit_rate'])} | "
-        f"{interval(e2e['mrr'], e2e['mrr_bootstrap95'])} | "
-        f"{interval(e2e['ndcg_at_10'], e2e['ndcg_at_10_bootstrap95'])} |"
-        if e2e["mrr"] is not None
+        f"{interval(e2e['mrr'])} | "
+        f"{interval(e2e['ndcg_at_10'])} |"
+        if e2e["mrr"]["value"] is not None
         else f"| {name} | 0 | - | - | - | - | - | - | - |"
     )
 
@@ -147,14 +149,17 @@ def main() -> None:
     def bench(name: str, executor: ExecutorConfig) -> tuple[float, dict[str, Any], Path]:
         config = BenchmarkConfig(
             corpus=corpus,
-            output_rows=tmp / f"rows_{name}.jsonl",
+            out=tmp / f"run_{name}",
             template_source="train-extracted",
             templates=extraction.templates_path,
             template_manifest=extraction.manifest_path,
             restart=True,
+            executor=executor.kind,
+            jobs=executor.jobs,
+            chunk_size=executor.chunk_size,
         )
         t0 = time.perf_counter()
-        result = run_benchmark(config, executor)
+        result = run_benchmark(config)
         return time.perf_counter() - t0, result.report, result.rows_path
 
     parallel_s, report, rows_path = bench(f"jobs{args.jobs}", parallel)
@@ -281,11 +286,8 @@ def main() -> None:
             figure(
                 "forward",
                 "held out (val + test): MRR / nDCG@10 end to end",
-                f"{e2e['mrr']:.3f} / {e2e['ndcg_at_10']:.3f}",
-                detail=(
-                    f"95% bootstrap {interval(e2e['mrr'], e2e['mrr_bootstrap95'])} / "
-                    f"{interval(e2e['ndcg_at_10'], e2e['ndcg_at_10_bootstrap95'])}"
-                ),
+                f"{e2e['mrr']['value']:.3f} / {e2e['ndcg_at_10']['value']:.3f}",
+                detail=(f"95% bootstrap {interval(e2e['mrr'])} / {interval(e2e['ndcg_at_10'])}"),
             ),
             figure(
                 "forward",

@@ -30,7 +30,7 @@ from chemgauge.chem import canonical_multiset, try_flatten_stereo
 from chemgauge.eval.executors import ExecutorConfig
 from chemgauge.eval.ranking import distribution
 from chemgauge.eval.stats import wilson_interval
-from chemgauge.families.forward.batch import EnumerateItem, RulesSpec, enumerate_candidates
+from chemgauge.families.forward.batch import EnumerateItem, RulesSpec, iter_enumerated
 from chemgauge.families.forward.engine.predictor import predict_products_detailed
 from chemgauge.families.forward.engine.rules import load_rules
 from chemgauge.families.forward.extraction import extract_split_templates
@@ -157,7 +157,7 @@ def main() -> None:
     plain_s, _ = plain_loop([rule.smirks for rule in rules], reactants)
     items = [EnumerateItem(i, None, tuple(r)) for i, r in enumerate(reactants)]
     start = time.perf_counter()
-    for _ in enumerate_candidates(
+    for _ in iter_enumerated(
         items, spec, ExecutorConfig(kind="local", jobs=args.jobs, chunk_size=16)
     ):
         pass

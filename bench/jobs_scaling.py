@@ -157,8 +157,7 @@ def forward_case(work: Path, n: int) -> Case:
 
     def arguments(jobs: int, out: Path) -> list[str]:
         return [
-            *("forward", "benchmark", "--corpus", str(path)),
-            *("--output-rows", str(out / "rows.jsonl"), "--output-report", str(out / "r.json")),
+            *("forward", "benchmark", "--corpus", str(path), "--out", str(out)),
             *("--restart", "-q", "--jobs", str(jobs)),
         ]
 

@@ -95,8 +95,7 @@ def build_corpus(path: Path, n: int, seed: int) -> None:
 def run_forward(path: Path, jobs: int) -> tuple[float, int]:
     """Wall seconds and peak RSS (KiB) of one forward benchmark run in a fresh process."""
     cmd = [sys.executable, "-m", "chemgauge", "forward", "benchmark", "--corpus", str(path)]
-    cmd += ["--output-rows", str(path.with_suffix(".rows")), "--restart", "-q"]
-    cmd += ["--output-report", str(path.with_suffix(".report")), "--jobs", str(jobs)]
+    cmd += ["--out", str(path.with_suffix(".run")), "--restart", "-q", "--jobs", str(jobs)]
     return measure_command(cmd, "chemgauge forward benchmark")
 
 

@@ -20,7 +20,6 @@ import chemgauge.families.retro
 from chemgauge.cli.app import app
 from chemgauge.cli.examples import copy_examples
 from chemgauge.errors import ConfigError, DataQualityError, OutputPathError
-from chemgauge.eval.executors import ExecutorConfig
 
 runner = CliRunner()
 
@@ -53,14 +52,13 @@ def _report(folder: Path) -> dict[str, Any]:
 
 
 def test_forward_benchmark_is_the_command_as_a_call(examples: Path) -> None:
-    serial = ExecutorConfig(kind="serial")
-    report = chemgauge.families.forward.benchmark(out="runs/api", execution=serial)
+    report = chemgauge.families.forward.benchmark(out="runs/api", executor="serial", seed=3)
     assert sorted(p.name for p in (examples / "runs/api").iterdir()) == [
         "report.json",
         "rows.jsonl",
     ]
     assert _report(examples / "runs/api") == report
-    _cli("forward", "benchmark", "--output-rows", "runs/cli/rows.jsonl", "--executor", "serial")
+    _cli("forward", "benchmark", "--out", "runs/cli", "--executor", "serial", "--seed", "3")
     command = _report(examples / "runs/cli")
     assert _untimed(report["metrics"]) == _untimed(command["metrics"])
     assert report["metrics"]["overall"]["n_rows"] > 0

@@ -69,8 +69,7 @@ def test_forward_enumerate_and_benchmark(tmp_path: Path) -> None:
     assert quiet.exit_code == 0 and "|---" not in quiet.output and "%" not in quiet.output
 
     args = ["forward", "benchmark", "--corpus", str(FIXTURE_CORPUS), "--executor", "serial"]
-    args += ["--output-rows", str(tmp_path / "rows.jsonl")]
-    args += ["--output-report", str(tmp_path / "report.json")]
+    args += ["--out", str(tmp_path / "run")]
     out = _table(args, title="forward benchmark (embedded rules)")
     assert re.search(r"overall\s*\|\s*16\s*\|", out)
     _quiet(args)

@@ -102,8 +102,7 @@ def forward_campaign(work: Path, kills: int, seed: int) -> Campaign:
     def args(folder: Path) -> list[str]:
         folder.mkdir(parents=True, exist_ok=True)
         return [
-            "forward", "benchmark", "--corpus", str(corpus), "--output-rows",
-            str(folder / "rows.jsonl"), "--output-report", str(folder / "report.json"),
+            "forward", "benchmark", "--corpus", str(corpus), "--out", str(folder),
             "--executor", "serial", "--chunk-size", "1", "-q",
         ]  # fmt: skip
 

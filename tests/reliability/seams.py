@@ -160,21 +160,21 @@ def seam_campaign(work: Path, *, signals: bool = True) -> dict[str, SeamFigures]
     figures["report"] = SeamFigures()
     ray = ["--executor", "ray", "--ray-address", UNREACHABLE, "--ray-timeout", "5"]
 
-    # forward
-    corpus = work / "corpus.jsonl"
+    # forward: a corpus named like the run's rows, in the folder given as --out
+    forward_in = work / "forward-in"
+    forward_in.mkdir()
+    corpus = forward_in / "rows.jsonl"
     shutil.copyfile(DEMO, corpus)
 
-    def forward(out: dict[str, Path]) -> list[str]:
+    def forward(folder: Path, *extra: str) -> list[str]:
         return ["forward", "benchmark", "--corpus", str(corpus), "--executor", "serial", "-q",
-                "--output-rows", str(out["--output-rows"]),
-                "--output-report", str(out["--output-report"])]  # fmt: skip
+                "--out", str(folder), *extra]  # fmt: skip
 
     run_dir = work / "forward-run"
-    outputs = {"--output-rows": run_dir / "rows.jsonl", "--output-report": run_dir / "report.json"}
-    _file_outputs(figures["forward"], "forward", forward, outputs, [corpus], work)
-    run_case(figures["forward"], "forward unreachable Ray", forward(outputs) + ray, [corpus],
+    _folder_output(figures["forward"], "forward", forward, forward_in, [corpus], work)
+    run_case(figures["forward"], "forward unreachable Ray", forward(run_dir, *ray), [corpus],
              fragment="cannot reach the Ray cluster")  # fmt: skip
-    run_case(figures["forward"], "forward control run", forward(outputs), [corpus], expected=0)
+    run_case(figures["forward"], "forward control run", forward(run_dir), [corpus], expected=0)
 
     # retro: a predictions file named like the run's journal, in the folder given for results
     retro_in = work / "retro-in"

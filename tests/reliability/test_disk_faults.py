@@ -107,10 +107,8 @@ def test_canon_and_report_outputs_on_a_full_disk_leave_nothing(
         [
             "forward",
             "benchmark",
-            "--output-rows",
-            str(run / "rows.jsonl"),
-            "--output-report",
-            str(run / "report.json"),
+            "--out",
+            str(run),
             "--executor",
             "serial",
             "-q",

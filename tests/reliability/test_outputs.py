@@ -183,19 +183,20 @@ def test_forward_aliasing(tmp_path: Path) -> None:
     )
     before = corpus.read_bytes()
     base = ["forward", "benchmark", "--corpus", corpus, "--executor", "serial", "-q"]
+    named_like_rows = tmp_path / "in" / "rows.jsonl"
+    named_like_rows.parent.mkdir()
+    named_like_rows.write_bytes(before)
     _refused(
-        _cli(*base, "--output-rows", corpus),
-        f"--output-rows is the same file as --corpus ({corpus}); choose another path",
+        _cli(*base[:3], named_like_rows, *base[4:], "--out", named_like_rows.parent),
+        f"--out (rows.jsonl) is the same file as --corpus ({named_like_rows}); choose another",
     )
-    rows = tmp_path / "rows.jsonl"
-    _refused(
-        _cli(*base, "--output-rows", rows, "--output-report", rows),
-        "--output-report is the same file as --output-rows",
-    )
-    _refused(_cli(*base, "--output-rows", rows, "--output-report", "/dev/stdout"), "/dev/stdout")
-    _refused(_cli(*base, "--output-rows", rows, "--output-report", tmp_path), "is a directory")
-    assert corpus.read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl"]  # nothing written
+    _refused(_cli(*base, "--out", corpus), "is a file; give a folder")
+    _refused(_cli(*base, "--out", "/dev/null"), "/dev/null")
+    (tmp_path / "run" / "report.json").mkdir(parents=True)
+    _refused(_cli(*base, "--out", tmp_path / "run"), "(report.json)")
+    assert corpus.read_bytes() == before and named_like_rows.read_bytes() == before
+    written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
+    assert written == ["corpus.jsonl", "in", "in/rows.jsonl", "run", "run/report.json"]
     _refused(
         _cli("forward", "enumerate", "--input", corpus, "--out", corpus),
         "--out is the same file as --input",
@@ -313,11 +314,7 @@ def _family_commands(tmp_path: Path) -> dict[str, tuple[list[str | Path], Path, 
     out = tmp_path / "out"
     rows = tmp_path / "rows.jsonl"
     return {
-        "forward": (
-            ["forward", "benchmark", "--corpus", demo, "--output-rows", rows],
-            rows,
-            False,
-        ),
+        "forward": (["forward", "benchmark", "--corpus", demo, "--out", out], out, True),
         "retro": (
             [
                 "retro",

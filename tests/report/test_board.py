@@ -336,14 +336,10 @@ def test_letter_property_holds_on_every_breakdown(retro_runs: dict[str, Path]) -
 
 
 def _forward_run(out: Path, rules: Path | None = None) -> Path:
-    from chemgauge.eval.envelope import write_envelope
-    from chemgauge.families.forward.corpus import demo_corpus_path
-    from chemgauge.families.forward.runner import BenchmarkConfig, run_benchmark
+    from chemgauge.families.forward import benchmark
 
-    out.mkdir(parents=True)
     source = {} if rules is None else {"template_source": "file", "templates": rules}
-    config = BenchmarkConfig(corpus=demo_corpus_path(), output_rows=out / "rows.jsonl", **source)
-    write_envelope(out / "report.json", run_benchmark(config).envelope)
+    benchmark(out=out, executor="serial", **source)
     return out
 
 

@@ -183,14 +183,10 @@ def test_retro_report_layout(retro_pages: dict[str, Path], tmp_path: Path) -> No
 
 
 def test_forward_report_and_its_log_axis(tmp_path: Path) -> None:
-    from chemgauge.eval.envelope import write_envelope
-    from chemgauge.families.forward.corpus import demo_corpus_path
-    from chemgauge.families.forward.runner import BenchmarkConfig, run_benchmark
+    from chemgauge.families.forward import benchmark
 
     run = tmp_path / "run"
-    run.mkdir()
-    config = BenchmarkConfig(corpus=demo_corpus_path(), output_rows=run / "rows.jsonl")
-    write_envelope(run / "report.json", run_benchmark(config).envelope)
+    benchmark(out=run, executor="serial")
     page = tmp_path / "forward.html"
     result = CliRunner().invoke(app, ["report", str(run), "--out", str(page), "-q"])
     assert result.exit_code == 0, result.output

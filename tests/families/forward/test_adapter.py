@@ -15,9 +15,10 @@ from tests.conftest import assert_valid_report
 from chemgauge.errors import ConfigError
 from chemgauge.eval.envelope import write_envelope
 from chemgauge.eval.provenance import sha256_json
+from chemgauge.families.forward.config import BenchmarkConfig
 from chemgauge.families.forward.corpus import demo_corpus_path
 from chemgauge.families.forward.provenance import rows_reproducibility_sha256
-from chemgauge.families.forward.runner import BenchmarkConfig, run_benchmark
+from chemgauge.families.forward.runner import run_benchmark
 from chemgauge.report.compare import compare_runs
 from chemgauge.report.html import render_compare_html, render_run_html
 from chemgauge.report.loading import load_run
@@ -29,10 +30,7 @@ from chemgauge.report.verify import verify_run
 @pytest.fixture(scope="module")
 def forward_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("forward") / "run"
-    out.mkdir()
-    result = run_benchmark(
-        BenchmarkConfig(corpus=demo_corpus_path(), output_rows=out / "rows.jsonl")
-    )
+    result = run_benchmark(BenchmarkConfig(out=out, executor="serial"))
     write_envelope(out / "report.json", result.envelope)
     return out
 
@@ -56,10 +54,15 @@ def test_real_forward_run_verifies(forward_dir: Path) -> None:
 def test_edited_forward_aggregate_is_caught(forward_dir: Path, tmp_path: Path) -> None:
     run_dir = _copy(forward_dir, tmp_path / "edited")
     report = orjson.loads((run_dir / "report.json").read_bytes())
-    report["metrics"]["by_split"]["test"]["end_to_end"]["top1_hit_rate"]["numerator"] += 1
+    block = report["metrics"]["by_split"]["test"]["end_to_end"]["top1_hit_rate"]
+    block["count"] += 1  # a consistent edit (an inconsistent rate is refused on loading)
+    block["value"] = block["count"] / block["n"]
     (run_dir / "report.json").write_bytes(orjson.dumps(report))
     wheres = [d.where for d in verify_run(load_run(run_dir)).differences]
-    assert wheres == ["metrics.by_split.test.end_to_end.top1_hit_rate.numerator"]
+    assert wheres == [
+        "metrics.by_split.test.end_to_end.top1_hit_rate.count",
+        "metrics.by_split.test.end_to_end.top1_hit_rate.value",
+    ]
 
 
 def _demote_top1(run: Run, count: int) -> tuple[Run, list[str]]:
@@ -173,13 +176,7 @@ def test_rule_file_run_recomputes_the_rules_hash_from_the_file(tmp_path: Path) -
     embedded = resources.files("chemgauge.families.forward.engine").joinpath("forward_rules.jsonl")
     rules.write_bytes(embedded.read_bytes())
     out = tmp_path / "run"
-    out.mkdir()
-    config = BenchmarkConfig(
-        corpus=demo_corpus_path(),
-        output_rows=out / "rows.jsonl",
-        template_source="file",
-        templates=rules,
-    )
+    config = BenchmarkConfig(out=out, template_source="file", templates=rules, executor="serial")
     write_envelope(out / "report.json", run_benchmark(config).envelope)
     run = load_run(out)
     assert [i.role for i in run.envelope.inputs] == ["corpus", "templates"]
@@ -198,7 +195,6 @@ def extracted_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A train-extracted run of a corpus with a train/test reactant leak."""
     from tests.families.forward.conftest import write_mapped_corpus
 
-    from chemgauge.families.forward.aggregate import Bootstrap
     from chemgauge.families.forward.extraction import extract_split_templates
 
     out = tmp_path_factory.mktemp("extracted")
@@ -207,11 +203,12 @@ def extracted_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     result = run_benchmark(
         BenchmarkConfig(
             corpus=corpus,
-            output_rows=out / "rows.jsonl",
+            out=out,
             template_source="train-extracted",
             templates=run.templates_path,
             template_manifest=run.manifest_path,
-            bootstrap=Bootstrap(seed=11, resamples=300),
+            seed=11,
+            executor="serial",
         )
     )
     write_envelope(out / "report.json", result.envelope)

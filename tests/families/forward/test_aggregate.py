@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from chemgauge.eval.metrics import estimate, rate
 from chemgauge.eval.stats import bootstrap_mean_interval
 from chemgauge.families.forward.aggregate import (
     Bootstrap,
@@ -19,6 +20,7 @@ from chemgauge.families.forward.aggregate import (
     pool_size_bucket,
 )
 from chemgauge.families.forward.corpus import InvalidRecord
+from chemgauge.families.forward.metrics_model import Aggregate
 from chemgauge.families.forward.rows import error_row, invalid_row, scored_row
 
 from .test_rows import FILLER, reaction, report
@@ -46,10 +48,11 @@ def test_denominators_and_conditional_versus_end_to_end() -> None:
     assert cond["top1_hit_rate"]["value"] == pytest.approx(1 / 2)
     assert e2e["top1_hit_rate"]["value"] == pytest.approx(1 / 4)
     assert cond["top5_hit_rate"]["value"] == 1.0 and e2e["top5_hit_rate"]["value"] == 0.5
-    assert cond["mrr"] == pytest.approx((1 + 1 / 4) / 2)
-    assert e2e["mrr"] == pytest.approx((1 + 1 / 4) / 4)
-    assert cond["ndcg_at_10"] == pytest.approx((1 + 1 / math.log2(5)) / 2)
-    assert e2e["ndcg_at_10"] == pytest.approx((1 + 1 / math.log2(5)) / 4)
+    assert cond["mrr"]["value"] == pytest.approx((1 + 1 / 4) / 2)
+    assert e2e["mrr"]["value"] == pytest.approx((1 + 1 / 4) / 4)
+    assert cond["ndcg_at_10"]["value"] == pytest.approx((1 + 1 / math.log2(5)) / 2)
+    assert e2e["ndcg_at_10"]["value"] == pytest.approx((1 + 1 / math.log2(5)) / 4)
+    assert (cond["mrr"]["n"], e2e["ndcg_at_10"]["n"]) == (2, 4)
     assert cond["mean_best_correct_rank"] == 1.5 and cond["median_best_correct_rank"] == 0
     assert "mean_best_correct_rank" not in e2e
 
@@ -59,8 +62,9 @@ def test_outcome_rates_and_distributions() -> None:
     pools = [1, 4, 1, 0]
     assert agg["n_raw_outcomes"] == sum(p + 4 for p in pools)
     assert agg["invalid_outcomes_rejected"] == 12 and agg["no_op_outcomes_rejected"] == 4
-    assert agg["invalid_product_rate"] == pytest.approx(12 / 22)
-    assert agg["no_op_rate"] == pytest.approx(4 / 22)
+    assert agg["invalid_product_rate"] == rate(12, 22)
+    assert agg["no_op_rate"] == rate(4, 22)
+    assert agg["no_op_rate"]["value"] == pytest.approx(4 / 22)
     assert agg["candidate_count_distribution"]["max"] == 4
     assert agg["candidate_count_distribution"]["p50"] == 1
     assert agg["latency_ms"]["mean"] == 5.0
@@ -68,15 +72,29 @@ def test_outcome_rates_and_distributions() -> None:
 
 def test_every_rate_has_a_wilson_interval() -> None:
     block = aggregate(_rows())["proposal_coverage"]
-    low, high = block["wilson95"]
-    assert (block["numerator"], block["denominator"]) == (2, 4)
+    low, high = block["interval"]
+    assert (block["count"], block["n"], block["method"]) == (2, 4, "wilson95")
     assert low < 0.5 < high
+
+
+def test_every_block_is_the_published_aggregate_shape() -> None:
+    """Each group's block validates as the metrics model's Aggregate: rates are Rate or
+    RateAtK (top-k ones carry their k), MRR and nDCG@10 Estimates."""
+    rows = _rows()
+    blocks = [aggregate(rows), aggregate([]), *by_split(rows).values()]
+    for block in blocks:
+        Aggregate.model_validate(block)
+    e2e = blocks[0]["end_to_end"]
+    assert [e2e[f"top{k}_hit_rate"]["k"] for k in (1, 5, 10)] == [1, 5, 10]
+    assert blocks[0]["stereo"]["stereochemistry_ignored_top10_rate"]["k"] == 10
+    assert "k" not in blocks[0]["proposal_coverage"]
 
 
 def test_empty_groups_report_none_never_zero() -> None:
     agg = aggregate([])
     assert agg["proposal_coverage"]["value"] is None
-    assert agg["conditional"]["mrr"] is None and agg["invalid_product_rate"] is None
+    assert agg["conditional"]["mrr"] == estimate(None, 0, None, method="bootstrap95")
+    assert agg["invalid_product_rate"]["value"] is None
 
 
 def test_invalid_rows_are_in_no_split() -> None:
@@ -127,23 +145,25 @@ def test_mrr_and_ndcg_carry_seeded_bootstrap_intervals() -> None:
     for name in ("end_to_end", "conditional"):
         block = first[name]
         for metric in ("mrr", "ndcg_at_10"):
-            low, high = block[f"{metric}_bootstrap95"]
-            assert low <= block[metric] <= high
+            low, high = block[metric]["interval"]
+            assert low <= block[metric]["value"] <= high
+            assert block[metric]["method"] == "bootstrap95"
     # Reciprocal ranks 1, 1/4, 0, 0: a resample of four zeros has probability (1/2)**4 =
     # 6.25% > 2.5%, so the low end is 0; four ones has 1/256 < 2.5%, so the high end is < 1.
-    low, high = first["end_to_end"]["mrr_bootstrap95"]
+    low, high = first["end_to_end"]["mrr"]["interval"]
     assert low == 0.0 and (1 + 1 / 4) / 4 < high < 1.0
-    other = aggregate(rows, Bootstrap(seed=1, resamples=500))
-    assert other["end_to_end"]["mrr"] == first["end_to_end"]["mrr"]
-    assert other["end_to_end"]["mrr_bootstrap95"] != first["end_to_end"]["mrr_bootstrap95"]
+    other = aggregate(rows, Bootstrap(seed=1, resamples=500))["end_to_end"]["mrr"]
+    assert other["value"] == first["end_to_end"]["mrr"]["value"]
+    assert other["interval"] != first["end_to_end"]["mrr"]["interval"]
 
 
 def test_an_interval_of_identical_values_is_a_point_and_empty_is_none() -> None:
     top = [scored_row(reaction([["CC=O"]]), report(["CC=O"]), 1.0) for _ in range(5)]
     e2e = aggregate(top)["end_to_end"]
-    assert e2e["mrr_bootstrap95"] == [1.0, 1.0] and e2e["ndcg_at_10_bootstrap95"] == [1.0, 1.0]
+    assert e2e["mrr"]["interval"] == e2e["ndcg_at_10"]["interval"] == [1.0, 1.0]
     empty = by_split(top)["train"]["end_to_end"]
-    assert empty["mrr"] is None and empty["mrr_bootstrap95"] == [None, None]
+    assert empty["mrr"] == estimate(None, 0, None, method="bootstrap95")
+    assert empty["mrr"]["interval"] == [None, None]
 
 
 def test_held_out_is_val_and_test_together() -> None:
@@ -171,11 +191,10 @@ def test_truth_at_rank_exactly_k_counts_for_top_k_and_mrr() -> None:
     for block, n in ((cond, 6), (e2e, 7)):
         assert block["n"] == n
         for k, hits in ((1, 1), (5, 3), (10, 5)):
-            assert block[f"top{k}_hit_rate"]["numerator"] == hits, k
-            assert block[f"top{k}_hit_rate"]["denominator"] == n
+            assert block[f"top{k}_hit_rate"] == rate(hits, n, k=k), k
     reciprocal_sum = 1 + 1 / 2 + 1 / 5 + 1 / 6 + 1 / 10 + 1 / 11  # the miss adds 0
-    assert cond["mrr"] == pytest.approx(reciprocal_sum / 6)
-    assert e2e["mrr"] == pytest.approx(reciprocal_sum / 7)
+    assert cond["mrr"]["value"] == pytest.approx(reciprocal_sum / 6)
+    assert e2e["mrr"]["value"] == pytest.approx(reciprocal_sum / 7)
     # 0-based best ranks 0, 1, 4, 5, 9, 10: mean 29/6; nearest-rank median is the 3rd, 4.
     assert cond["mean_best_correct_rank"] == pytest.approx(29 / 6)
     assert cond["median_best_correct_rank"] == 4
@@ -204,10 +223,8 @@ def test_stereo_counts_are_over_valid_rows() -> None:
     ]
     stereo = aggregate(rows)["stereo"]
     # of five valid rows: one exact hit; two stereo-ignored hits (exact and stereo-only)
-    assert stereo["stereochemistry_aware_top10_rate"]["numerator"] == 1
-    assert stereo["stereochemistry_ignored_top10_rate"]["numerator"] == 2
-    assert stereo["stereochemistry_aware_top10_rate"]["denominator"] == 5
-    assert stereo["stereochemistry_ignored_top10_rate"]["denominator"] == 5
+    assert stereo["stereochemistry_aware_top10_rate"] == rate(1, 5, k=10)
+    assert stereo["stereochemistry_ignored_top10_rate"] == rate(2, 5, k=10)
     assert (stereo["stereo_only_hits"], stereo["unsupported"]) == (1, 1)
 
 
@@ -226,7 +243,7 @@ def test_prediction_errors_and_capped_pools_are_counted_over_valid_rows() -> Non
     # the error row produced no pool: the pool sizes are those of the two others
     assert agg["candidate_count_distribution"]["min"] == 1
     assert agg["candidate_count_distribution"]["max"] == 2
-    assert agg["end_to_end"]["ndcg_at_10"] == pytest.approx(1 / 3)  # the error row adds 0
+    assert agg["end_to_end"]["ndcg_at_10"]["value"] == pytest.approx(1 / 3)  # error row: 0
 
 
 def test_pool_size_buckets_at_their_edges() -> None:
@@ -294,9 +311,10 @@ def test_mrr_interval_is_the_binomial_quantiles_at_the_configured_confidence() -
         assert (binom.ppf(alpha, 9, 4 / 9), binom.ppf(1 - alpha, 9, 4 / 9)) == (low, high)
         for seed in range(3):
             e2e = aggregate(rows, Bootstrap(seed=seed, confidence=confidence))["end_to_end"]
-            assert e2e["mrr_bootstrap95"] == [low / 9, high / 9], (confidence, seed)
-            assert e2e["ndcg_at_10_bootstrap95"] == [low / 9, high / 9], (confidence, seed)
-    default = aggregate(rows)["end_to_end"]["mrr_bootstrap95"]
+            assert e2e["mrr"]["interval"] == [low / 9, high / 9], (confidence, seed)
+            assert e2e["ndcg_at_10"]["interval"] == [low / 9, high / 9], (confidence, seed)
+            assert e2e["mrr"]["method"] == f"bootstrap{round(confidence * 100)}"
+    default = aggregate(rows)["end_to_end"]["mrr"]["interval"]
     assert default == [1 / 9, 7 / 9]
 
 
@@ -331,15 +349,12 @@ def test_every_group_function_uses_the_bootstrap_it_is_given() -> None:
     other = Bootstrap(seed=1, resamples=500)
     valid = aggregate(rows[:4], other)
     assert (
-        valid["end_to_end"]["mrr_bootstrap95"]
-        != aggregate(rows[:4])["end_to_end"]["mrr_bootstrap95"]
+        valid["end_to_end"]["mrr"]["interval"]
+        != aggregate(rows[:4])["end_to_end"]["mrr"]["interval"]
     )
     assert by_split(rows, other)["test"] == valid
     assert held_out(rows, other) == valid
     assert breakdowns(rows, other)["input_status"]["valid"] == valid
-    for none in (by_split(rows, None)["test"], held_out(rows, None)):
-        assert "mrr_bootstrap95" not in none["end_to_end"]
-    assert "mrr_bootstrap95" not in breakdowns(rows, None)["input_status"]["valid"]["end_to_end"]
 
 
 def test_group_functions_need_no_provenance() -> None:
@@ -369,7 +384,7 @@ def test_breakdowns_over_300_reaction_classes() -> None:
         row["reaction_class"] = f"class-{i:03d}"
         row["provenance"] = {"template_source": "embedded"}
         rows.append(row)
-    classes = breakdowns(rows, None)["reaction_class"]
+    classes = breakdowns(rows, Bootstrap(resamples=50))["reaction_class"]
     assert len(classes) == 300
     assert [classes[f"class-{i:03d}"]["n_covered"] for i in (0, 1, 298, 299)] == [0, 1, 0, 1]
     assert all(block["n_rows"] == 1 for block in classes.values())

@@ -14,8 +14,9 @@ from chemgauge.errors import ConfigError, DataQualityError
 from chemgauge.eval.envelope import write_envelope
 from chemgauge.eval.executors import ExecutorConfig
 from chemgauge.families.forward import runner as runner_module
+from chemgauge.families.forward.config import BenchmarkConfig
 from chemgauge.families.forward.rows import FAILURE_REASONS
-from chemgauge.families.forward.runner import BenchmarkConfig, run_benchmark
+from chemgauge.families.forward.runner import run_benchmark
 
 from .conftest import FIXTURE_CORPUS, FIXTURES, corpus_line
 
@@ -38,10 +39,16 @@ def rows_of(path: Path) -> list[dict[str, Any]]:
 
 
 def run(tmp_path: Path, name: str, executor: ExecutorConfig = SERIAL, **kw: Any) -> Any:
+    """A run into the folder ``tmp_path / name`` on ``executor``."""
     config = BenchmarkConfig(
-        corpus=kw.pop("corpus", FIXTURE_CORPUS), output_rows=tmp_path / f"{name}.jsonl", **kw
+        corpus=kw.pop("corpus", FIXTURE_CORPUS),
+        out=tmp_path / name,
+        executor=executor.kind,
+        jobs=executor.jobs,
+        chunk_size=executor.chunk_size,
+        **kw,
     )
-    return run_benchmark(config, executor)
+    return run_benchmark(config)
 
 
 @pytest.fixture(scope="module")
@@ -150,10 +157,9 @@ def test_ray_executor_gives_the_same_rows(tmp_path: Path, fixture_run: Any) -> N
             "benchmark",
             "--corpus",
             str(FIXTURE_CORPUS),
-            "--output-rows",
-            str(tmp_path / "ray.jsonl"),
-            "--output-report",
-            "-",
+            "--out",
+            str(tmp_path / "ray"),
+            "--json",
             "--executor",
             "ray",
             "--ray-address",
@@ -256,8 +262,8 @@ def test_interrupted_run_resumes_from_its_journal(
     one_by_one = ExecutorConfig(kind="serial", jobs=1, chunk_size=1)
     with pytest.raises(KeyboardInterrupt):
         run(tmp_path, "resume", one_by_one)
-    journal = tmp_path / "resume.jsonl.journal"
-    assert journal.exists() and not (tmp_path / "resume.jsonl").exists()
+    journal = tmp_path / "resume" / "rows.jsonl.journal"
+    assert journal.exists() and not (tmp_path / "resume" / "rows.jsonl").exists()
     with open(journal, "ab") as handle:
         handle.write(b'{"source_line": 99, "trunc')  # a crash mid-write
     monkeypatch.setattr(runner_module, "predict_products_detailed", real)
@@ -268,7 +274,8 @@ def test_interrupted_run_resumes_from_its_journal(
 
 
 def test_journal_from_another_configuration_is_refused(tmp_path: Path) -> None:
-    journal = tmp_path / "other.jsonl.journal"
+    journal = tmp_path / "other" / "rows.jsonl.journal"
+    journal.parent.mkdir()
     journal.write_text(
         '{"chemgauge_rows_journal": 1, "config_sha256": "abc"}\n{"source_line": 1}\n'
     )
@@ -279,16 +286,19 @@ def test_journal_from_another_configuration_is_refused(tmp_path: Path) -> None:
 
 def test_a_journal_left_by_a_failed_start_does_not_block_the_next_run(tmp_path: Path) -> None:
     # a header and no row (the run stopped before its first row): replaced without --restart
-    journal = tmp_path / "other.jsonl.journal"
+    journal = tmp_path / "other" / "rows.jsonl.journal"
+    journal.parent.mkdir()
     journal.write_text('{"chemgauge_rows_journal": 1, "config_sha256": "abc"}\n')
     assert run(tmp_path, "other").rows == 16
 
 
-def test_rows_output_must_be_a_file(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="directory"):
-        run_benchmark(BenchmarkConfig(FIXTURE_CORPUS, tmp_path), SERIAL)
+def test_the_output_must_be_a_folder(tmp_path: Path) -> None:
+    (tmp_path / "rows.jsonl").mkdir()
+    for out, refusal in ((tmp_path, "directory"), (FIXTURE_CORPUS, "is a file")):
+        with pytest.raises(ConfigError, match=refusal):
+            run_benchmark(BenchmarkConfig(corpus=FIXTURE_CORPUS, out=out, executor="serial"))
     with pytest.raises(ConfigError, match="never printed"):
-        run_benchmark(BenchmarkConfig(FIXTURE_CORPUS, Path("-")), SERIAL)
+        run_benchmark(BenchmarkConfig(corpus=FIXTURE_CORPUS, out=Path("-"), executor="serial"))
 
 
 # Methane substituted twelve ways; substituent i is produced by 12 - i templates, so it ranks
@@ -332,10 +342,12 @@ def test_top5_and_top10_edges_are_hand_checked(tmp_path: Path) -> None:
     assert rows[0]["ndcg_at_10"] == pytest.approx(1 / math.log2(6))
     assert rows[3]["ndcg_at_10"] == 0.0
     e2e = result.report["metrics"]["overall"]["end_to_end"]
-    assert (e2e["top5_hit_rate"]["numerator"], e2e["top10_hit_rate"]["numerator"]) == (1, 3)
-    assert e2e["mrr"] == pytest.approx((1 / 5 + 1 / 6 + 1 / 10 + 1 / 11) / 4)
-    write_envelope(tmp_path / "report.json", result.envelope)
-    run_ = load_run(tmp_path / "report.json", rows_path=result.rows_path)
+    assert (e2e["top5_hit_rate"]["count"], e2e["top10_hit_rate"]["count"]) == (1, 3)
+    assert (e2e["top5_hit_rate"]["k"], e2e["top10_hit_rate"]["k"]) == (5, 10)
+    assert e2e["mrr"]["value"] == pytest.approx((1 / 5 + 1 / 6 + 1 / 10 + 1 / 11) / 4)
+    assert e2e["mrr"]["method"] == "bootstrap95" and e2e["mrr"]["n"] == 4
+    write_envelope(result.rows_path.with_name("report.json"), result.envelope)
+    run_ = load_run(result.rows_path.parent)
     adapter = ForwardAdapter()
     hits = [adapter.hits(row, run_) for row in run_.rows]
     assert [h["top5"] for h in hits] == [True, False, False, False]

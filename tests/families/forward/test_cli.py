@@ -83,51 +83,29 @@ def test_enumerate_writes_one_record_per_line_and_counts_errors(tmp_path: Path) 
     assert strip[0] == strip[1]
 
 
-def test_benchmark_report_is_the_only_stdout_output(tmp_path: Path) -> None:
-    rows = tmp_path / "rows.jsonl"
-    result = runner.invoke(
-        app,
-        [
-            "forward",
-            "benchmark",
-            "--corpus",
-            str(FIXTURE_CORPUS),
-            "--output-rows",
-            str(rows),
-            "--output-report",
-            "-",
-            "--executor",
-            "serial",
-            "--quiet",
-        ],
-    )
+def test_benchmark_json_prints_the_report_and_nothing_else(tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    args = ["forward", "benchmark", "--corpus", str(FIXTURE_CORPUS), "--out", str(folder)]
+    result = runner.invoke(app, [*args, "--json", "--executor", "serial", "--quiet"])
     assert result.exit_code == 0, result.output
+    assert result.stdout_bytes == (folder / "report.json").read_bytes()  # report.json itself
     report = json.loads(result.stdout)
-    assert not (tmp_path / "report.json").exists()  # '-' is standard output, not a file
     assert report["metrics"]["overall"]["n_rows"] == 16
-    assert len(rows.read_text().splitlines()) == 16
-    out = tmp_path / "report.json"
-    result = runner.invoke(
-        app,
-        [
-            "forward",
-            "benchmark",
-            "--corpus",
-            str(FIXTURE_CORPUS),
-            "--output-rows",
-            str(rows),
-            "--output-report",
-            str(out),
-            "--executor",
-            "serial",
-        ],
-    )
+    assert len((folder / "rows.jsonl").read_text().splitlines()) == 16
+    again = tmp_path / "again"
+    result = runner.invoke(app, [*args[:-2], "-o", str(again), "--executor", "serial"])
     assert result.exit_code == 0 and result.stdout == ""
     assert "forward benchmark" in result.stderr and "failure_reason" in result.stderr
-    written = json.loads(out.read_text())
+    written = json.loads((again / "report.json").read_text())
     coverage = report["metrics"]["overall"]["proposal_coverage"]
     assert written["metrics"]["overall"]["proposal_coverage"] == coverage
     assert list(written)[:3] == ["format", "schema_version", "family"]  # the envelope first
+
+
+def test_benchmark_takes_no_rows_or_report_file_of_its_own(tmp_path: Path) -> None:
+    for flag in ("--output-rows", "--output-report"):
+        result = runner.invoke(app, ["forward", "benchmark", flag, str(tmp_path / "x.json")])
+        assert result.exit_code == 2 and "No such option" in result.output
 
 
 def test_benchmark_writes_a_run_folder_report_can_read(
@@ -146,42 +124,14 @@ def test_benchmark_writes_a_run_folder_report_can_read(
 
 
 def test_benchmark_defaults_to_the_bundled_demo_corpus(tmp_path: Path) -> None:
-    result = runner.invoke(
-        app,
-        [
-            "forward",
-            "benchmark",
-            "--output-rows",
-            str(tmp_path / "r.jsonl"),
-            "--output-report",
-            "-",
-            "-q",
-            "--executor",
-            "serial",
-        ],
-    )
-    assert result.exit_code == 0
-    assert (
-        json.loads(result.stdout)["inputs"][0]["sha256"]
-        == json.loads(
-            runner.invoke(
-                app,
-                [
-                    "forward",
-                    "benchmark",
-                    "--corpus",
-                    str(FIXTURE_CORPUS),
-                    "--output-rows",
-                    str(tmp_path / "s.jsonl"),
-                    "--output-report",
-                    "-",
-                    "-q",
-                    "--executor",
-                    "serial",
-                ],
-            ).stdout
-        )["inputs"][0]["sha256"]
-    )
+    def corpus_hash(*args: str) -> str:
+        out = ["--out", str(tmp_path / str(len(args))), "--json", "-q", "--executor", "serial"]
+        result = runner.invoke(app, ["forward", "benchmark", *args, *out])
+        assert result.exit_code == 0, result.output
+        sha256: str = json.loads(result.stdout)["inputs"][0]["sha256"]
+        return sha256
+
+    assert corpus_hash() == corpus_hash("--corpus", str(FIXTURE_CORPUS))
 
 
 def test_user_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:
@@ -195,8 +145,8 @@ def test_user_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:
         "benchmark",
         "--corpus",
         str(corpus),
-        "--output-rows",
-        str(tmp_path / "r.jsonl"),
+        "--out",
+        str(tmp_path / "r"),
         "--strict",
         "--executor",
         "serial",
@@ -219,9 +169,7 @@ def test_user_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:
     ],
 )
 def test_template_source_misuse_is_refused(tmp_path: Path, args: list[str], message: str) -> None:
-    result = runner.invoke(
-        app, ["forward", "benchmark", "--output-rows", str(tmp_path / "r.jsonl"), *args]
-    )
+    result = runner.invoke(app, ["forward", "benchmark", "--out", str(tmp_path / "r"), *args])
     assert result.exit_code != 0 and message in str(result.exception)
 
 
@@ -297,10 +245,8 @@ def test_train_extracted_summary_leads_with_held_out_rows_and_warns_of_leakage(
             "benchmark",
             "--corpus",
             str(corpus),
-            "--output-rows",
-            str(tmp_path / "rows.jsonl"),
-            "--output-report",
-            str(tmp_path / "report.json"),
+            "--out",
+            str(tmp_path / "run"),
             "--template-source",
             "train-extracted",
             "--templates",
@@ -321,7 +267,7 @@ def test_train_extracted_summary_leads_with_held_out_rows_and_warns_of_leakage(
     ]
     assert order == sorted(order) and "conditional on coverage, held out (1 rows)" in err
     assert "warning: leakage: 1 reactant set(s) occur in both train and test" in err
-    report = json.loads((tmp_path / "report.json").read_text())
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
     assert report["metrics"]["headline"] == {
         "basis": "held_out",
         "held_out_splits": ["val", "test"],

@@ -9,14 +9,13 @@ from typing import Any
 import pytest
 
 from chemgauge.errors import DataQualityError
-from chemgauge.eval.executors import ExecutorConfig
+from chemgauge.families.forward.config import BenchmarkConfig
 from chemgauge.families.forward.corpus import BenchReaction, load_corpus
 from chemgauge.families.forward.leakage import LeakageAudit, audit_rows
-from chemgauge.families.forward.runner import BenchmarkConfig, run_benchmark
+from chemgauge.families.forward.runner import run_benchmark
 
 from .conftest import corpus_line
 
-SERIAL = ExecutorConfig(kind="serial", jobs=1)
 # Splits, hand-checked with assign_split: the reactant-hash fallback of CCO + acetic acid is
 # train, of acetic acid + propanol val; group keys P2 -> test, P6 -> val.
 LINES = [
@@ -94,7 +93,7 @@ def test_no_overlap_without_explicit_keys(write_corpus: Any) -> None:
 
 
 def test_every_report_carries_the_audit_and_rows_recompute_it(leaky: Path, tmp_path: Path) -> None:
-    result = run_benchmark(BenchmarkConfig(leaky, tmp_path / "rows.jsonl"), SERIAL)
+    result = run_benchmark(BenchmarkConfig(corpus=leaky, out=tmp_path, executor="serial"))
     leakage = result.report["metrics"]["leakage"]
     assert leakage["reactant_sets"]["shared_across_splits"] == 1
     rows = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
@@ -111,9 +110,9 @@ def test_every_report_carries_the_audit_and_rows_recompute_it(leaky: Path, tmp_p
 def test_strict_refuses_a_cross_split_reactant_set_before_predicting(
     leaky: Path, tmp_path: Path
 ) -> None:
-    config = BenchmarkConfig(leaky, tmp_path / "rows.jsonl", strict=True)
+    config = BenchmarkConfig(corpus=leaky, out=tmp_path, strict=True, executor="serial")
     with pytest.raises(DataQualityError) as info:
-        run_benchmark(config, SERIAL)
+        run_benchmark(config)
     message = str(info.value)
     assert f"{leaky}, line 1" in message and "'CC(=O)O.CCO'" in message
     assert "train: line 1" in message and "test: line 2" in message

@@ -9,16 +9,34 @@ from typing import Any
 import pytest
 
 from chemgauge.errors import ConfigError, InputFileError, ManifestError, TemplateProvenanceError
-from chemgauge.eval.executors import ExecutorConfig
 from chemgauge.eval.provenance import sha256_file
+from chemgauge.families.forward.config import BenchmarkConfig
 from chemgauge.families.forward.engine.rules import load_embedded_rules
 from chemgauge.families.forward.extraction import extract_split_templates
-from chemgauge.families.forward.runner import BenchmarkConfig, run_benchmark
+from chemgauge.families.forward.runner import run_benchmark
 from chemgauge.families.forward.sources import load_rules_for_source
 
 from .conftest import FIXTURE_CORPUS, corpus_line, write_mapped_corpus
 
-SERIAL = ExecutorConfig(kind="serial", jobs=1)
+
+def _config(
+    corpus: Path,
+    out: Path,
+    source: str = "embedded",
+    templates: Path | None = None,
+    manifest: Path | None = None,
+    **kw: Any,
+) -> BenchmarkConfig:
+    """A serial benchmark of ``corpus`` into the run folder ``out``."""
+    return BenchmarkConfig(
+        corpus=corpus,
+        out=out,
+        template_source=source,
+        templates=templates,
+        template_manifest=manifest,
+        executor="serial",
+        **kw,
+    )
 
 
 @pytest.fixture
@@ -54,9 +72,7 @@ def test_file_source_is_only_that_file(tmp_path: Path) -> None:
         load_rules_for_source("file", None, None, "x")
     with pytest.raises(InputFileError, match="file not found"):
         load_rules_for_source("file", tmp_path / "missing.jsonl", None, "x")
-    result = run_benchmark(
-        BenchmarkConfig(FIXTURE_CORPUS, tmp_path / "rows.jsonl", "file", rules), SERIAL
-    )
+    result = run_benchmark(_config(FIXTURE_CORPUS, tmp_path / "run", "file", rules))
     assert result.report["metrics"]["rules"]["rules_loaded"] == 2
     assert result.report["provenance"]["rules_file_sha256"] == loaded.rules_file_sha256
 
@@ -77,14 +93,14 @@ def test_extraction_reads_only_the_requested_split(mapped_corpus: Path, tmp_path
 
 def test_train_extracted_runs_with_a_valid_manifest(mapped_corpus: Path, tmp_path: Path) -> None:
     run = extract_split_templates(mapped_corpus, "train", tmp_path / "train")
-    config = BenchmarkConfig(
+    config = _config(
         mapped_corpus,
-        tmp_path / "rows.jsonl",
+        tmp_path / "run",
         "train-extracted",
         run.templates_path,
         run.manifest_path,
     )
-    report = run_benchmark(config, SERIAL).report
+    report = run_benchmark(config).report
     assert report["provenance"]["template_source"] == "train-extracted"
     assert report["provenance"]["template_manifest_sha256"] is not None
     assert report["metrics"]["rules"]["template_sources"] == {
@@ -96,7 +112,7 @@ def test_train_extracted_runs_with_a_valid_manifest(mapped_corpus: Path, tmp_pat
     by_split = report["metrics"]["by_split"]
     assert by_split["val"]["proposal_coverage"]["value"] == 1.0
     assert by_split["test"]["proposal_coverage"]["value"] == 0.0  # water not written
-    assert by_split["val"]["end_to_end"]["ndcg_at_10"] < 1.0  # 1 of 2 accepted found
+    assert by_split["val"]["end_to_end"]["ndcg_at_10"]["value"] < 1.0  # 1 of 2 accepted found
     assert [i["role"] for i in report["inputs"]] == ["corpus", "templates", "template_manifest"]
 
 
@@ -120,12 +136,12 @@ def test_every_manifest_mismatch_is_a_hard_error(
 ) -> None:
     run = extract_split_templates(mapped_corpus, "train", tmp_path / "train")
     manifest = _bad(tmp_path, {**run.manifest, **edit})
-    config = BenchmarkConfig(
-        mapped_corpus, tmp_path / "rows.jsonl", "train-extracted", run.templates_path, manifest
+    config = _config(
+        mapped_corpus, tmp_path / "run", "train-extracted", run.templates_path, manifest
     )
     with pytest.raises(ManifestError, match=message):
-        run_benchmark(config, SERIAL)
-    assert not (tmp_path / "rows.jsonl").exists()
+        run_benchmark(config)
+    assert not (tmp_path / "run" / "rows.jsonl").exists()
 
 
 def test_train_extracted_needs_a_manifest_for_this_corpus(
@@ -136,11 +152,11 @@ def test_train_extracted_needs_a_manifest_for_this_corpus(
         load_rules_for_source("train-extracted", run.templates_path, None, "x")
     edited = tmp_path / "edited.jsonl"
     edited.write_text(mapped_corpus.read_text() + corpus_line("n", ["C"], [["C"]]) + "\n")
-    config = BenchmarkConfig(
-        edited, tmp_path / "rows.jsonl", "train-extracted", run.templates_path, run.manifest_path
+    config = _config(
+        edited, tmp_path / "run", "train-extracted", run.templates_path, run.manifest_path
     )
     with pytest.raises(ManifestError, match="another corpus"):
-        run_benchmark(config, SERIAL)
+        run_benchmark(config)
     with pytest.raises(ManifestError, match="not valid JSON"):
         load_rules_for_source("train-extracted", run.templates_path, _bad_text(tmp_path), "x")
 
@@ -162,14 +178,12 @@ def test_reproducibility_hash_does_not_depend_on_how_paths_are_spelled(
     assert not any("mapped.jsonl" in str(v) for v in absolute.manifest.values())
     hashes = set()
     for corpus, run, rows in (
-        (mapped_corpus.resolve(), absolute, tmp_path / "rows_abs.jsonl"),
-        (Path("sub/../mapped.jsonl"), relative, Path("rows_rel.jsonl")),
+        (mapped_corpus.resolve(), absolute, tmp_path / "run_abs"),
+        (Path("sub/../mapped.jsonl"), relative, Path("run_rel")),
     ):
         (tmp_path / "sub").mkdir(exist_ok=True)
-        config = BenchmarkConfig(
-            corpus, rows, "train-extracted", run.templates_path, run.manifest_path
-        )
-        hashes.add(run_benchmark(config, SERIAL).report["reproducibility_sha256"])
+        config = _config(corpus, rows, "train-extracted", run.templates_path, run.manifest_path)
+        hashes.add(run_benchmark(config).report["reproducibility_sha256"])
     assert len(hashes) == 1
 
 
@@ -187,12 +201,10 @@ def test_a_rule_file_with_no_runnable_rule_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"no runnable rule.*2 graph rules"):
         load_rules_for_source("file", empty, None, "x")
     for strict in (False, True):
-        config = BenchmarkConfig(
-            FIXTURE_CORPUS, tmp_path / "rows.jsonl", "file", empty, strict=strict
-        )
+        config = _config(FIXTURE_CORPUS, tmp_path / "run", "file", empty, strict=strict)
         with pytest.raises(ConfigError, match="no runnable rule"):
-            run_benchmark(config, SERIAL)
-    assert not (tmp_path / "rows.jsonl").exists()
+            run_benchmark(config)
+    assert not (tmp_path / "run" / "rows.jsonl").exists()
 
 
 @pytest.mark.parametrize(
@@ -231,15 +243,15 @@ def test_templates_from_outside_train_are_refused_whatever_the_manifest_says(
     sources = [json.loads(line)["source_reaction_ids"] for line in run.templates_path.open()]
     assert sorted(sources) == [["t1", "v1"], ["t2", "x1"]]
     manifest = _attest(tmp_path, run.manifest, run.templates_path, "claims_train.json")
-    config = BenchmarkConfig(
-        mapped_corpus, tmp_path / "rows.jsonl", "train-extracted", run.templates_path, manifest
+    config = _config(
+        mapped_corpus, tmp_path / "run", "train-extracted", run.templates_path, manifest
     )
     with pytest.raises(TemplateProvenanceError) as info:
-        run_benchmark(config, SERIAL)
+        run_benchmark(config)
     message = str(info.value)
     assert "came from reaction 'v1', which is in split 'val'" in message
     assert "2 template(s) name 2 source reaction(s) outside" in message
-    assert not (tmp_path / "rows.jsonl").exists()
+    assert not (tmp_path / "run" / "rows.jsonl").exists()
 
 
 def test_templates_without_checkable_sources_are_refused(
@@ -257,11 +269,9 @@ def test_templates_without_checkable_sources_are_refused(
     for name, (lines, message) in cases.items():
         templates = _rule_lines(tmp_path / name, [{k: v for k, v in r.items() if v} for r in lines])
         manifest = _attest(tmp_path, run.manifest, templates, f"{name}.manifest.json")
-        config = BenchmarkConfig(
-            mapped_corpus, tmp_path / "rows.jsonl", "train-extracted", templates, manifest
-        )
+        config = _config(mapped_corpus, tmp_path / "run", "train-extracted", templates, manifest)
         with pytest.raises(TemplateProvenanceError, match=message):
-            run_benchmark(config, SERIAL)
+            run_benchmark(config)
 
 
 def test_a_source_rejected_in_hindsight_is_not_a_train_reaction(
@@ -279,6 +289,6 @@ def test_a_source_rejected_in_hindsight_is_not_a_train_reaction(
         tmp_path / "t.jsonl", [json.loads(line) for line in run.templates_path.open()]
     )
     manifest = _attest(tmp_path, again.manifest, templates, "grown_manifest.json")
-    config = BenchmarkConfig(grown, tmp_path / "rows.jsonl", "train-extracted", templates, manifest)
+    config = _config(grown, tmp_path / "run", "train-extracted", templates, manifest)
     with pytest.raises(TemplateProvenanceError, match="'t1', which is rejected in hindsight"):
-        run_benchmark(config, SERIAL)
+        run_benchmark(config)

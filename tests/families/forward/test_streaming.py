@@ -14,7 +14,8 @@ import pytest
 from chemgauge.eval.executors import ExecutorConfig
 from chemgauge.eval.records import iter_journal
 from chemgauge.families.forward import runner as runner_module
-from chemgauge.families.forward.runner import BenchmarkConfig, run_benchmark
+from chemgauge.families.forward.config import BenchmarkConfig
+from chemgauge.families.forward.runner import run_benchmark
 
 from .conftest import FIXTURE_CORPUS, corpus_line
 from .test_rows import report
@@ -24,10 +25,16 @@ _ELAPSED = re.compile(rb'"elapsed_ms":(null|[0-9.e+-]+)')
 
 
 def run(tmp_path: Path, name: str, executor: ExecutorConfig = ONE_BY_ONE, **kw: Any) -> Any:
+    """A run into the folder ``tmp_path / name`` on ``executor``."""
     config = BenchmarkConfig(
-        corpus=kw.pop("corpus", FIXTURE_CORPUS), output_rows=tmp_path / f"{name}.jsonl", **kw
+        corpus=kw.pop("corpus", FIXTURE_CORPUS),
+        out=tmp_path / name,
+        executor=executor.kind,
+        jobs=executor.jobs,
+        chunk_size=executor.chunk_size,
+        **kw,
     )
-    return run_benchmark(config, executor)
+    return run_benchmark(config)
 
 
 def untimed_bytes(path: Path) -> bytes:
@@ -43,13 +50,13 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 def test_rows_are_journaled_in_line_order_while_the_run_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    journal = tmp_path / "live.jsonl.journal"
+    journal = tmp_path / "live" / "rows.jsonl.journal"
     seen: list[list[int]] = []
     real = runner_module.predict_products_detailed
 
     def spy(reactants: Any, rules: Any, config: Any) -> Any:
         seen.append([row["source_line"] for row in iter_journal(journal)])
-        assert not (tmp_path / "live.jsonl").exists()
+        assert not (tmp_path / "live" / "rows.jsonl").exists()
         return real(reactants, rules, config)
 
     monkeypatch.setattr(runner_module, "predict_products_detailed", spy)
@@ -99,7 +106,7 @@ def test_an_out_of_order_journal_is_read_in_line_order(
     monkeypatch.setattr(runner_module, "predict_products_detailed", interrupt)
     with pytest.raises(KeyboardInterrupt):
         run(tmp_path, "shuffled")
-    journal = tmp_path / "shuffled.jsonl.journal"
+    journal = tmp_path / "shuffled" / "rows.jsonl.journal"
     header, *rows = journal.read_bytes().splitlines(keepends=True)
     assert len(rows) == 5
     journal.write_bytes(header + b"".join(reversed(rows)))
@@ -167,4 +174,4 @@ def test_strict_rejects_a_bad_corpus_before_journaling_anything(
     monkeypatch.setattr(runner_module, "predict_products_detailed", count)
     with pytest.raises(DataQualityError, match="line 13"):
         run(tmp_path, "strict", strict=True)
-    assert calls["n"] == 0 and not (tmp_path / "strict.jsonl.journal").exists()
+    assert calls["n"] == 0 and not (tmp_path / "strict" / "rows.jsonl.journal").exists()

@@ -10,9 +10,10 @@ from tests.conftest import shared_file
 
 from chemgauge.errors import InputFileError
 from chemgauge.eval.executors import ExecutorConfig
+from chemgauge.families.forward.config import BenchmarkConfig
 from chemgauge.families.forward.corpus import load_corpus
 from chemgauge.families.forward.extraction import extract_split_templates
-from chemgauge.families.forward.runner import BenchmarkConfig, run_benchmark
+from chemgauge.families.forward.runner import run_benchmark
 from chemgauge.families.forward.uspto import write_uspto_corpus
 
 
@@ -54,13 +55,16 @@ def test_train_extracted_benchmark_on_uspto_sample(uspto_corpus: Path, tmp_path:
     assert extraction["extracted"] + extraction["failed"] == run.manifest["reactions_in_split"]
     assert extraction["extracted"] >= 0.9 * run.manifest["reactions_in_split"]
     config = BenchmarkConfig(
-        uspto_corpus,
-        tmp_path / "rows.jsonl",
-        "train-extracted",
-        run.templates_path,
-        run.manifest_path,
+        corpus=uspto_corpus,
+        out=tmp_path,
+        template_source="train-extracted",
+        templates=run.templates_path,
+        template_manifest=run.manifest_path,
+        executor="local",
+        jobs=2,
+        chunk_size=8,
     )
-    run = run_benchmark(config, ExecutorConfig(kind="local", jobs=2, chunk_size=8))
+    run = run_benchmark(config)
     report = run.report["metrics"]
     assert (
         report["overall"]["n_rows"]
@@ -71,8 +75,8 @@ def test_train_extracted_benchmark_on_uspto_sample(uspto_corpus: Path, tmp_path:
     held_out = [report["by_split"][s] for s in ("val", "test")]
     for block in held_out:
         coverage = block["proposal_coverage"]
-        assert coverage["denominator"] > 0 and 0.0 <= coverage["value"] <= 1.0
-        assert coverage["wilson95"][0] <= coverage["value"] <= coverage["wilson95"][1]
+        assert coverage["n"] > 0 and 0.0 <= coverage["value"] <= 1.0
+        assert coverage["interval"][0] <= coverage["value"] <= coverage["interval"][1]
     # Templates seen in training reproduce training reactions: the train split is covered best.
     train = report["by_split"]["train"]["proposal_coverage"]["value"]
     assert train >= max(b["proposal_coverage"]["value"] for b in held_out)

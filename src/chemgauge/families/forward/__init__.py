@@ -10,7 +10,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from chemgauge.families.forward.api import benchmark
+    from chemgauge.families.forward.api import benchmark, enumerate_candidates
+    from chemgauge.families.forward.config import BenchmarkConfig, EnumerateConfig
     from chemgauge.families.forward.corpus import (
         CORPUS_SCHEMA_VERSION,
         BenchReaction,
@@ -20,34 +21,39 @@ if TYPE_CHECKING:
         demo_corpus_path,
         load_corpus,
     )
+    from chemgauge.families.forward.enumeration import Enumeration
+    from chemgauge.families.forward.metrics_model import ForwardMetrics
+    from chemgauge.families.forward.report import REPORT_SCHEMA_VERSION
     from chemgauge.families.forward.rows import (
         ROW_SCHEMA_VERSION,
         check_status_consistency,
         derive_failure_reason,
     )
-    from chemgauge.families.forward.runner import (
-        REPORT_SCHEMA_VERSION,
-        BenchmarkConfig,
-        BenchmarkResult,
-        run_benchmark,
-    )
+    from chemgauge.families.forward.runner import BenchmarkResult, run_benchmark
     from chemgauge.families.forward.sources import TEMPLATE_SOURCES, load_rules_for_source
+    from chemgauge.families.forward.systems import FORWARD_SYSTEMS, SystemOptions
 
 _HOMES = {
     "BenchReaction": "corpus",
-    "BenchmarkConfig": "runner",
+    "BenchmarkConfig": "config",
     "BenchmarkResult": "runner",
     "CORPUS_SCHEMA_VERSION": "corpus",
     "Corpus": "corpus",
     "CorpusLoadStats": "corpus",
+    "EnumerateConfig": "config",
+    "Enumeration": "enumeration",
+    "FORWARD_SYSTEMS": "systems",
+    "ForwardMetrics": "metrics_model",
     "InvalidRecord": "corpus",
-    "REPORT_SCHEMA_VERSION": "runner",
+    "REPORT_SCHEMA_VERSION": "report",
     "ROW_SCHEMA_VERSION": "rows",
+    "SystemOptions": "systems",
     "TEMPLATE_SOURCES": "sources",
     "benchmark": "api",
     "check_status_consistency": "rows",
     "demo_corpus_path": "corpus",
     "derive_failure_reason": "rows",
+    "enumerate_candidates": "api",
     "load_corpus": "corpus",
     "load_rules_for_source": "sources",
     "run_benchmark": "runner",
@@ -55,6 +61,7 @@ _HOMES = {
 
 __all__ = [
     "CORPUS_SCHEMA_VERSION",
+    "FORWARD_SYSTEMS",
     "REPORT_SCHEMA_VERSION",
     "ROW_SCHEMA_VERSION",
     "TEMPLATE_SOURCES",
@@ -63,11 +70,16 @@ __all__ = [
     "BenchmarkResult",
     "Corpus",
     "CorpusLoadStats",
+    "EnumerateConfig",
+    "Enumeration",
+    "ForwardMetrics",
     "InvalidRecord",
+    "SystemOptions",
     "benchmark",
     "check_status_consistency",
     "demo_corpus_path",
     "derive_failure_reason",
+    "enumerate_candidates",
     "load_corpus",
     "load_rules_for_source",
     "run_benchmark",

@@ -59,26 +59,19 @@ _ITEM_DIMENSIONS = (
 _TABLE_DIMENSIONS = (*_ITEM_DIMENSIONS, "candidate_pool_size", "failure_reason")
 
 
-def _rate(block: Mapping[str, Any], label: str) -> Rate:
-    low, high = block["wilson95"]
-    return Rate(label, block["numerator"], block["denominator"], block["value"], low, high)
-
-
 def _fmt(block: Mapping[str, Any]) -> str:
-    rate = _rate(block, "")
+    rate = Rate.of("", block)
     return f"{fmt_rate(rate)} ({fmt_count(rate)})"
 
 
-def _num(value: float | None, digits: int = 3) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
-
-
-def _with_interval(value: float | None, interval: Sequence[float | None] | None) -> str:
+def _with_interval(estimate: Mapping[str, Any]) -> str:
+    """An estimate as ``0.741 [0.643, 0.838]`` (``n/a`` over no items)."""
+    value, (low, high) = estimate["value"], estimate["interval"]
     if value is None:
         return "n/a"
-    if not interval or interval[0] is None or interval[1] is None:
-        return _num(value)
-    return f"{value:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]"
+    if low is None or high is None:
+        return f"{value:.3f}"
+    return f"{value:.3f} [{low:.3f}, {high:.3f}]"
 
 
 def _template_source(rows: Sequence[Row]) -> str | None:
@@ -87,26 +80,18 @@ def _template_source(rows: Sequence[Row]) -> str | None:
     return None if not isinstance(provenance, Mapping) else provenance.get("template_source")
 
 
-def _row_schema(rows: Sequence[Row]) -> int:
-    """The rows' schema version (from their provenance; 2 if they do not say)."""
-    provenance = rows[0].get("provenance") if rows else None
-    version = provenance.get("row_schema_version") if isinstance(provenance, Mapping) else None
-    return version if isinstance(version, int) else 2
-
-
 def _in_sample(rows: Sequence[Row]) -> bool:
     """True when the train split is in-sample: the templates were extracted from it."""
     return bool(headline_basis(str(_template_source(rows)))["in_sample_splits"])
 
 
 def bootstrap_of(metrics: Mapping[str, Any]) -> Bootstrap:
-    """The bootstrap a report recorded beside its metrics (the defaults if it recorded none)."""
-    block = metrics.get("bootstrap") or {}
-    default = Bootstrap()
+    """The bootstrap a report recorded beside its metrics (its seed, size and confidence)."""
+    block = metrics["bootstrap"]
     return Bootstrap(
-        seed=int(block.get("seed", default.seed)),
-        resamples=int(block.get("resamples", default.resamples)),
-        confidence=float(block.get("confidence", default.confidence)),
+        seed=int(block["seed"]),
+        resamples=int(block["resamples"]),
+        confidence=float(block["confidence"]),
     )
 
 
@@ -154,16 +139,6 @@ class ForwardAdapter(FamilyAdapter):
 
     def recompute(self, run: Run) -> Recomputed:
         notes = ["diagnostics need the corpus and are not recomputed"]
-        if _row_schema(run.rows) < 3:
-            # Rows of schema 2 carry no group_key_source; their reports had no held-out,
-            # leakage or bootstrap sections, so only what they recorded is recomputed.
-            notes.append("row schema 2: no held-out, leakage or bootstrap sections")
-            sections = {
-                "overall": aggregate(run.rows, None),
-                "by_split": by_split(run.rows, None),
-                "breakdowns": breakdowns(run.rows, None),
-            }
-            return Recomputed(sections, notes=tuple(notes))
         bootstrap = bootstrap_of(run.metrics)
         return Recomputed(
             {
@@ -185,18 +160,20 @@ class ForwardAdapter(FamilyAdapter):
         e2e = overall["end_to_end"]
         if not _in_sample(run.rows):
             return [
-                *(_rate(e2e[f"top{k}_hit_rate"], f"top-{k} (end to end)") for k in _KS),
-                _rate(overall["proposal_coverage"], "true product in pool"),
-                _rate(overall["valid_input_rate"], "valid inputs"),
+                *(Rate.of(f"top-{k} (end to end)", e2e[f"top{k}_hit_rate"]) for k in _KS),
+                Rate.of("true product in pool", overall["proposal_coverage"]),
+                Rate.of("valid inputs", overall["valid_input_rate"]),
             ]
         held = held_out(run.rows)
         where = "held out: val + test"
         return [
-            *(_rate(held["end_to_end"][f"top{k}_hit_rate"], f"top-{k} ({where})") for k in _KS),
-            _rate(held["proposal_coverage"], f"true product in pool ({where})"),
-            _rate(e2e["top1_hit_rate"], "top-1 (overall, includes in-sample train rows)"),
-            _rate(overall["proposal_coverage"], "in pool (overall, includes in-sample train rows)"),
-            _rate(overall["valid_input_rate"], "valid inputs"),
+            *(Rate.of(f"top-{k} ({where})", held["end_to_end"][f"top{k}_hit_rate"]) for k in _KS),
+            Rate.of(f"true product in pool ({where})", held["proposal_coverage"]),
+            Rate.of("top-1 (overall, includes in-sample train rows)", e2e["top1_hit_rate"]),
+            Rate.of(
+                "in pool (overall, includes in-sample train rows)", overall["proposal_coverage"]
+            ),
+            Rate.of("valid inputs", overall["valid_input_rate"]),
         ]
 
     def _ranking_section(self, run: Run) -> Section:
@@ -211,8 +188,8 @@ class ForwardAdapter(FamilyAdapter):
                     name.replace("_", " "),
                     str(block["n"]),
                     *(_fmt(block[f"top{k}_hit_rate"]) for k in _KS),
-                    _with_interval(block["mrr"], block["mrr_bootstrap95"]),
-                    _with_interval(block["ndcg_at_10"], block["ndcg_at_10_bootstrap95"]),
+                    _with_interval(block["mrr"]),
+                    _with_interval(block["ndcg_at_10"]),
                 )
             )
         hit_at_k = RatePlot(
@@ -221,7 +198,7 @@ class ForwardAdapter(FamilyAdapter):
             kind="line",
             series={
                 name.replace("_", " "): [
-                    (str(k), _rate(overall[name][f"top{k}_hit_rate"], str(k))) for k in _KS
+                    (str(k), Rate.of(str(k), overall[name][f"top{k}_hit_rate"])) for k in _KS
                 ]
                 for name in ("end_to_end", "conditional")
             },
@@ -273,7 +250,7 @@ class ForwardAdapter(FamilyAdapter):
                     ),
                     tuple(table_rows),
                     caption="Rates: 95% Wilson intervals; MRR and nDCG@10: seeded percentile "
-                    "bootstrap intervals (seed in the report's config).",
+                    "bootstrap intervals (seed in the report's metrics.bootstrap).",
                 ),
             ),
             plots=(hit_at_k, ranks, pools, latency),
@@ -336,7 +313,7 @@ class ForwardAdapter(FamilyAdapter):
                         xlabel=dim,
                         series={
                             f"top-{k}": [
-                                (b, _rate(block["end_to_end"][f"top{k}_hit_rate"], b))
+                                (b, Rate.of(b, block["end_to_end"][f"top{k}_hit_rate"]))
                                 for b, block in buckets.items()
                             ]
                             for k in (1, 10)
@@ -448,12 +425,10 @@ class ForwardAdapter(FamilyAdapter):
         )
 
     def sections(self, run: Run, *, max_failures: int) -> list[Section]:
-        # Rows of schema 2 do not say where their group keys came from: no leakage audit.
-        leakage = [self._leakage_section(run.rows)] if _row_schema(run.rows) >= 3 else []
         return [
             self._ranking_section(run),
             self._split_section(run.rows),
-            *leakage,
+            self._leakage_section(run.rows),
             self._failure_section(run.rows, max_failures),
         ]
 

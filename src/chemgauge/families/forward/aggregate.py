@@ -2,12 +2,12 @@
 
 Denominators are named and never mixed: ``valid_input_rate`` over all rows,
 ``proposal_coverage`` and every ``end_to_end`` metric over valid rows (a coverage miss
-counts 0, never excluded), every ``conditional`` metric over covered rows only. Each rate
-carries its numerator, denominator and a 95% Wilson interval; MRR and nDCG@10 carry a
-seeded percentile bootstrap interval (:class:`Bootstrap`, recorded beside the metrics;
-``bootstrap=None`` leaves them out, as reports of row schema 2 had none).
-``held_out`` is the val and test splits together: the rows no ``train-extracted`` template
-came from.
+counts 0, never excluded), every ``conditional`` metric over covered rows only. Every rate
+is the one :func:`chemgauge.eval.metrics.rate` shape (count, n, value and a 95% Wilson
+interval; a top-k rate adds ``k``); MRR and nDCG@10 are :func:`~chemgauge.eval.metrics.
+estimate` objects with a seeded percentile bootstrap interval (:class:`Bootstrap`, recorded
+beside the metrics). ``held_out`` is the val and test splits together: the rows no
+``train-extracted`` template came from.
 
 Every aggregate is computed from a :class:`RowFacts` table (a few numbers and bucket codes a
 row), so the runner folds rows in while streaming them and never holds them.
@@ -25,8 +25,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from chemgauge.eval.metrics import estimate, interval_method, rate
 from chemgauge.eval.ranking import distribution_of_sorted
-from chemgauge.eval.stats import bootstrap_mean_interval, wilson_interval
+from chemgauge.eval.stats import bootstrap_mean_interval
 
 __all__ = [
     "BREAKDOWN_DIMENSIONS",
@@ -39,7 +40,6 @@ __all__ = [
     "by_split",
     "held_out",
     "pool_size_bucket",
-    "rate",
 ]
 
 Row = Mapping[str, Any]
@@ -65,26 +65,17 @@ class Bootstrap:
             "method": "bootstrap-percentile-multinomial",
         }
 
-    def interval(self, values: NDArray[np.float64]) -> list[float | None]:
-        """``[low, high]`` of the mean of ``values`` (``[None, None]`` when empty)."""
-        result = bootstrap_mean_interval(
+    def estimate(self, mean: float | None, values: NDArray[np.float64]) -> dict[str, Any]:
+        """``mean`` of ``values`` as an estimate with the bootstrap interval of that mean
+        (``method`` ``bootstrap95`` at 95%; value and interval null when there are none)."""
+        interval = bootstrap_mean_interval(
             values, seed=self.seed, resamples=self.resamples, confidence=self.confidence
         )
-        return [result.low, result.high]
+        method = interval_method("bootstrap", self.confidence)
+        return estimate(mean, len(values), interval, method=method)
 
 
 DEFAULT_BOOTSTRAP = Bootstrap()
-
-
-def rate(successes: int, n: int) -> dict[str, Any]:
-    """``{value, numerator, denominator, wilson95: [low, high]}``; ``None`` values when n == 0."""
-    interval = wilson_interval(successes, n)
-    return {
-        "value": interval.estimate,
-        "numerator": successes,
-        "denominator": n,
-        "wilson95": [interval.low, interval.high],
-    }
 
 
 def arity_bucket(row: Row) -> str:
@@ -197,7 +188,7 @@ class RowFacts:
     """
 
     def __init__(
-        self, *, dimensions: bool = True, bootstrap: Bootstrap | None = DEFAULT_BOOTSTRAP
+        self, *, dimensions: bool = True, bootstrap: Bootstrap = DEFAULT_BOOTSTRAP
     ) -> None:
         self.bootstrap = bootstrap
         self._flags = array("B")
@@ -217,7 +208,7 @@ class RowFacts:
         rows: Iterable[Row],
         *,
         dimensions: bool = True,
-        bootstrap: Bootstrap | None = DEFAULT_BOOTSTRAP,
+        bootstrap: Bootstrap = DEFAULT_BOOTSTRAP,
     ) -> RowFacts:
         """The table of a sequence of rows."""
         facts = cls(dimensions=dimensions, bootstrap=bootstrap)
@@ -265,15 +256,13 @@ class RowFacts:
         hit = best >= 0
         block: dict[str, Any] = {"n": n}
         for k in (1, 5, 10):
-            block[f"top{k}_hit_rate"] = rate(_count(hit & (best < k)), n)
+            block[f"top{k}_hit_rate"] = rate(_count(hit & (best < k)), n, k=k)
         reciprocal = np.zeros(n)  # float64
         reciprocal[hit] = 1.0 / (best[hit] + 1.0)
         ndcg = self._column(self._ndcg)[rows]
-        block["mrr"] = _mean(reciprocal[hit], n)  # a miss adds an exact 0.0
-        block["ndcg_at_10"] = _mean(ndcg, n)
-        if self.bootstrap is not None:
-            block["mrr_bootstrap95"] = self.bootstrap.interval(reciprocal)
-            block["ndcg_at_10_bootstrap95"] = self.bootstrap.interval(ndcg)
+        # a miss adds an exact 0.0 to the mean reciprocal rank
+        block["mrr"] = self.bootstrap.estimate(_mean(reciprocal[hit], n), reciprocal)
+        block["ndcg_at_10"] = self.bootstrap.estimate(_mean(ndcg, n), ndcg)
         if conditional:
             spread = _spread(best[hit])
             block["mean_best_correct_rank"] = spread["mean"]
@@ -302,10 +291,10 @@ class RowFacts:
             "end_to_end": self._ranking_block(valid, conditional=False),
             "stereo": {
                 "stereochemistry_aware_top10_rate": rate(
-                    _count(valid & self._has(_AWARE_HIT)), n_valid
+                    _count(valid & self._has(_AWARE_HIT)), n_valid, k=10
                 ),
                 "stereochemistry_ignored_top10_rate": rate(
-                    _count(valid & self._has(_IGNORED_HIT)), n_valid
+                    _count(valid & self._has(_IGNORED_HIT)), n_valid, k=10
                 ),
                 "stereo_only_hits": _count(valid & self._has(_STEREO_ONLY)),
                 "unsupported": _count(valid & self._has(_UNSUPPORTED)),
@@ -313,8 +302,8 @@ class RowFacts:
             "n_raw_outcomes": n_raw,
             "invalid_outcomes_rejected": invalid,
             "no_op_outcomes_rejected": no_op,
-            "invalid_product_rate": invalid / n_raw if n_raw else None,
-            "no_op_rate": no_op / n_raw if n_raw else None,
+            "invalid_product_rate": rate(invalid, n_raw),
+            "no_op_rate": rate(no_op, n_raw),
             "prediction_errors": _count(valid & self._has(_ERROR)),
             "capped_unknown": _count(valid & self._has(_CAPPED)),
             "candidate_count_distribution": _spread(self._column(self._candidates)[pooled]),
@@ -351,29 +340,23 @@ class RowFacts:
         return out
 
 
-def aggregate(
-    rows: Iterable[Row], bootstrap: Bootstrap | None = DEFAULT_BOOTSTRAP
-) -> dict[str, Any]:
+def aggregate(rows: Iterable[Row], bootstrap: Bootstrap = DEFAULT_BOOTSTRAP) -> dict[str, Any]:
     """Every metric of the protocol over one group of rows."""
     return RowFacts.of(rows, dimensions=False, bootstrap=bootstrap).aggregate()
 
 
-def by_split(
-    rows: Iterable[Row], bootstrap: Bootstrap | None = DEFAULT_BOOTSTRAP
-) -> dict[str, Any]:
+def by_split(rows: Iterable[Row], bootstrap: Bootstrap = DEFAULT_BOOTSTRAP) -> dict[str, Any]:
     """One aggregate per split; ``unknown`` (invalid) rows are in none of them."""
     return RowFacts.of(rows, dimensions=False, bootstrap=bootstrap).by_split()
 
 
-def held_out(
-    rows: Iterable[Row], bootstrap: Bootstrap | None = DEFAULT_BOOTSTRAP
-) -> dict[str, Any]:
+def held_out(rows: Iterable[Row], bootstrap: Bootstrap = DEFAULT_BOOTSTRAP) -> dict[str, Any]:
     """One aggregate over the val and test splits together."""
     return RowFacts.of(rows, dimensions=False, bootstrap=bootstrap).held_out()
 
 
 def breakdowns(
-    rows: Iterable[Row], bootstrap: Bootstrap | None = DEFAULT_BOOTSTRAP
+    rows: Iterable[Row], bootstrap: Bootstrap = DEFAULT_BOOTSTRAP
 ) -> dict[str, dict[str, Any]]:
     """One aggregate per bucket of every breakdown dimension (buckets sorted by name)."""
     return RowFacts.of(rows, bootstrap=bootstrap).breakdowns()

@@ -1,4 +1,5 @@
-"""Python API of the forward benchmark: what ``chemgauge forward benchmark`` does, as a call.
+"""Python API of the forward family: what ``chemgauge forward benchmark`` and ``forward
+enumerate`` do, as calls taking the flags' names.
 
 >>> import chemgauge.families.forward
 >>> report = chemgauge.families.forward.benchmark(out="runs/forward")  # the shipped demo corpus
@@ -6,73 +7,115 @@
 
 The run folder gets ``rows.jsonl`` and ``report.json`` (``chemgauge report`` reads it); the
 outputs are checked against the inputs and locked for the run, as on the command line, and
-an interrupted call resumes when made again.
+an interrupted call resumes when made again. The commands call these functions, so a call
+and a command with the same arguments are the same run.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from chemgauge.eval.envelope import write_envelope
-from chemgauge.eval.executors import ExecutorConfig
-from chemgauge.eval.outputs import Output, claim_outputs
-from chemgauge.families.forward.aggregate import Bootstrap
+from chemgauge.eval.executors import DEFAULT_RAY_TIMEOUT_S
+from chemgauge.eval.outputs import claim_outputs
+from chemgauge.families.forward.config import DEFAULT_OUT, BenchmarkConfig, EnumerateConfig
 from chemgauge.families.forward.corpus import demo_corpus_path
-from chemgauge.families.forward.runner import (
-    DEFAULT_CHUNK,
-    BenchmarkConfig,
-    journal_path,
-    run_benchmark,
-)
+from chemgauge.families.forward.enumeration import Enumeration, Note, ProgressBar, enumerate_file
+from chemgauge.families.forward.runner import run_benchmark
 
-__all__ = ["benchmark"]
+__all__ = ["benchmark", "enumerate_candidates"]
+
+PathLike = str | Path
+
+
+def _path(value: PathLike | None) -> Path | None:
+    return None if value is None else Path(value)
 
 
 def benchmark(
-    corpus: str | Path | None = None,
-    out: str | Path = "runs/forward",
+    corpus: PathLike | None = None,
+    out: PathLike = DEFAULT_OUT,
     *,
+    model: str = "templates",
     template_source: str = "embedded",
-    templates: str | Path | None = None,
-    template_manifest: str | Path | None = None,
+    templates: PathLike | None = None,
+    template_manifest: PathLike | None = None,
     max_results: int | None = None,
     strict: bool = False,
     restart: bool = False,
     seed: int = 0,
-    execution: ExecutorConfig | None = None,
+    executor: str = "local",
+    jobs: int = 0,
+    ray_address: str | None = None,
+    ray_timeout: float = DEFAULT_RAY_TIMEOUT_S,
+    chunk_size: int | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
-    """Benchmark the forward engine on ``corpus`` (default: the shipped demo corpus) into the
+    """Benchmark a forward system on ``corpus`` (default: the shipped demo corpus) into the
     run folder ``out``; return the report (what ``report.json`` holds).
 
-    The keywords mean what the command's flags of the same names mean
-    (``chemgauge forward benchmark -h``); ``execution`` defaults to a local pool on every
-    core with the command's chunk size.
+    The keywords are the flags of ``chemgauge forward benchmark`` under the same names and
+    defaults (``-h`` says what each means); ``progress(n)`` hears of every ``n`` reactions
+    done.
     """
-    folder = Path(out)
-    rows, report = folder / "rows.jsonl", folder / "report.json"
     config = BenchmarkConfig(
-        corpus=Path(corpus) if corpus is not None else demo_corpus_path(),
-        output_rows=rows,
+        corpus=demo_corpus_path() if corpus is None else Path(corpus),
+        out=Path(out),
+        model=model,
         template_source=template_source,
-        templates=None if templates is None else Path(templates),
-        template_manifest=None if template_manifest is None else Path(template_manifest),
+        templates=_path(templates),
+        template_manifest=_path(template_manifest),
         max_results=max_results,
         strict=strict,
         restart=restart,
-        output_report=report,
-        bootstrap=Bootstrap(seed=seed),
+        seed=seed,
+        executor=executor,
+        jobs=jobs,
+        ray_address=ray_address,
+        ray_timeout=ray_timeout,
+        chunk_size=chunk_size,
     )
-    outputs = [
-        Output("out", rows, derived=(journal_path(rows),)),
-        Output("out", report),
-    ]
-    inputs = [
-        ("corpus", config.corpus),
-        ("templates", config.templates),
-        ("template_manifest", config.template_manifest),
-    ]
-    with claim_outputs(outputs, inputs, command="chemgauge.families.forward.benchmark"):
-        result = run_benchmark(config, execution or ExecutorConfig(chunk_size=DEFAULT_CHUNK))
-        write_envelope(report, result.envelope)
+    outputs, inputs = config.files()
+    with claim_outputs(outputs, inputs):
+        result = run_benchmark(config, progress)
+        write_envelope(config.report_path, result.envelope)
     return result.report
+
+
+def enumerate_candidates(
+    input: PathLike,  # the flag's name (--input)
+    out: PathLike,
+    *,
+    templates: Iterable[PathLike] = (),
+    max_results: int | None = None,
+    strict: bool = False,
+    executor: str = "local",
+    jobs: int = 0,
+    ray_address: str | None = None,
+    ray_timeout: float = DEFAULT_RAY_TIMEOUT_S,
+    chunk_size: int | None = None,
+    progress: ProgressBar | None = None,
+    note: Note | None = None,
+) -> Enumeration:
+    """Predict the candidates of every line of ``input`` (``SMILES [id]``, dot-separated
+    reactants) into the JSONL file ``out``, one record a line in input order.
+
+    The keywords are the flags of ``chemgauge forward enumerate``; ``templates`` extend the
+    embedded rule set. ``note(line, detail)`` hears of each unreadable line and failed
+    prediction; ``progress(total)`` is a context giving ``advance(n)``.
+    """
+    config = EnumerateConfig(
+        input=Path(input),
+        out=Path(out),
+        templates=tuple(Path(p) for p in templates),
+        max_results=max_results,
+        strict=strict,
+        executor=executor,
+        jobs=jobs,
+        ray_address=ray_address,
+        ray_timeout=ray_timeout,
+        chunk_size=chunk_size,
+    )
+    return enumerate_file(config, progress=progress, note=note)

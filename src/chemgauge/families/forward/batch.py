@@ -1,6 +1,7 @@
 """Batch prediction on any executor: the rule set travels as a spec and loads once per worker.
 
-Used by ``chemgauge forward enumerate`` and by the benchmark runner. Chunk functions are
+Used by ``chemgauge forward enumerate`` (:mod:`~chemgauge.families.forward.enumeration`) and
+by the benchmark runner. Chunk functions are
 frozen dataclasses (picklable for process pools and Ray); each worker process keeps the rule
 sets it loaded in a cache keyed by their content hash, and checks the hash on load so a rule
 file edited mid-run is an error rather than a silent mix.
@@ -9,7 +10,7 @@ file edited mid-run is an error rather than a silent mix.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +27,7 @@ __all__ = [
     "EnumerateChunk",
     "EnumerateItem",
     "RulesSpec",
-    "enumerate_candidates",
+    "iter_enumerated",
     "remember_rules",
     "report_to_dict",
     "rules_for",
@@ -140,13 +141,14 @@ class EnumerateChunk:
         return out
 
 
-def enumerate_candidates(
+def iter_enumerated(
     items: list[EnumerateItem],
     spec: RulesSpec,
     executor: ExecutorConfig,
     max_results: int | None = None,
-) -> Iterator[dict[str, Any]]:
-    """Records for every item, in input order; a crashed worker becomes an error record."""
+) -> Generator[dict[str, Any], None, None]:
+    """Records for every item, in input order; a crashed worker becomes an error record
+    (closing the generator releases the workers)."""
     runner = make_executor(executor)
     try:
         results = runner.map(EnumerateChunk(spec, max_results), items)

@@ -21,7 +21,6 @@ from chemgauge.cli.options import (
     Inputs,
     executor_config,
     guarded,
-    report_path,
 )
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import (
@@ -30,31 +29,18 @@ from chemgauge.cli.summary import (
     rate_cell,
     summary_table,
 )
-from chemgauge.errors import ConfigError, DataQualityError
-from chemgauge.eval.envelope import envelope_bytes
 from chemgauge.eval.lines import check_input_file
 from chemgauge.eval.outputs import Output
-from chemgauge.eval.records import RejectionStats, atomic_open, atomic_write_bytes, iter_lines
-from chemgauge.families.forward.aggregate import Bootstrap
-from chemgauge.families.forward.batch import (
-    EnumerateItem,
-    RulesSpec,
-    enumerate_candidates,
-    report_to_dict,
-)
-from chemgauge.families.forward.corpus import demo_corpus_path
+from chemgauge.eval.records import RejectionStats
+from chemgauge.families.forward import api
+from chemgauge.families.forward.batch import report_to_dict
+from chemgauge.families.forward.config import DEFAULT_OUT, REPORT_FILE, ROWS_FILE
 from chemgauge.families.forward.engine.predictor import ForwardConfig, predict_products_detailed
 from chemgauge.families.forward.engine.rules import load_rules
 from chemgauge.families.forward.extraction import (
     MANIFEST_FILE,
     TEMPLATES_FILE,
     extract_split_templates,
-)
-from chemgauge.families.forward.runner import (
-    DEFAULT_CHUNK,
-    BenchmarkConfig,
-    journal_path,
-    run_benchmark,
 )
 from chemgauge.families.forward.uspto import write_uspto_corpus
 
@@ -69,10 +55,9 @@ TEMPLATES = typer.Option(
 MAX_RESULTS = typer.Option(None, "--max-results", "-n", help="Keep at most N candidates.")
 
 
-def _pct(block: dict[str, Any] | None) -> str:
-    if not block or block.get("value") is None:
-        return "n/a"
-    low, high = block["wilson95"]
+def _pct(block: dict[str, Any]) -> str:
+    """A report rate as ``72.4% [65.1, 78.9]`` (``n/a`` over no items)."""
+    low, high = block["interval"]
     return rate_cell(block["value"], low, high)
 
 
@@ -107,26 +92,7 @@ def predict(
     )
 
 
-def _enumerate_items(path: Path, stats: RejectionStats) -> tuple[list[EnumerateItem], int]:
-    items: list[EnumerateItem] = []
-    blank = 0
-    for line, text in iter_lines(path, stats):
-        tokens = text.split()
-        if not tokens:
-            blank += 1
-            continue
-        item_id = tokens[1] if len(tokens) > 1 else None
-        items.append(EnumerateItem(line, item_id, tuple(tokens[0].split("."))))
-    return items, blank
-
-
-def _enumerate_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
-    templates = [("--templates", path) for path in args["templates"] or []]
-    return [Output("--out", args["out"])], [("--input", args["input_path"]), *templates]
-
-
 @app.command("enumerate")
-@guarded(_enumerate_files)
 def enumerate_(
     input_path: Path = typer.Option(..., "--input", "-i", help="Reactants file: SMILES [id]."),
     out: Path = typer.Option(..., "--out", "-o", help="Candidates JSONL (written atomically)."),
@@ -141,46 +107,37 @@ def enumerate_(
     quiet: bool = QUIET,
 ) -> None:
     """Predict candidates for every line (dot-separated reactants, optional id)."""
-    config = executor_config(
-        executor,
-        jobs,
-        ray_address,
-        chunk_size,
-        default_chunk=DEFAULT_CHUNK,
+
+    def note(line: int, detail: str) -> None:
+        typer.echo(f"{input_path}:{line}: {detail}", err=True)
+
+    done = api.enumerate_candidates(
+        input_path,
+        out,
+        templates=templates or (),
+        max_results=max_results,
+        strict=strict,
+        executor=executor,
+        jobs=jobs,
+        ray_address=ray_address,
         ray_timeout=ray_timeout,
+        chunk_size=chunk_size,
+        progress=lambda total: progress_bar("forward enumerate", total, quiet=quiet, min_total=50),
+        note=None if quiet else note,
     )
-    paths = tuple(str(p) for p in templates or [])
-    rules = load_rules(paths, embedded=True)
-    spec = RulesSpec.of(rules, paths, True)
-    unreadable = RejectionStats(strict=strict)
-    items, _ = _enumerate_items(input_path, unreadable)
     if not quiet:
-        for diagnostic in unreadable.diagnostics:
-            typer.echo(f"{input_path}:{diagnostic.line}: {diagnostic.detail}", err=True)
-    errors = unreadable.rejected
-    pooled = 0
-    with (
-        progress_bar("forward enumerate", len(items), quiet=quiet, min_total=50) as advance,
-        atomic_open(out) as sink,
-    ):
-        for record in enumerate_candidates(items, spec, config, max_results):
-            if record["error"] is not None:
-                errors += 1
-                if strict:
-                    raise DataQualityError(record["error"], path=input_path, line=record["line"])
-                if not quiet:
-                    typer.echo(f"{input_path}:{record['line']}: {record['error']}", err=True)
-            if record["candidates"]:
-                pooled += 1
-            sink.write(orjson.dumps(record) + b"\n")
-            advance(1)
-    if not quiet:
-        n = len(items) + unreadable.rejected
+        n = done.reactions
         print_summary(
             summary_table(
-                f"forward enumerate: {n} reactions, {errors} with errors",
+                f"forward enumerate: {n} reactions, {done.with_errors} with errors",
                 ("reactions", "with candidates [95% CI]", "with errors [95% CI]"),
-                [(str(n), count_rate_cell(pooled, n), count_rate_cell(errors, n))],
+                [
+                    (
+                        str(n),
+                        count_rate_cell(done.with_candidates, n),
+                        count_rate_cell(done.with_errors, n),
+                    )
+                ],
             ),
             notes=(f"candidates -> {out}",),
         )
@@ -196,7 +153,9 @@ def _extraction_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
 def extract_templates(
     corpus: Path = typer.Option(..., "--corpus", help="Corpus JSONL (mapped_reaction) or CSV."),
     split: str = typer.Option(..., "--split", help="train, val, test, or all (said so)."),
-    out: Path = typer.Option(..., "--out", help="Folder for templates.jsonl + manifest.json."),
+    out: Path = typer.Option(
+        ..., "--out", "-o", help="Folder for templates.jsonl + manifest.json."
+    ),
     strict: bool = typer.Option(False, "--strict", help="Corpus data issues are errors."),
     executor: str = EXECUTOR,
     jobs: int = JOBS,
@@ -265,10 +224,11 @@ def _groups(metrics: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _mrr(block: dict[str, Any]) -> str:
-    if block["mrr"] is None:
+    """An estimate as ``0.741 [0.643-0.838]`` (``n/a`` over no items)."""
+    value, (low, high) = block["value"], block["interval"]
+    if value is None:
         return "n/a"
-    low, high = block["mrr_bootstrap95"]
-    return f"{block['mrr']:.3f} [{low:.3f}-{high:.3f}]"
+    return f"{value:.3f} [{low:.3f}-{high:.3f}]"
 
 
 def _summary_table(report: dict[str, Any]) -> Table:
@@ -287,7 +247,7 @@ def _summary_table(report: dict[str, Any]) -> Table:
                 _pct(block["proposal_coverage"]),
                 _pct(block["end_to_end"]["top1_hit_rate"]),
                 _pct(block["end_to_end"]["top10_hit_rate"]),
-                _mrr(block["end_to_end"]),
+                _mrr(block["end_to_end"]["mrr"]),
             )
             for name, block in _groups(report["metrics"])
         ],
@@ -324,33 +284,16 @@ def _print_summary(report: dict[str, Any], rows_path: Path) -> None:
     )
 
 
-def _benchmark_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
-    rows: Path = args["output_rows"]
-    outputs = [Output("--output-rows", rows, derived=(journal_path(rows),))]
-    report = report_path(rows, args["output_report"])
-    if report is not None:
-        outputs.append(Output("--output-report", report))
-    inputs = [
-        ("--corpus", args["corpus"] or demo_corpus_path()),
-        ("--templates", args["templates"]),
-        ("--template-manifest", args["template_manifest"]),
-    ]
-    return outputs, inputs
-
-
 @app.command("benchmark")
-@guarded(_benchmark_files)
 def benchmark(
     corpus: Path | None = typer.Option(
         None, "--corpus", help="Schema-1 JSONL corpus (default: the bundled demo corpus)."
     ),
-    output_rows: Path = typer.Option(
-        Path("runs/forward/rows.jsonl"), "--output-rows", help="Rows JSONL (always a file)."
+    out: Path = typer.Option(
+        DEFAULT_OUT, "--out", "-o", help="Run folder: rows.jsonl and report.json inside."
     ),
-    output_report: Path | None = typer.Option(
-        None,
-        "--output-report",
-        help="Report JSON (default: report.json beside the rows; - prints it on stdout).",
+    model: str = typer.Option(
+        "templates", "--model", "-m", help="Forward system under test (chemgauge list forward)."
     ),
     template_source: str = typer.Option(
         "embedded",
@@ -386,40 +329,35 @@ def benchmark(
     ray_timeout: float = RAY_TIMEOUT,
     chunk_size: int | None = CHUNK_SIZE,
     quiet: bool = QUIET,
+    as_json: bool = typer.Option(
+        False, "--json", help="Print the report (report.json) on stdout instead of the summary."
+    ),
 ) -> None:
-    """Benchmark the forward engine on a corpus: rows and report.json to a run folder."""
-    output_report = report_path(output_rows, output_report)
-    config = BenchmarkConfig(
-        corpus=corpus or demo_corpus_path(),
-        output_rows=output_rows,
-        template_source=template_source,
-        templates=templates,
-        template_manifest=template_manifest,
-        max_results=max_results,
-        strict=strict,
-        restart=restart,
-        output_report=output_report,
-        bootstrap=Bootstrap(seed=seed),
-    )
-    if max_results is not None and max_results < 1:
-        raise ConfigError(f"--max-results must be >= 1, got {max_results}")
-    execution = executor_config(
-        executor,
-        jobs,
-        ray_address,
-        chunk_size,
-        default_chunk=DEFAULT_CHUNK,
-        ray_timeout=ray_timeout,
-    )
+    """Benchmark a forward system on a corpus: rows.jsonl and report.json to a run folder."""
     with progress_bar("forward benchmark", None, quiet=quiet) as advance:
-        result = run_benchmark(config, execution, advance)
-    data = envelope_bytes(result.envelope)
-    if output_report is None:
-        sys.stdout.buffer.write(data)
+        report = api.benchmark(
+            corpus,
+            out,
+            model=model,
+            template_source=template_source,
+            templates=templates,
+            template_manifest=template_manifest,
+            max_results=max_results,
+            strict=strict,
+            restart=restart,
+            seed=seed,
+            executor=executor,
+            jobs=jobs,
+            ray_address=ray_address,
+            ray_timeout=ray_timeout,
+            chunk_size=chunk_size,
+            progress=advance,
+        )
+    if as_json:
+        sys.stdout.buffer.write((out / REPORT_FILE).read_bytes())
         sys.stdout.flush()
-    else:
-        atomic_write_bytes(output_report, data)
     if not quiet:
-        for warning in result.report["metrics"]["leakage"]["warnings"]:
+        for warning in report["metrics"]["leakage"]["warnings"]:
             typer.echo(f"warning: leakage: {warning}", err=True)
-        _print_summary(result.report, result.rows_path)
+        if not as_json:
+            _print_summary(report, out / ROWS_FILE)

@@ -9,8 +9,11 @@ FAMILY = Family(
         "and how well is it ranked?"
     ),
     package="chemgauge.families.forward",
-    schema_version=3,
+    # 4: every rate is the one Rate shape (top-k ones with k), MRR and nDCG@10 are Estimates.
+    schema_version=4,
     cli="chemgauge.families.forward.cli:app",
     adapter="chemgauge.families.forward.adapter:ForwardAdapter",
+    metrics="chemgauge.families.forward.metrics_model:ForwardMetrics",
+    listing="chemgauge.families.forward.listing:entries",
     docs="families/forward.md",
 )

@@ -4,6 +4,8 @@ The envelope's ``config`` is the deterministic configuration, so its ``config_sh
 same value every row's provenance carries; the corpus, a rule file and a template manifest
 are the recorded inputs; ``provenance`` is the one duplicated onto every row (minus the row
 hash, which the envelope holds at the top level) plus the installed dependency versions.
+The runner checks the ``metrics`` block (:func:`check_metrics`) before it writes the rows, so
+a run whose report would not keep its published schema writes nothing.
 """
 
 from __future__ import annotations
@@ -21,21 +23,37 @@ from chemgauge.eval.envelope import (
     build_envelope,
 )
 from chemgauge.families.forward.corpus import CorpusStream
+from chemgauge.families.forward.family import FAMILY
+from chemgauge.families.forward.metrics_model import ForwardMetrics
 from chemgauge.families.forward.provenance import ROW_HASH_EXCLUDES, dependency_versions
 
 if TYPE_CHECKING:
-    from chemgauge.families.forward.runner import BenchmarkConfig
+    from chemgauge.families.forward.config import BenchmarkConfig
     from chemgauge.families.forward.sources import LoadedRules
 
-__all__ = ["FAMILY", "STATUS_FIELD", "ForwardReport", "forward_envelope", "status_tally"]
+__all__ = [
+    "REPORT_SCHEMA_VERSION",
+    "STATUS_FIELD",
+    "ForwardReport",
+    "check_metrics",
+    "forward_envelope",
+    "status_tally",
+]
 
-FAMILY = "forward"
+#: ``family_schema_version`` of the reports written now (the family's one source).
+REPORT_SCHEMA_VERSION = FAMILY.schema_version
 #: The row field the envelope's ``counts.by_status`` counts.
 STATUS_FIELD = "failure_reason"
 #: Corpus counters whose records produce no row (every other rejection is an invalid row).
 _NO_ROW = ("malformed_json", "duplicate_records_merged")
 #: Row-provenance fields the envelope keeps at its top level instead.
 _TOP_LEVEL = ("chemgauge_version", "reproducibility_sha256", "reproducibility_excludes")
+
+
+def check_metrics(metrics: Mapping[str, Any]) -> None:
+    """Refuse a ``metrics`` block that is not what :class:`ForwardMetrics` publishes (a
+    pydantic ``ValidationError`` naming the first wrong field)."""
+    ForwardMetrics.model_validate(metrics)
 
 
 def status_tally() -> CountsTally:
@@ -53,7 +71,6 @@ class ForwardReport:
     provenance: Mapping[str, Any]
     digest: str
     counts: CountsTally
-    schema_version: int
 
 
 def _recorded(role: str, path: str | None, sha256: str | None) -> list[InputRecord]:
@@ -79,7 +96,8 @@ def _inputs(report: ForwardReport) -> list[InputRecord]:
 def forward_envelope(
     report: ForwardReport, metrics: Mapping[str, Any], timing: Mapping[str, Any]
 ) -> RunEnvelope:
-    """The run's report: ``metrics`` and ``timing`` in the shared envelope."""
+    """The run's report: ``metrics`` (see :func:`check_metrics`) and ``timing`` in the shared
+    envelope."""
     config = report.config
     provenance = {k: v for k, v in report.provenance.items() if k not in _TOP_LEVEL}
     provenance["backends"] = {
@@ -93,17 +111,17 @@ def forward_envelope(
     stats = report.corpus.stats.counters()
     return build_envelope(
         EnvelopeParts(
-            family=FAMILY,
-            family_schema_version=report.schema_version,
+            family=FAMILY.name,
+            family_schema_version=REPORT_SCHEMA_VERSION,
             config=config.deterministic_config(),
             inputs=_inputs(report),
             provenance=provenance,
-            rows_path=config.output_rows,
+            rows_path=config.rows_path,
             reproducibility_sha256=report.digest,
             reproducibility_excludes=ROW_HASH_EXCLUDES,
             timing=timing,
             counts=report.counts.result({k: stats.get(k, 0) for k in _NO_ROW}),
             metrics=metrics,
         ),
-        config.output_report or config.output_rows.with_name("report.json"),
+        config.report_path,
     )

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +31,9 @@ from chemgauge.eval.records import (
     atomic_write_rows,
     iter_journal,
 )
-from chemgauge.eval.splits import SPLIT_PROTOCOL_VERSION, TRAIN_MAX_BUCKET, VAL_MAX_BUCKET
-from chemgauge.families.forward.aggregate import Bootstrap
-from chemgauge.families.forward.batch import RulesSpec, remember_rules, rules_for
+from chemgauge.eval.splits import SPLIT_PROTOCOL_VERSION
+from chemgauge.families.forward.batch import RulesSpec, rules_for
+from chemgauge.families.forward.config import BenchmarkConfig
 from chemgauge.families.forward.corpus import (
     CORPUS_SCHEMA_VERSION,
     BenchReaction,
@@ -52,72 +52,26 @@ from chemgauge.families.forward.engine.rules import (
 )
 from chemgauge.families.forward.preflight import preflight
 from chemgauge.families.forward.provenance import base_provenance, rows_reproducibility_sha256
-from chemgauge.families.forward.report import ForwardReport, forward_envelope
+from chemgauge.families.forward.report import (
+    ForwardReport,
+    check_metrics,
+    forward_envelope,
+)
 from chemgauge.families.forward.rows import (
     ROW_SCHEMA_VERSION,
     error_row,
     invalid_row,
     scored_row,
 )
-from chemgauge.families.forward.sources import LoadedRules, load_rules_for_source
+from chemgauge.families.forward.sources import LoadedRules
 from chemgauge.families.forward.summary import RowSummary
+from chemgauge.families.forward.systems import SystemOptions, TemplatePredictor, build_system
 
 __all__ = [
-    "REPORT_SCHEMA_VERSION",
-    "BenchmarkConfig",
     "BenchmarkResult",
     "PredictChunk",
-    "journal_path",
     "run_benchmark",
 ]
-
-REPORT_SCHEMA_VERSION = 3
-DEFAULT_CHUNK = 16
-_MAX_PRODUCTS = ForwardConfig().max_products_per_application
-
-
-@dataclass(frozen=True)
-class BenchmarkConfig:
-    """Everything that decides a benchmark's rows (the executor never does).
-
-    Attributes:
-        corpus: schema-1 JSONL corpus file.
-        output_rows: rows file (always a file, never stdout).
-        template_source: ``embedded``, ``file``, ``train-extracted`` or ``scorer-conditioned``.
-        templates: rule file for ``file``/``train-extracted``.
-        template_manifest: manifest for ``train-extracted``.
-        max_results: engine pool cap (``None``: no cap, so absence is always confirmed).
-        strict: data-quality issues are hard errors (see the CLI help for the exact list).
-        restart: discard an earlier journal instead of resuming it.
-        output_report: where the report will be written (default: ``report.json`` beside the
-            rows); the report records the rows file relative to it.
-        bootstrap: seed and size of the MRR / nDCG@10 intervals (recorded in the metrics;
-            they decide the report, never the rows).
-    """
-
-    corpus: Path
-    output_rows: Path
-    template_source: str = "embedded"
-    templates: Path | None = None
-    template_manifest: Path | None = None
-    max_results: int | None = None
-    strict: bool = False
-    restart: bool = False
-    output_report: Path | None = None
-    bootstrap: Bootstrap = field(default_factory=Bootstrap)
-
-    def deterministic_config(self) -> dict[str, Any]:
-        """What ``config_sha256`` covers (no paths: content is hashed separately)."""
-        return {
-            "template_source": self.template_source,
-            "split_protocol_version": SPLIT_PROTOCOL_VERSION,
-            "train_max_bucket": TRAIN_MAX_BUCKET,
-            "val_max_bucket": VAL_MAX_BUCKET,
-            "max_results": self.max_results,
-            "max_products_per_application": _MAX_PRODUCTS,
-            "score_scheme": SCORE_SCHEME,
-            "row_schema_version": ROW_SCHEMA_VERSION,
-        }
 
 
 @dataclass(frozen=True)
@@ -159,16 +113,13 @@ class PredictChunk:
         return rows
 
 
-def journal_path(output_rows: Path) -> Path:
-    """The resume journal beside a rows file."""
-    return output_rows.with_name(output_rows.name + ".journal")
-
-
-def _check_output(path: Path) -> None:
-    if str(path) in ("-", ""):
-        raise ConfigError("--output-rows must be a file path; rows are never printed to stdout")
-    if path.is_dir():
-        raise ConfigError(f"--output-rows {path} is a directory; give a file path")
+def _check_output(config: BenchmarkConfig) -> None:
+    if str(config.out) in ("-", ""):
+        raise ConfigError("--out must be a folder; rows are never printed to stdout")
+    if config.out.exists() and not config.out.is_dir():
+        raise ConfigError(f"--out {config.out} is a file; give a folder")
+    if config.rows_path.is_dir():
+        raise ConfigError(f"--out {config.out}: {config.rows_path} is a directory")
 
 
 def _strict_row_check(row: dict[str, Any], path: str) -> None:
@@ -201,6 +152,35 @@ def _provenance(loaded: LoadedRules, corpus_sha256: str, config_sha256: str) -> 
             "corpus_sha256": corpus_sha256,
         }
     )
+
+
+def _metrics(
+    corpus: CorpusStream,
+    loaded: LoadedRules,
+    template_sources: dict[str, Any] | None,
+    config: BenchmarkConfig,
+    results: dict[str, Any],
+) -> dict[str, Any]:
+    """The report's ``metrics``: the corpus and rule facts, the bootstrap, then the sections
+    folded from the rows (``results``)."""
+    stats = corpus.stats
+    return {
+        "corpus": {
+            "schema_version": CORPUS_SCHEMA_VERSION,
+            "stats": stats.to_dict(),
+            "warnings": [w.to_dict() for w in stats.warnings],
+            "warnings_truncated": sum(stats.counts.values()) > len(stats.warnings),
+        },
+        "rules": {
+            "rules_loaded": len(loaded.rules),
+            "graph_rules_skipped": loaded.rules.graph_rules_skipped,
+            "rules_content_sha256": loaded.rules.content_sha256,
+            "rules_file_sha256": loaded.rules_file_sha256,
+            "template_sources": template_sources,
+        },
+        "bootstrap": config.bootstrap.to_dict(),
+        **results,
+    }
 
 
 def _journal_in_order(path: Path) -> Iterator[dict[str, Any]]:
@@ -304,9 +284,7 @@ def _predict_into_journal(
 
 
 def run_benchmark(
-    config: BenchmarkConfig,
-    executor: ExecutorConfig | None = None,
-    progress: Callable[[int], None] | None = None,
+    config: BenchmarkConfig, progress: Callable[[int], None] | None = None
 ) -> BenchmarkResult:
     """Run the benchmark, write the rows file, return the report (the caller writes it).
 
@@ -315,19 +293,21 @@ def run_benchmark(
     report totals) and write (journal -> rows file with the hash in every row's provenance).
     """
     started = time.perf_counter()
-    _check_output(config.output_rows)
-    # Rules first: a misused template source is refused before the corpus is read.
-    loaded = load_rules_for_source(
-        config.template_source,
-        config.templates,
-        config.template_manifest,
-        sha256_file(config.corpus),
+    _check_output(config)
+    # The system first: a misused template source is refused before the corpus is read.
+    options = SystemOptions(
+        template_source=config.template_source,
+        templates=config.templates,
+        template_manifest=config.template_manifest,
+        max_results=config.max_results,
+        corpus_sha256=sha256_file(config.corpus),
     )
+    system = build_system(config.model, options)
     # Whole-corpus checks (--strict, train-extracted template sources) before any prediction.
-    template_sources = preflight(config.corpus, loaded, strict=config.strict)
+    template_sources = preflight(config.corpus, system.loaded, strict=config.strict)
     corpus = open_corpus(config.corpus, strict=config.strict)
     try:
-        return _run(config, corpus, loaded, template_sources, executor, progress, started)
+        return _run(config, corpus, system, template_sources, progress, started)
     finally:
         corpus.close()
 
@@ -335,12 +315,12 @@ def run_benchmark(
 def _run(
     config: BenchmarkConfig,
     corpus: CorpusStream,
-    loaded: LoadedRules,
+    system: TemplatePredictor,
     template_sources: dict[str, Any] | None,
-    executor: ExecutorConfig | None,
     progress: Callable[[int], None] | None,
     started: float,
 ) -> BenchmarkResult:
+    loaded = system.loaded
     if corpus.sha256 != loaded.corpus_sha256:
         raise ConfigError(f"{config.corpus} changed while the run started; run it again")
     config_sha256 = sha256_json(config.deterministic_config())
@@ -350,9 +330,7 @@ def _run(
     ):
         raise ConfigError("--strict: reproducibility provenance is incomplete (package hash)")
 
-    remember_rules(loaded.rules)
-    paths = () if loaded.rules_file is None else (loaded.rules_file,)
-    spec = RulesSpec(paths, loaded.rules_file is None, loaded.rules.content_sha256)
+    spec = system.rules_spec()
     journal_key = sha256_json(
         {
             "config_sha256": config_sha256,
@@ -361,7 +339,7 @@ def _run(
             "chemgauge_version": provenance["chemgauge_version"],
         }
     )
-    journal_file = journal_path(config.output_rows)
+    journal_file = config.journal_path
     journal = ResumableJsonlWriter(
         journal_file,
         config_sha256=journal_key,
@@ -372,8 +350,8 @@ def _run(
     predicted = _predict_into_journal(
         corpus,
         journal,
-        PredictChunk(spec, config.max_results),
-        executor or ExecutorConfig(kind="serial", jobs=1),
+        PredictChunk(spec, system.max_results),
+        config.execution(),
         config.strict,
         progress,
     )
@@ -405,29 +383,14 @@ def _run(
         raise RuntimeError(
             f"the journal holds {totals.rows} rows for {corpus.entries} corpus entries"
         )
+    metrics = _metrics(corpus, loaded, template_sources, config, results)
+    check_metrics(metrics)  # before the rows are written: no run ends with an off-schema report
     provenance["reproducibility_sha256"] = digest
-    atomic_write_rows(config.output_rows, final_rows(read))
+    atomic_write_rows(config.rows_path, final_rows(read))
     journal_file.unlink(missing_ok=True)
 
     total_ms = (time.perf_counter() - started) * 1000
     executor_config = predicted.executor
-    metrics: dict[str, Any] = {
-        "corpus": {
-            "schema_version": CORPUS_SCHEMA_VERSION,
-            "stats": corpus.stats.to_dict(),
-            "warnings": [w.to_dict() for w in corpus.stats.warnings],
-            "warnings_truncated": sum(corpus.stats.counts.values()) > len(corpus.stats.warnings),
-        },
-        "rules": {
-            "rules_loaded": len(loaded.rules),
-            "graph_rules_skipped": loaded.rules.graph_rules_skipped,
-            "rules_content_sha256": loaded.rules.content_sha256,
-            "rules_file_sha256": loaded.rules_file_sha256,
-            "template_sources": template_sources,
-        },
-        "bootstrap": config.bootstrap.to_dict(),
-        **results,
-    }
     # Timing and execution facts: excluded from every determinism guarantee.
     timing = {
         "elapsed_ms": {
@@ -441,10 +404,8 @@ def _run(
         "strict": config.strict,
     }
     envelope = forward_envelope(
-        ForwardReport(
-            config, corpus, loaded, provenance, digest, summary.counts, REPORT_SCHEMA_VERSION
-        ),
+        ForwardReport(config, corpus, loaded, provenance, digest, summary.counts),
         metrics,
         timing,
     )
-    return BenchmarkResult(envelope, config.output_rows, totals.rows, predicted.resumed)
+    return BenchmarkResult(envelope, config.rows_path, totals.rows, predicted.resumed)
