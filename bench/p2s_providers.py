@@ -20,7 +20,7 @@ from pathlib import Path
 
 import orjson
 
-from chemgauge.eval.records import iter_journal
+from chemgauge.eval.journal import iter_journal
 from chemgauge.families.p2s.build import build_benchmark
 from chemgauge.families.p2s.claim import claim_report, prediction_paths
 from chemgauge.families.p2s.compute import PROPERTY_JOURNAL, ComputeExecution

@@ -46,7 +46,7 @@ def _base(folder: Path, seed: int) -> Path:
     """The real builder on seeded USPTO-50k products (built once per folder and seed)."""
     from collections import Counter
 
-    from chemgauge.eval.records import RejectionStats
+    from chemgauge.eval.rejections import RejectionStats
     from chemgauge.families.p2s.build import (
         BuildConfig,
         build_benchmark,

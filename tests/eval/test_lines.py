@@ -8,14 +8,8 @@ from pathlib import Path
 import pytest
 
 from chemgauge.errors import InputFileError, MissingInputError, excerpt
-from chemgauge.eval.lines import (
-    FIELD_LIMIT,
-    iter_decoded,
-    iter_text_lines,
-    parse_delimited,
-    read_document,
-)
-from chemgauge.eval.records import RejectionStats, iter_line_spans, read_span
+from chemgauge.eval.lines import FIELD_LIMIT, parse_delimited, read_document, read_lines, read_span
+from chemgauge.eval.rejections import RejectionStats
 
 
 def test_a_bad_byte_spoils_only_its_own_line_with_its_true_number(tmp_path: Path) -> None:
@@ -23,45 +17,48 @@ def test_a_bad_byte_spoils_only_its_own_line_with_its_true_number(tmp_path: Path
     data = b"".join(b"line %d\n" % i for i in range(1, 150)) + b"bad \xff here\nlast\n"
     path = tmp_path / "in.txt"
     path.write_bytes(data)
-    lines = list(iter_text_lines(path))
+    lines = list(read_lines(path, keep_undecodable=True))
     assert len(lines) == 151
     bad = [line for line in lines if line.problem is not None]
     assert [line.number for line in bad] == [150]
     assert "not valid UTF-8" in (bad[0].problem or "")
     assert bad[0].text == "bad \\xff here"  # shown lossy, for the diagnostic only
     rejected: list[tuple[int, str]] = []
-    good = list(iter_decoded(path, lambda n, reason, text, detail: rejected.append((n, reason))))
+    good = [
+        (x.number, x.text)
+        for x in read_lines(path, lambda n, reason, text, detail: rejected.append((n, reason)))
+    ]
     assert rejected == [(150, "invalid_utf8")]
     assert good[-1] == (151, "last")
     with pytest.raises(InputFileError, match=r"in\.txt, line 150: not valid UTF-8"):
-        list(iter_decoded(path))
+        list(read_lines(path))
 
 
 def test_bom_is_stripped_and_spans_read_back_the_text(tmp_path: Path) -> None:
     path = tmp_path / "bom.jsonl"
     path.write_bytes(b'\xef\xbb\xbf{"a": 1}\r\n{"b": 2}\rlast')
-    lines = list(iter_text_lines(path))
+    lines = list(read_lines(path, keep_undecodable=True))
     assert [(line.number, line.text) for line in lines] == [
         (1, '{"a": 1}'),
         (2, '{"b": 2}'),
         (3, "last"),
     ]
     with open(path, "rb") as handle:
-        assert [read_span(handle, s) for s in iter_line_spans(path)] == [
+        assert [read_span(handle, s) for s in read_lines(path)] == [
             b'{"a": 1}\r\n',
             b'{"b": 2}\r',
             b"last",
         ]
     # only at the start of the file: a BOM further down is text
     path.write_bytes(b"a\n\xef\xbb\xbfb\n")
-    assert [line.text for line in iter_text_lines(path)] == ["a", "\ufeffb"]
+    assert [line.text for line in read_lines(path, keep_undecodable=True)] == ["a", "\ufeffb"]
 
 
 def test_spans_count_undecodable_lines_when_given_stats(tmp_path: Path) -> None:
     path = tmp_path / "x.txt"
     path.write_bytes(b"ok\n\xc3\x28\nfine\n")
     stats = RejectionStats()
-    assert [s.number for s in iter_line_spans(path, stats)] == [1, 3]
+    assert [s.number for s in read_lines(path, stats)] == [1, 3]
     assert stats.counts == {"invalid_utf8": 1} and stats.diagnostics[0].line == 2
 
 
@@ -73,13 +70,13 @@ def test_documents_lose_their_bom(tmp_path: Path) -> None:
 
 def test_open_errors_name_the_exact_cause(tmp_path: Path) -> None:
     with pytest.raises(MissingInputError, match="file not found"):
-        list(iter_text_lines(tmp_path / "absent.txt"))
+        list(read_lines(tmp_path / "absent.txt", keep_undecodable=True))
     with pytest.raises(InputFileError, match="expected a file, found a directory"):
-        list(iter_text_lines(tmp_path))
+        list(read_lines(tmp_path, keep_undecodable=True))
     loop = tmp_path / "loop"
     os.symlink(loop, loop)
     with pytest.raises(InputFileError, match="symlink loop"):
-        list(iter_text_lines(loop))
+        list(read_lines(loop, keep_undecodable=True))
     dangling = tmp_path / "dangling"
     os.symlink(tmp_path / "nowhere", dangling)
     with pytest.raises(MissingInputError, match="broken symlink"):

@@ -17,7 +17,9 @@ from typer.testing import CliRunner
 
 from chemgauge.cli import app
 from chemgauge.errors import ChemgaugeError
-from chemgauge.eval.records import RejectionStats, iter_lines, read_jsonl
+from chemgauge.eval.jsonl import read_jsonl
+from chemgauge.eval.lines import read_lines
+from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.forward.engine.rules import load_rule_file
 from chemgauge.families.names.inputs import read_pairs, read_smiles_file
 from chemgauge.families.p2s.scoring import read_predictions
@@ -61,7 +63,7 @@ def read_foundation_jsonl(path: Path) -> None:
 
 
 def read_foundation_lines(path: Path) -> None:
-    for _ in iter_lines(path):
+    for _ in read_lines(path):
         pass
 
 
@@ -105,8 +107,8 @@ def canon_cli(path: Path) -> None:
         raise ChemgaugeError(f"{path}: canon exited {result.exit_code}: {result.output[-300:]}")
     lines = out.read_bytes().count(b"\n")
     raw = path.read_bytes()
-    # One output line per input line: what iter_lines yields.
-    expected = len(list(iter_lines(path))) if raw else 0
+    # One output line per input line: what read_lines yields.
+    expected = len(list(read_lines(path))) if raw else 0
     if lines != expected:
         raise CountingError(f"{path}: {expected} input lines but {lines} output lines")
 
@@ -164,7 +166,7 @@ def landed_readers(p2s_data: Path | None = None) -> list[Reader]:
     """Every reader of a landed family (p2s views need a built data folder)."""
     readers = [
         Reader("foundation", "read_jsonl", NAMES_JSONL, ".jsonl", read_foundation_jsonl),
-        Reader("foundation", "iter_lines", SMILES_FILE, ".txt", read_foundation_lines),
+        Reader("foundation", "read_lines", SMILES_FILE, ".txt", read_foundation_lines),
         Reader("foundation", "canon_cli", SMILES_FILE, ".smi", canon_cli),
         Reader("names", "pairs_tsv", NAMES_TSV, ".tsv", read_names_table),
         Reader("names", "pairs_csv", NAMES_CSV, ".csv", read_names_table),

@@ -17,8 +17,9 @@ from typer.testing import CliRunner
 
 from chemgauge.cli import app
 from chemgauge.errors import BackendError, ChemgaugeError, OutputFileError
-from chemgauge.eval import records
-from chemgauge.eval.records import ResumableJsonlWriter, atomic_write_bytes
+from chemgauge.eval import atomic
+from chemgauge.eval.atomic import atomic_write_bytes
+from chemgauge.eval.journal import ResumableJsonlWriter
 from chemgauge.families.names.engine.namer import CommandNamer
 from chemgauge.families.names.engine.runner import OpsinStatus
 
@@ -226,14 +227,14 @@ def unwritable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder.mkdir()
     folder.chmod(0o555)
     if os.geteuid() == 0:
-        real_mkstemp, real_open = records.tempfile.mkstemp, open
+        real_mkstemp, real_open = atomic.tempfile.mkstemp, open
 
         def mkstemp(*args: object, **kw: object) -> tuple[int, str]:
             if Path(str(kw.get("dir", ""))).resolve() == folder.resolve():
                 raise PermissionError(13, "Permission denied")
             return real_mkstemp(*args, **kw)  # type: ignore[call-overload,no-any-return]
 
-        monkeypatch.setattr(records.tempfile, "mkstemp", mkstemp)
+        monkeypatch.setattr(atomic.tempfile, "mkstemp", mkstemp)
         _ = real_open
     yield folder
     folder.chmod(0o755)
@@ -264,8 +265,6 @@ def test_canon_to_readonly_folder_exits_with_an_error(unwritable: Path, tmp_path
 def test_full_disk_mid_journal_keeps_finished_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from chemgauge.eval import records
-
     path = tmp_path / "rows.journal"
     with ResumableJsonlWriter(path, config_sha256="x", key_field="id") as journal:
         journal.write({"id": "a", "v": 1})
@@ -273,7 +272,7 @@ def test_full_disk_mid_journal_keeps_finished_rows(
         def full(fd: int, data: bytes) -> int:
             raise OSError(28, "No space left on device")
 
-        monkeypatch.setattr(records.os, "write", full)
+        monkeypatch.setattr(journal.os, "write", full)
         with pytest.raises(OutputFileError, match="No space left"):
             journal.write({"id": "b", "v": 2})
         monkeypatch.undo()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from chemgauge.chem import describe_parse_failure, try_canonical_smiles
 from chemgauge.chem.matchers import describe_key_failure
-from chemgauge.eval.records import RejectionStats
+from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.names.inputs import read_pairs
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tests.reliability.commands import forward_benchmark, retro_eval, retro_inputs, run_cli
 
-from chemgauge.eval.records import ResumableJsonlWriter
+from chemgauge.eval.journal import ResumableJsonlWriter
 
 
 def _header_only(journal: Path) -> None:

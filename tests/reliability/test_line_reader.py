@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from chemgauge.cli.app import app
 from chemgauge.errors import DataQualityError
-from chemgauge.eval.records import RejectionStats
+from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.forward.corpus import demo_corpus_path, load_corpus
 from chemgauge.families.forward.uspto import write_uspto_corpus
 from chemgauge.families.names.inputs import read_pairs, read_smiles_file

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from chemgauge.cli import app
-from chemgauge.eval.records import RejectionStats
+from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.names.engine.namer import CommandNamer
 from chemgauge.families.names.inputs import read_smiles_file
 

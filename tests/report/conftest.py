@@ -8,8 +8,9 @@ from pathlib import Path
 import orjson
 import pytest
 
+from chemgauge.eval.atomic import atomic_write_bytes
 from chemgauge.eval.envelope import write_envelope
-from chemgauge.eval.records import RejectionStats, atomic_write_bytes
+from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.names.config import CoverageConfig
 from chemgauge.families.names.inputs import read_pairs
 from chemgauge.families.names.runner import ReadBack, build_report, score_pairs

@@ -19,9 +19,9 @@ from typing import IO
 from chemgauge.chem.canonicalizer import Canonicalizer, canonicalize_stream
 from chemgauge.chem.matchers import describe_key_failure, get_matcher
 from chemgauge.errors import DataQualityError
+from chemgauge.eval.atomic import atomic_open
 from chemgauge.eval.executors import ExecutorConfig, make_executor
-from chemgauge.eval.lines import Line, check_input_file, iter_text_lines, read_stream
-from chemgauge.eval.records import atomic_open
+from chemgauge.eval.lines import Line, check_input_file, read_lines
 
 __all__ = ["KeyFileSummary", "canonicalize_file", "count_lines"]
 
@@ -54,7 +54,11 @@ def count_lines(source: str | Path) -> int | None:
 
 def _lines(source: str) -> Iterator[Line]:
     """Every line, undecodable ones included (they get an empty key and a report)."""
-    return read_stream(sys.stdin.buffer) if source == "-" else iter_text_lines(source)
+    return (
+        read_lines(sys.stdin.buffer, keep_undecodable=True)
+        if source == "-"
+        else read_lines(source, keep_undecodable=True)
+    )
 
 
 @contextlib.contextmanager

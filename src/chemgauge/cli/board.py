@@ -126,7 +126,7 @@ def board(
     Then the same per bucket of each breakdown (reaction class, split, property...).
     """
     from chemgauge.cli.progress import progress_bar
-    from chemgauge.eval.records import atomic_write_json, atomic_write_text
+    from chemgauge.eval.atomic import atomic_write_json, atomic_write_text
     from chemgauge.report.board import BoardConfig, build_leaderboard
     from chemgauge.report.board_html import render_board_html
     from chemgauge.report.board_json import leaderboard_to_dict
@@ -170,7 +170,7 @@ def board(
 
 def _write_run_pages(leaderboard: Leaderboard, folder: Path) -> dict[str, Path]:
     """Each run's own HTML report in ``folder`` (``<label>.html``), by label."""
-    from chemgauge.eval.records import atomic_write_text
+    from chemgauge.eval.atomic import atomic_write_text
     from chemgauge.report.html import render_run_html
     from chemgauge.report.registry import get_adapter
     from chemgauge.report.verify import verify_run

@@ -13,7 +13,7 @@ from pathlib import Path
 import typer
 
 from chemgauge.errors import ConfigError
-from chemgauge.eval.records import atomic_write_bytes
+from chemgauge.eval.atomic import atomic_write_bytes
 from chemgauge.families import FAMILIES, get_family
 
 __all__ = ["copy_examples", "example_sources", "examples"]

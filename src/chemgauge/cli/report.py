@@ -13,8 +13,8 @@ from rich.table import Table
 
 from chemgauge.cli.options import QUIET, Inputs, guarded
 from chemgauge.cli.summary import print_table
+from chemgauge.eval.atomic import atomic_write_json, atomic_write_text
 from chemgauge.eval.outputs import Output
-from chemgauge.eval.records import atomic_write_json, atomic_write_text
 
 __all__ = ["compare", "register", "report", "verify"]
 

@@ -30,13 +30,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import chemgauge
 from chemgauge.errors import InputFileError
+from chemgauge.eval.atomic import atomic_write_bytes
 from chemgauge.eval.provenance import (
     HASH_SCHEME_VERSION,
     sha256_file,
     sha256_json,
     source_tree_sha256,
 )
-from chemgauge.eval.records import atomic_write_bytes
 
 __all__ = [
     "ENVELOPE_FORMAT",

@@ -21,7 +21,7 @@ import os
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, NamedTuple
+from typing import IO, NamedTuple, Protocol
 
 from chemgauge.errors import InputFileError, MissingInputError
 
@@ -30,16 +30,15 @@ __all__ = [
     "FIELD_LIMIT",
     "Line",
     "Reject",
+    "RejectSink",
     "check_input_file",
     "input_error",
-    "iter_decoded",
-    "iter_text_lines",
     "open_input",
     "open_problem",
     "parse_delimited",
     "read_document",
-    "read_stream",
-    "split_bytes",
+    "read_lines",
+    "read_span",
 ]
 
 BOM = b"\xef\xbb\xbf"
@@ -48,6 +47,15 @@ FIELD_LIMIT = 16 * 1024 * 1024
 
 # A rejection sink: (line number, reason, offending text, detail), e.g. RejectionStats.reject.
 Reject = Callable[[int, str, str, str], None]
+
+
+class RejectSink(Protocol):
+    """Anything with a ``reject`` sink and a ``path`` (``RejectionStats``)."""
+
+    path: str | None
+
+    def reject(self, line: int, reason: str, text: str, detail: str = "") -> None:
+        """Count one rejected line."""
 
 
 class Line(NamedTuple):
@@ -118,20 +126,52 @@ def _decode(raw: bytes) -> tuple[str, str | None]:
         return lossy, f"not valid UTF-8 ({exc.reason} at byte {exc.start + 1} of the line)"
 
 
-def iter_text_lines(path: str | Path) -> Iterator[Line]:
-    """Every physical line of a file, streaming, undecodable lines included (see :class:`Line`)."""
-    with open_input(path) as handle:
-        yield from _split(handle)
+def read_lines(
+    source: str | Path | IO[bytes] | bytes,
+    reject: Reject | RejectSink | None = None,
+    *,
+    keep_undecodable: bool = False,
+) -> Iterator[Line]:
+    """The one line reader: every line of a file (a path), an open binary stream (standard
+    input) or bytes already in memory, split and decoded as described above, streaming.
+
+    A line that is not UTF-8 is yielded with its ``problem`` when ``keep_undecodable`` (the
+    caller reports it); otherwise it goes to ``reject`` as ``invalid_utf8`` and is skipped
+    (``reject`` is a sink or an object with a ``reject`` method, such as
+    :class:`~chemgauge.eval.rejections.RejectionStats`, whose unset ``path`` becomes the
+    file's), and without a sink it is an :class:`InputFileError` naming the file and line.
+    """
+    sink: Reject | None = reject.reject if hasattr(reject, "reject") else reject  # type: ignore[union-attr]
+    where = source if isinstance(source, (str, Path)) else None
+    if where is not None and reject is not None and getattr(reject, "path", "") is None:
+        reject.path = str(where)  # type: ignore[union-attr]
+    if isinstance(source, (str, Path)):
+        with open_input(source) as handle:
+            yield from _decoded(_split(handle), where, sink, keep_undecodable)
+    elif isinstance(source, bytes):
+        yield from _decoded(_split(io.BytesIO(source)), None, sink, keep_undecodable)
+    else:
+        yield from _decoded(_split(source), None, sink, keep_undecodable)
 
 
-def read_stream(handle: IO[bytes]) -> Iterator[Line]:
-    """The lines of an open binary stream (standard input), split and decoded the same way."""
-    return _split(handle)
+def _decoded(
+    lines: Iterator[Line], where: str | Path | None, sink: Reject | None, keep: bool
+) -> Iterator[Line]:
+    for line in lines:
+        if line.problem is None or keep:
+            yield line
+        elif sink is not None:
+            sink(line.number, "invalid_utf8", line.text, line.problem)
+        else:
+            raise InputFileError(line.problem, path=where, line=line.number, value=line.text)
 
 
-def split_bytes(data: bytes) -> Iterator[Line]:
-    """The lines of bytes already in memory, split and decoded as a file's would be."""
-    return _split(io.BytesIO(data))
+def read_span(handle: IO[bytes], span: Line | tuple[int, int]) -> bytes:
+    """The bytes of a line again, from a handle opened in binary mode (``(offset, size)``
+    works too, for callers that keep only those)."""
+    offset, size = (span.offset, span.size) if isinstance(span, Line) else span
+    handle.seek(offset)
+    return handle.read(size)
 
 
 def _split(handle: IO[bytes]) -> Iterator[Line]:
@@ -151,18 +191,6 @@ def _split(handle: IO[bytes]) -> Iterator[Line]:
             body = raw.rstrip(b"\r\n")
             text, problem = _decode(body)
             yield Line(number, text, problem, start, size)
-
-
-def iter_decoded(path: str | Path, reject: Reject | None = None) -> Iterator[tuple[int, str]]:
-    """``(line number, text)`` of every decodable line; an undecodable line goes to ``reject``
-    as ``invalid_utf8`` (and is skipped), or without a sink is an error naming file and line."""
-    for line in iter_text_lines(path):
-        if line.problem is None:
-            yield line.number, line.text
-        elif reject is not None:
-            reject(line.number, "invalid_utf8", line.text, line.problem)
-        else:
-            raise InputFileError(line.problem, path=path, line=line.number, value=line.text)
 
 
 def read_document(path: str | Path) -> bytes:

@@ -14,7 +14,8 @@ from pydantic import ValidationError
 
 from chemgauge.errors import InputFileError
 from chemgauge.eval.envelope import ENVELOPE_FORMAT, is_envelope, parse_envelope
-from chemgauge.eval.records import RejectionStats, read_jsonl
+from chemgauge.eval.jsonl import read_jsonl
+from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families import get_family
 from chemgauge.report.runs import REPORT_NAME, ROWS_NAME, Run, read_report
 

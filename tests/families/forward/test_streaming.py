@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from chemgauge.eval.executors import ExecutorConfig
-from chemgauge.eval.records import iter_journal
+from chemgauge.eval.journal import iter_journal
 from chemgauge.families.forward import runner as runner_module
 from chemgauge.families.forward.config import BenchmarkConfig
 from chemgauge.families.forward.runner import run_benchmark

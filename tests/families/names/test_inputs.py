@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from chemgauge.errors import BackendError, DataQualityError, InputFileError
-from chemgauge.eval.records import RejectionStats
+from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.names.engine.namer import CommandNamer
 from chemgauge.families.names.inputs import iter_pairs, read_pairs, read_smiles_file
 

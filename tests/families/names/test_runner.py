@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from chemgauge.eval.envelope import without_timing
-from chemgauge.eval.records import RejectionStats, ResumableJsonlWriter
+from chemgauge.eval.journal import ResumableJsonlWriter
+from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.names import runner
 from chemgauge.families.names.config import CoverageConfig
 from chemgauge.families.names.inputs import NamePair

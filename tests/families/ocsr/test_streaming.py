@@ -10,8 +10,8 @@ from typing import Any
 
 import orjson
 
+from chemgauge.eval.journal import iter_journal
 from chemgauge.eval.provenance import strip_fields
-from chemgauge.eval.records import iter_journal
 from chemgauge.families.ocsr.config import RunConfig
 from chemgauge.families.ocsr.engine.base import RECOGNIZERS
 from chemgauge.families.ocsr.engine.recognizers import PythonRecognizer

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 import pytest
 
-from chemgauge.eval.records import RejectionStats
+from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.p2s.build import (
     BuildConfig,
     build_benchmark,

@@ -186,7 +186,7 @@ def test_the_builder_never_draws_a_hetero_bond_tell(nci_smiles: list[str], tmp_p
     """Sources bonded heteroatom-on-heteroatom get alternatives of their own class or none."""
     from collections import Counter
 
-    from chemgauge.eval.records import RejectionStats
+    from chemgauge.eval.rejections import RejectionStats
     from chemgauge.families.p2s.build import read_sources, select_records
     from chemgauge.families.p2s.shortcuts import group_features
 

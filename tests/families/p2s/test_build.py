@@ -17,7 +17,7 @@ from chemgauge.chem.fragments import (
     find_mask_sites,
 )
 from chemgauge.errors import ConfigError, InputFileError
-from chemgauge.eval.records import RejectionStats
+from chemgauge.eval.rejections import RejectionStats
 from chemgauge.eval.splits import assign_split
 from chemgauge.families.p2s.build import (
     MANIFEST,

@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import require_module
 
 from chemgauge.errors import ConfigError
-from chemgauge.eval.records import RejectionStats
+from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.p2s.build import (
     BuildConfig,
     build_benchmark,

@@ -31,7 +31,7 @@ from chemgauge.cli.summary import (
 )
 from chemgauge.eval.lines import check_input_file
 from chemgauge.eval.outputs import Output
-from chemgauge.eval.records import RejectionStats
+from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.forward import api
 from chemgauge.families.forward.batch import report_to_dict
 from chemgauge.families.forward.config import DEFAULT_OUT, REPORT_FILE, ROWS_FILE

@@ -40,7 +40,7 @@ import orjson
 
 from chemgauge.chem import Canonicalizer
 from chemgauge.errors import DataQualityError, Reject, excerpt
-from chemgauge.eval.lines import Line, iter_text_lines
+from chemgauge.eval.lines import Line, read_lines
 from chemgauge.eval.provenance import sha256_file, sha256_json
 from chemgauge.eval.splits import assign_split
 from chemgauge.families.forward.dedup import Conflict, Duplicate, IdentityLedger, ReusedId
@@ -445,13 +445,17 @@ def build_corpus(
 def open_corpus(path: str | Path, *, strict: bool = False) -> CorpusStream:
     """Stream a schema-1 JSONL corpus file (hashed first); a missing file is an error naming it."""
     digest = sha256_file(path)
-    return CorpusStream(iter_text_lines(path), path=str(path), sha256=digest, strict=strict)
+    return CorpusStream(
+        read_lines(path, keep_undecodable=True), path=str(path), sha256=digest, strict=strict
+    )
 
 
 def load_corpus(path: str | Path, *, strict: bool = False) -> Corpus:
     """Read a schema-1 JSONL corpus file; a missing file is an error naming it."""
     digest = sha256_file(path)
-    return build_corpus(iter_text_lines(path), path=str(path), sha256=digest, strict=strict)
+    return build_corpus(
+        read_lines(path, keep_undecodable=True), path=str(path), sha256=digest, strict=strict
+    )
 
 
 def iter_records(corpus: Corpus) -> Iterator[BenchReaction]:

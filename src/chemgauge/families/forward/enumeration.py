@@ -16,8 +16,10 @@ from pathlib import Path
 import orjson
 
 from chemgauge.errors import DataQualityError
+from chemgauge.eval.atomic import atomic_open
+from chemgauge.eval.lines import read_lines
 from chemgauge.eval.outputs import claim_outputs
-from chemgauge.eval.records import RejectionStats, atomic_open, iter_lines
+from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.forward.batch import EnumerateItem, RulesSpec, iter_enumerated
 from chemgauge.families.forward.config import EnumerateConfig
 from chemgauge.families.forward.engine.rules import load_rules
@@ -44,7 +46,7 @@ class Enumeration:
 def read_items(path: Path, stats: RejectionStats) -> list[EnumerateItem]:
     """The reactions of a reactants file (blank lines skipped, unreadable ones counted)."""
     items: list[EnumerateItem] = []
-    for line, text in iter_lines(path, stats):
+    for line, text, *_ in read_lines(path, stats):
         tokens = text.split()
         if not tokens:
             continue

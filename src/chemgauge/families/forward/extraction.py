@@ -21,10 +21,10 @@ from rdkit import rdBase
 
 import chemgauge
 from chemgauge.errors import ConfigError
+from chemgauge.eval.atomic import atomic_write_bytes, atomic_write_json
 from chemgauge.eval.executors import ExecutorConfig
-from chemgauge.eval.lines import iter_text_lines
+from chemgauge.eval.lines import read_lines
 from chemgauge.eval.provenance import sha256_bytes, sha256_file
-from chemgauge.eval.records import atomic_write_bytes, atomic_write_json
 from chemgauge.families.forward.corpus import Corpus, build_corpus
 from chemgauge.families.forward.engine.extraction import (
     ExtractionSummary,
@@ -62,7 +62,9 @@ def read_any_corpus(path: Path, *, strict: bool = False) -> tuple[Corpus, str]:
     digest = sha256_file(path)
     if path.suffix.lower() == ".csv":
         return build_corpus(uspto_lines(path), path=str(path), sha256=digest, strict=strict), "csv"
-    corpus = build_corpus(iter_text_lines(path), path=str(path), sha256=digest, strict=strict)
+    corpus = build_corpus(
+        read_lines(path, keep_undecodable=True), path=str(path), sha256=digest, strict=strict
+    )
     return corpus, "jsonl"
 
 

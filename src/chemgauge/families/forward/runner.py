@@ -23,14 +23,11 @@ from typing import Any
 import orjson
 
 from chemgauge.errors import ConfigError, DataQualityError, JournalOrderError
+from chemgauge.eval.atomic import atomic_write_rows
 from chemgauge.eval.envelope import RunEnvelope
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
+from chemgauge.eval.journal import ResumableJsonlWriter, iter_journal
 from chemgauge.eval.provenance import sha256_file, sha256_json
-from chemgauge.eval.records import (
-    ResumableJsonlWriter,
-    atomic_write_rows,
-    iter_journal,
-)
 from chemgauge.eval.splits import SPLIT_PROTOCOL_VERSION
 from chemgauge.families.forward.batch import RulesSpec, rules_for
 from chemgauge.families.forward.config import BenchmarkConfig

@@ -22,8 +22,9 @@ import orjson
 
 from chemgauge.chem import try_canonical_smiles
 from chemgauge.errors import InputFileError
-from chemgauge.eval.lines import Line, iter_text_lines, parse_delimited
-from chemgauge.eval.records import RejectionStats, atomic_open
+from chemgauge.eval.atomic import atomic_open
+from chemgauge.eval.lines import Line, parse_delimited, read_lines
+from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.forward.corpus import CORPUS_SCHEMA_VERSION
 
 __all__ = ["USPTO_COLUMN", "id_prefixes", "uspto_lines", "uspto_records", "write_uspto_corpus"]
@@ -60,7 +61,7 @@ def _rows(
     """Each line of one USPTO CSV with its record, or ``None`` and the line's problem set
     (not UTF-8, bad quoting, wrong column count, not a reaction); the header must read."""
     stem = prefix or Path(path).stem
-    lines = iter_text_lines(path)
+    lines = read_lines(path, keep_undecodable=True)
     first = next(lines, None)
     header = [] if first is None or first.problem else parse_delimited(first.text)
     if isinstance(header, str) or USPTO_COLUMN not in header:

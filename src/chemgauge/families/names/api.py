@@ -23,11 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from chemgauge.errors import BackendError, ConfigError
+from chemgauge.eval.atomic import atomic_write_rows
 from chemgauge.eval.envelope import write_envelope
 from chemgauge.eval.executors import ExecutorConfig, make_executor
+from chemgauge.eval.journal import ResumableJsonlWriter
 from chemgauge.eval.outputs import Output, claim_outputs
 from chemgauge.eval.provenance import sha256_file, sha256_json
-from chemgauge.eval.records import RejectionStats, ResumableJsonlWriter, atomic_write_rows
+from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.names.config import DEFAULT_MAX_OPSIN_ERRORS, CoverageConfig
 from chemgauge.families.names.inputs import NamePair, iter_pairs, read_smiles_file
 from chemgauge.families.names.runner import ReadBack, build_report, journal_rows, score_pairs

@@ -13,8 +13,9 @@ from typing import Any
 
 from chemgauge.chem import describe_parse_failure, try_parse_smiles
 from chemgauge.errors import InputFileError
-from chemgauge.eval.lines import iter_text_lines, parse_delimited
-from chemgauge.eval.records import RejectionStats, iter_lines, read_jsonl
+from chemgauge.eval.jsonl import read_jsonl
+from chemgauge.eval.lines import parse_delimited, read_lines
+from chemgauge.eval.rejections import RejectionStats
 
 __all__ = ["NamePair", "count_lines", "iter_pairs", "read_pairs", "read_smiles_file"]
 
@@ -40,7 +41,7 @@ def _table_records(
     quote is that line's ``malformed_row``, never a merge of two rows; a line that is not
     UTF-8 is ``invalid_utf8``.
     """
-    lines = iter_text_lines(path)
+    lines = read_lines(path, keep_undecodable=True)
     first = next(lines, None)
     if first is None:
         raise InputFileError("file is empty (expected a header with smiles and name)", path=path)
@@ -159,7 +160,7 @@ def read_pairs(path: str | Path, stats: RejectionStats) -> list[NamePair]:
 
 def count_lines(path: str | Path) -> int:
     """Physical lines in a text file (the progress total; undecodable lines count too)."""
-    return sum(1 for _ in iter_text_lines(path))
+    return sum(1 for _ in read_lines(path, keep_undecodable=True))
 
 
 def read_smiles_file(path: str | Path, stats: RejectionStats) -> list[NamePair]:
@@ -169,7 +170,7 @@ def read_smiles_file(path: str | Path, stats: RejectionStats) -> list[NamePair]:
     stats.path = str(source)
     pairs: list[NamePair] = []
     seen: set[str] = set()
-    for number, text in iter_lines(source, stats):
+    for number, text, *_ in read_lines(source, stats):
         tokens = text.split()
         if not tokens:
             continue

@@ -30,8 +30,9 @@ from chemgauge.eval.envelope import (
     record_input,
 )
 from chemgauge.eval.executors import Executor, ItemFailure, SerialExecutor
+from chemgauge.eval.journal import iter_journal_by_keys
 from chemgauge.eval.provenance import reproducibility_sha256
-from chemgauge.eval.records import RejectionStats, iter_journal_by_keys
+from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.names.config import CoverageConfig
 from chemgauge.families.names.family import FAMILY
 from chemgauge.families.names.inputs import NamePair

@@ -20,12 +20,8 @@ import orjson
 
 from chemgauge.errors import ImageRefusedError, InputFileError
 from chemgauge.eval.images import ImageLimits, read_image_header
-from chemgauge.eval.records import (
-    index_journal,
-    iter_journal_by_keys,
-    iter_line_spans,
-    read_span,
-)
+from chemgauge.eval.journal import index_journal, iter_journal_by_keys
+from chemgauge.eval.lines import read_lines, read_span
 from chemgauge.families.ocsr.engine.base import Recognition, Recognizer
 from chemgauge.families.ocsr.manifest import Manifest
 
@@ -215,7 +211,7 @@ def scan_attempts(
     """
     path = Path(path)
     seen: dict[str, _Seen] = {}
-    for span in iter_line_spans(path):
+    for span in read_lines(path):
         number, text = span.number, span.text
         if not text.strip():
             continue

@@ -359,7 +359,7 @@ def review(
     out: Path | None = typer.Option(None, "--out", "-o", help="Write the JSON here."),
 ) -> None:
     """Re-score the 2020 review's shipped OSRA/MolVec/Imago outputs under every policy."""
-    from chemgauge.eval.records import atomic_write_json
+    from chemgauge.eval.atomic import atomic_write_json
     from chemgauge.families.ocsr.review import rescore_review
 
     assets = data / "assets"

@@ -23,8 +23,8 @@ from chemgauge.chem.molfile import (
 )
 from chemgauge.chem.render import embedded_molecule, png_size, render_png, transform_png
 from chemgauge.errors import ChemgaugeError
+from chemgauge.eval.atomic import atomic_write_bytes, atomic_write_text
 from chemgauge.eval.provenance import sha256_bytes
-from chemgauge.eval.records import atomic_write_bytes, atomic_write_text
 from chemgauge.families.ocsr.manifest import (
     Case,
     Manifest,

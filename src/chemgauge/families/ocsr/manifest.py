@@ -23,10 +23,10 @@ from rdkit import Chem
 from chemgauge.chem import mol_to_canonical
 from chemgauge.chem.molfile import read_molfile
 from chemgauge.errors import InputFileError
+from chemgauge.eval.atomic import atomic_write_json
 from chemgauge.eval.lines import read_document
 from chemgauge.eval.paths import confined_path
 from chemgauge.eval.provenance import sha256_file
-from chemgauge.eval.records import atomic_write_json
 
 __all__ = [
     "MANIFEST_VERSION",

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from chemgauge.errors import ImageRefusedError, InputFileError
+from chemgauge.eval.atomic import atomic_open
 from chemgauge.eval.images import read_image_header
-from chemgauge.eval.records import atomic_open
 from chemgauge.families.ocsr.adapter import policy_rates
 from chemgauge.families.ocsr.evaluate import candidate_mol
 from chemgauge.families.ocsr.manifest import Case, Manifest

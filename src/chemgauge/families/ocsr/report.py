@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from chemgauge.eval.atomic import atomic_write_rows
 from chemgauge.eval.envelope import (
     CountsTally,
     EnvelopeParts,
@@ -31,7 +32,6 @@ from chemgauge.eval.envelope import (
 )
 from chemgauge.eval.metrics import rate
 from chemgauge.eval.provenance import reproducibility_sha256, sha256_file
-from chemgauge.eval.records import atomic_write_rows
 from chemgauge.families.ocsr.attempts import (
     ATTEMPT_STATUSES,
     JOURNAL_NAME,

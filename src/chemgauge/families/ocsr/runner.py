@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from chemgauge.eval.records import ResumableJsonlWriter, iter_journal_by_keys
+from chemgauge.eval.journal import ResumableJsonlWriter, iter_journal_by_keys
 from chemgauge.families.ocsr.admission import Admission
 from chemgauge.families.ocsr.attempts import (
     ATTEMPT_STATUSES,

@@ -27,14 +27,11 @@ import orjson
 
 from chemgauge.chem import describe_parse_failure, try_canonical_smiles
 from chemgauge.errors import AuditError, ConfigError
+from chemgauge.eval.atomic import atomic_write_bytes, atomic_write_json
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
+from chemgauge.eval.lines import read_lines
 from chemgauge.eval.provenance import run_provenance
-from chemgauge.eval.records import (
-    RejectionStats,
-    atomic_write_bytes,
-    atomic_write_json,
-    iter_lines,
-)
+from chemgauge.eval.rejections import RejectionStats
 from chemgauge.eval.splits import SPLIT_PROTOCOL_VERSION
 from chemgauge.families.p2s import audit, selection
 from chemgauge.families.p2s.audit import Attack, attack_views, score_attack
@@ -83,7 +80,7 @@ def read_sources(path: str | Path, stats: RejectionStats) -> list[tuple[int, str
     """(line, canonical SMILES, name) of each distinct valid source; the rest are counted."""
     out: list[tuple[int, str, str]] = []
     seen: set[str] = set()
-    for number, text in iter_lines(path, stats):
+    for number, text, *_ in read_lines(path, stats):
         tokens = text.split(maxsplit=1)
         if not tokens or tokens[0].startswith("#"):
             continue

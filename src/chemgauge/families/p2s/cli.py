@@ -23,8 +23,8 @@ from chemgauge.cli.options import (
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import count_rate_cell, print_summary, rate_cell, summary_table
 from chemgauge.errors import ConfigError
+from chemgauge.eval.atomic import atomic_write_json
 from chemgauge.eval.outputs import Output
-from chemgauge.eval.records import atomic_write_json
 from chemgauge.families.p2s import CALCULATOR_SEED, combine
 from chemgauge.families.p2s.audit import audit_dataset, format_audit
 from chemgauge.families.p2s.build import MANIFEST, RECORDS, build_benchmark

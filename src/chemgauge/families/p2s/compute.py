@@ -24,8 +24,8 @@ import orjson
 from chemgauge import __version__
 from chemgauge.errors import ConfigError
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
+from chemgauge.eval.journal import ResumableJsonlWriter, index_journal, iter_journal
 from chemgauge.eval.provenance import sha256_json
-from chemgauge.eval.records import ResumableJsonlWriter, index_journal, iter_journal
 from chemgauge.families.p2s.engine.guard import (
     DEFAULT_LIMITS,
     ComputeLimits,

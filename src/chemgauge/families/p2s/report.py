@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 
 from chemgauge.errors import InputFileError
+from chemgauge.eval.atomic import atomic_write_rows
 from chemgauge.eval.envelope import (
     CountsTally,
     EnvelopeParts,
@@ -39,7 +40,6 @@ from chemgauge.eval.envelope import (
     write_envelope,
 )
 from chemgauge.eval.provenance import reproducibility_sha256, sha256_json
-from chemgauge.eval.records import atomic_write_rows
 from chemgauge.families.p2s.config import ClaimConfig
 from chemgauge.families.p2s.family import FAMILY
 from chemgauge.families.p2s.metrics import STATUSES, MetricsTally, aggregate

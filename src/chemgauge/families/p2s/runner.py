@@ -20,14 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from chemgauge.errors import ConfigError
+from chemgauge.eval.atomic import atomic_write_json, atomic_write_rows
+from chemgauge.eval.journal import ResumableJsonlWriter, iter_journal_by_keys
 from chemgauge.eval.metrics import rate
 from chemgauge.eval.provenance import run_provenance, sha256_file, sha256_json
-from chemgauge.eval.records import (
-    ResumableJsonlWriter,
-    atomic_write_json,
-    atomic_write_rows,
-    iter_journal_by_keys,
-)
 from chemgauge.families.p2s.config import RunConfig
 from chemgauge.families.p2s.engine.models import P2SModel
 from chemgauge.families.p2s.report import write_run_report

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from chemgauge.errors import ChemgaugeError, InputFileError
-from chemgauge.eval.lines import iter_text_lines
+from chemgauge.eval.lines import read_lines
 from chemgauge.eval.rates import rate
 from chemgauge.families.p2s.spec import CONDITIONS, PROPERTY_DIRECTORIES
 from chemgauge.families.p2s.taskfile import Task, ViewData, load_view, parse_json_line
@@ -176,7 +176,7 @@ def read_predictions(path: str | Path, *, strict: bool = False) -> PredictionFil
     diagnostics: list[str] = []
     # One reader for every text input (chemgauge.eval.lines, standard library only): a BOM
     # is stripped, a line that is not UTF-8 is counted as unattributable on its own line.
-    for line in iter_text_lines(source):
+    for line in read_lines(source, keep_undecodable=True):
         number, text = line.number, line.text
         if line.problem is None and not text.strip():
             continue

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from chemgauge.errors import ChemgaugeError, InputFileError
-from chemgauge.eval.lines import iter_text_lines
+from chemgauge.eval.lines import read_lines
 from chemgauge.families.p2s.spec import (
     CONDITIONS,
     FORBIDDEN_TASK_KEYS,
@@ -138,7 +138,7 @@ def parse_json_line(text: str) -> dict[str, Any]:
 def iter_objects(path: Path) -> Iterator[tuple[int, str, dict[str, Any]]]:
     """(line number, text, object) for each non-blank line, streaming; the first line that is
     not UTF-8 or not a JSON object is an error naming file and line (a BOM is stripped)."""
-    for line in iter_text_lines(path):
+    for line in read_lines(path, keep_undecodable=True):
         number, text = line.number, line.text
         if line.problem is not None:
             raise InputFileError(line.problem, path=path, line=number, value=text)

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from chemgauge.eval.lines import iter_text_lines
+from chemgauge.eval.lines import read_lines
 from chemgauge.families.retro.journal import JOURNAL_JSONL
 from chemgauge.families.retro.metrics import aggregate
 from chemgauge.report.adapter import (
@@ -107,7 +107,7 @@ class RetroPredictions:
         self.model_seconds: dict[str, float] = {}
         if not path.is_file():
             return
-        for line in iter_text_lines(path):
+        for line in read_lines(path, keep_undecodable=True):
             try:
                 entry = orjson.loads(line.text)
             except orjson.JSONDecodeError:

@@ -22,8 +22,9 @@ from typing import Any, Literal, NamedTuple
 from chemgauge.chem import ReactionParts, canonical_multiset, split_reaction_smiles
 from chemgauge.errors import ConfigError, InputFileError, SmilesError
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
-from chemgauge.eval.lines import Line, iter_text_lines, parse_delimited
-from chemgauge.eval.records import RejectionStats, json_object
+from chemgauge.eval.jsonl import json_object
+from chemgauge.eval.lines import Line, parse_delimited, read_lines
+from chemgauge.eval.rejections import RejectionStats
 
 __all__ = [
     "CSV_COLUMN",
@@ -164,7 +165,7 @@ def _unreadable(line: Line) -> _Reject:
 def _csv_records(path: Path) -> Iterator[_Raw | _Reject]:
     """One record per physical line (:func:`~chemgauge.eval.lines.parse_delimited`): a quote
     left open is that line's ``malformed_row``, never a merge with the next line."""
-    lines = iter_text_lines(path)
+    lines = read_lines(path, keep_undecodable=True)
     first = next(lines, None)
     if first is None:
         raise InputFileError("empty CSV file (no header)", path=path, line=1)
@@ -212,7 +213,7 @@ def _csv_records(path: Path) -> Iterator[_Raw | _Reject]:
 
 
 def _smi_records(path: Path) -> Iterator[_Raw | _Reject]:
-    for line in iter_text_lines(path):
+    for line in read_lines(path, keep_undecodable=True):
         if line.problem is not None:
             yield _unreadable(line)
             continue
@@ -237,7 +238,7 @@ def _smiles_list(value: Any) -> list[str] | None:
 
 
 def _jsonl_records(path: Path) -> Iterator[_Raw | _Reject]:
-    for entry in iter_text_lines(path):
+    for entry in read_lines(path, keep_undecodable=True):
         if entry.problem is not None:
             yield _unreadable(entry)
             continue

@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from chemgauge.eval.atomic import atomic_write_bytes
 from chemgauge.eval.envelope import (
     CountsTally,
     EnvelopeParts,
@@ -25,7 +26,7 @@ from chemgauge.eval.envelope import (
     write_envelope,
 )
 from chemgauge.eval.provenance import RowsDigest
-from chemgauge.eval.records import RejectionStats, atomic_write_bytes
+from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.retro.config import RetroEvalConfig
 from chemgauge.families.retro.data import DataFile
 from chemgauge.families.retro.engine.base import RetroModel

@@ -25,7 +25,7 @@ with status ``model_error`` (not journaled, so a resumed run asks again).
 Everything streams, so memory tracks the chunk size, not the data: targets are canonicalized
 chunk by chunk into a spool file beside the journal (data order), scored from it, and the
 rows file, its hash and the metrics come from one pass over the spool and the journal read
-back by target (:func:`~chemgauge.eval.records.iter_journal_by_keys`). What stays per target
+back by target (:func:`~chemgauge.eval.journal.iter_journal_by_keys`). What stays per target
 is one journal offset and key, plus the row of a target whose scoring failed (rare).
 """
 
@@ -43,15 +43,12 @@ import orjson
 import chemgauge
 from chemgauge.chem import RDKIT_VERSION
 from chemgauge.errors import OutputFileError
+from chemgauge.eval.atomic import atomic_write_rows
 from chemgauge.eval.envelope import CountsTally, InputRecord, record_input
 from chemgauge.eval.executors import Executor, ExecutorConfig, make_executor
+from chemgauge.eval.journal import ResumableJsonlWriter, iter_journal_by_keys
 from chemgauge.eval.provenance import RowsDigest, sha256_json
-from chemgauge.eval.records import (
-    RejectionStats,
-    ResumableJsonlWriter,
-    atomic_write_rows,
-    iter_journal_by_keys,
-)
+from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.retro.config import RetroEvalConfig
 from chemgauge.families.retro.data import DataFile, find_fold_file
 from chemgauge.families.retro.engine.base import RetroModel

@@ -18,7 +18,7 @@ from typing import Any
 
 from chemgauge.errors import BackendError
 from chemgauge.eval.executors import Executor, ItemFailure
-from chemgauge.eval.records import ResumableJsonlWriter
+from chemgauge.eval.journal import ResumableJsonlWriter
 from chemgauge.families.retro.config import RetroEvalConfig
 from chemgauge.families.retro.engine.base import ModelFailure, ModelOutput, RetroModel
 from chemgauge.families.retro.engine.predictions import PredictionsFileModel

@@ -15,7 +15,7 @@ import orjson
 
 from chemgauge.errors import DataQualityError, OutputFileError
 from chemgauge.eval.executors import ExecutorConfig
-from chemgauge.eval.records import RejectionStats
+from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.retro.data import DataFile, iter_targets
 from chemgauge.families.retro.engine.base import RetroModel
 from chemgauge.families.retro.engine.predictions import PredictionsFileModel

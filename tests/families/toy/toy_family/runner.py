@@ -3,6 +3,7 @@
 from pathlib import Path
 from typing import Any
 
+from chemgauge.eval.atomic import atomic_write_rows
 from chemgauge.eval.envelope import (
     CountsTally,
     EnvelopeParts,
@@ -13,7 +14,6 @@ from chemgauge.eval.envelope import (
 )
 from chemgauge.eval.metrics import rate
 from chemgauge.eval.provenance import reproducibility_sha256
-from chemgauge.eval.records import atomic_write_rows
 from toy_family.engine import SYSTEMS, ToyOptions
 from toy_family.family import FAMILY
 

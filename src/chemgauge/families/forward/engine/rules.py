@@ -25,7 +25,7 @@ from rdkit.Chem import rdChemReactions
 
 from chemgauge.chem import try_parse_smiles
 from chemgauge.errors import RuleFileError
-from chemgauge.eval.lines import open_problem, split_bytes
+from chemgauge.eval.lines import open_problem, read_lines
 from chemgauge.eval.provenance import sha256_json
 
 __all__ = [
@@ -297,7 +297,7 @@ def _decoded_lines(data: bytes, source: str) -> list[str]:
     """Every line's text (split and decoded by :mod:`chemgauge.eval.lines`, BOM stripped);
     a rule file is all or nothing, so a line that is not UTF-8 is an error naming it."""
     lines: list[str] = []
-    for line in split_bytes(data):
+    for line in read_lines(data, keep_undecodable=True):
         if line.problem is not None:
             raise RuleFileError(line.problem, path=source, line=line.number, value=line.text)
         lines.append(line.text)

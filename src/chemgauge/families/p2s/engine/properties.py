@@ -26,8 +26,9 @@ from typing import Any
 
 from chemgauge.chem import canonical_smiles, try_canonical_smiles
 from chemgauge.errors import ChemgaugeError, ConfigError, InputFileError, SmilesError
+from chemgauge.eval.jsonl import read_jsonl
 from chemgauge.eval.provenance import sha256_file
-from chemgauge.eval.records import RejectionStats, read_jsonl
+from chemgauge.eval.rejections import RejectionStats
 
 __all__ = [
     "MoleculeProvider",

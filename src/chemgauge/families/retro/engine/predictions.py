@@ -11,14 +11,10 @@ import orjson
 
 from chemgauge.chem import Canonicalizer
 from chemgauge.errors import InputFileError
-from chemgauge.eval.lines import iter_text_lines
+from chemgauge.eval.jsonl import json_object
+from chemgauge.eval.lines import read_lines, read_span
 from chemgauge.eval.provenance import sha256_file
-from chemgauge.eval.records import (
-    Diagnostic,
-    RejectionStats,
-    json_object,
-    read_span,
-)
+from chemgauge.eval.rejections import Diagnostic, RejectionStats
 from chemgauge.families.retro.engine.base import RetroModel
 
 __all__ = [
@@ -65,7 +61,7 @@ class PredictionsFileModel(RetroModel):
                 self.stats.reject(line, reason, text, detail)  # raises
             return Diagnostic(line, reason, text, detail)
 
-        for span in iter_text_lines(self.path):
+        for span in read_lines(self.path, keep_undecodable=True):
             number, text = span.number, span.text
             if span.problem is not None:
                 yield reject(number, "invalid_utf8", text, span.problem)

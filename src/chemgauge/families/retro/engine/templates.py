@@ -27,10 +27,10 @@ from rdkit import Chem
 
 from chemgauge.chem import Canonicalizer, clear_atom_maps, try_parse_smiles
 from chemgauge.errors import ConfigError, InputFileError
+from chemgauge.eval.atomic import atomic_write_bytes
 from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
-from chemgauge.eval.lines import parse_delimited
+from chemgauge.eval.lines import parse_delimited, read_lines
 from chemgauge.eval.provenance import sha256_bytes, sha256_file
-from chemgauge.eval.records import atomic_write_bytes, iter_lines
 from chemgauge.families.retro.engine.base import RetroModel
 
 __all__ = [
@@ -137,7 +137,7 @@ class TemplateSet:
     def load(cls, path: str | Path) -> TemplateSet:
         """Read a templates file; a bad line is an error naming file and line."""
         counts: dict[str, int] = {}
-        for line, text in iter_lines(path):
+        for line, text, *_ in read_lines(path):
             if not text.strip():
                 continue
             try:
@@ -177,14 +177,14 @@ class TemplateSet:
 def _mapped_reactions(path: Path) -> list[str]:
     if path.suffix == ".csv":
         column = "reactants>reagents>production"
-        rows = iter_lines(path)
+        rows = read_lines(path)
         first = next(rows, None)
-        header = [] if first is None else parse_delimited(first[1])
+        header = [] if first is None else parse_delimited(first.text)
         if isinstance(header, str) or column not in header:
             raise InputFileError(f"CSV header has no {column!r} column", path=path, line=1)
         index = header.index(column)
         reactions = []
-        for line, text in rows:
+        for line, text, *_ in rows:
             cells = parse_delimited(text)
             if isinstance(cells, str):
                 raise InputFileError(cells, path=path, line=line, value=text)
@@ -192,7 +192,7 @@ def _mapped_reactions(path: Path) -> list[str]:
                 reactions.append(cells[index])
         return reactions
     if path.suffix == ".smi":
-        return [text.split()[0] for _, text in iter_lines(path) if text.strip()]
+        return [text.split()[0] for _, text, *_ in read_lines(path) if text.strip()]
     raise ConfigError(
         f"{path}: templates need atom-mapped reactions (a *train.csv or *train.smi file); "
         "JSONL data is unmapped"

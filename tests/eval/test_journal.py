@@ -6,14 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from chemgauge.errors import ConfigError, DataQualityError, InputFileError
-from chemgauge.eval.records import (
-    RejectionStats,
-    ResumableJsonlWriter,
-    atomic_write_json,
-    atomic_write_text,
-    read_jsonl,
-)
+from chemgauge.errors import ConfigError, DataQualityError, InputFileError, OutputFileError
+from chemgauge.eval.atomic import atomic_write_json, atomic_write_text
+from chemgauge.eval.journal import ResumableJsonlWriter
+from chemgauge.eval.jsonl import read_jsonl
+from chemgauge.eval.rejections import RejectionStats
 
 
 def test_reader_counts_rejections_with_line_numbers(tmp_path: Path) -> None:
@@ -124,7 +121,7 @@ def test_atomic_write_uses_normal_permissions(tmp_path: Path) -> None:
 
 
 def test_a_streaming_journal_keeps_keys_not_rows(tmp_path: Path) -> None:
-    from chemgauge.eval.records import iter_journal
+    from chemgauge.eval.journal import iter_journal
 
     path = tmp_path / "rows.journal"
     with ResumableJsonlWriter(path, config_sha256="c1", key_field="id", keep_rows=False) as j:
@@ -142,7 +139,7 @@ def test_a_streaming_journal_keeps_keys_not_rows(tmp_path: Path) -> None:
 
 
 def test_journal_rows_come_back_in_item_order_after_a_resume(tmp_path: Path) -> None:
-    from chemgauge.eval.records import index_journal, iter_journal_by_keys
+    from chemgauge.eval.journal import index_journal, iter_journal_by_keys
 
     path = tmp_path / "rows.journal"
     with ResumableJsonlWriter(path, config_sha256="c1", key_field="id", keep_rows=False) as j:
@@ -157,7 +154,7 @@ def test_journal_rows_come_back_in_item_order_after_a_resume(tmp_path: Path) -> 
 
 
 def test_journal_index_names_a_corrupt_line(tmp_path: Path) -> None:
-    from chemgauge.eval.records import index_journal
+    from chemgauge.eval.journal import index_journal
 
     path = tmp_path / "rows.journal"
     with ResumableJsonlWriter(path, config_sha256="c1", key_field="id") as j:
@@ -169,12 +166,12 @@ def test_journal_index_names_a_corrupt_line(tmp_path: Path) -> None:
 
 
 def test_line_spans_split_like_text_mode_and_read_back(tmp_path: Path) -> None:
-    from chemgauge.eval.records import iter_line_spans, iter_lines, read_span
+    from chemgauge.eval.lines import read_lines, read_span
 
     path = tmp_path / "lines.txt"
     path.write_bytes("a\r\nbé\rc\n\nd".encode())
-    spans = list(iter_line_spans(path))
-    assert [(s.number, s.text) for s in spans] == list(iter_lines(path))
+    spans = list(read_lines(path))
+    assert [(s.number, s.text) for s in spans] == [(s.number, s.text) for s in read_lines(path)]
     with open(path, "rb") as handle:
         assert [read_span(handle, s) for s in spans] == [
             b"a\r\n",
@@ -185,9 +182,9 @@ def test_line_spans_split_like_text_mode_and_read_back(tmp_path: Path) -> None:
         ]
     path.write_bytes(b"ok\n\xff\n")
     with pytest.raises(InputFileError, match=r"lines.txt, line 2: not valid UTF-8"):
-        list(iter_line_spans(path))
+        list(read_lines(path))
     with pytest.raises(InputFileError, match="file not found"):
-        list(iter_line_spans(tmp_path / "missing.txt"))
+        list(read_lines(tmp_path / "missing.txt"))
 
 
 def test_a_journal_without_rows_is_replaced_silently(tmp_path: Path) -> None:
@@ -218,7 +215,7 @@ def test_a_failed_write_leaves_no_torn_row(tmp_path: Path, monkeypatch: pytest.M
     import errno
     import os
 
-    from chemgauge.eval import records
+    from chemgauge.eval import journal as journal_module
 
     path = tmp_path / "rows.journal"
     journal = ResumableJsonlWriter(path, config_sha256="c1", key_field="id")
@@ -230,8 +227,8 @@ def test_a_failed_write_leaves_no_torn_row(tmp_path: Path, monkeypatch: pytest.M
             return real_write(fd, bytes(data[: len(data) // 2]))
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(records.os, "write", half_then_full)
-    with pytest.raises(records.OutputFileError, match=r"No space left.*rerun to resume"):
+    monkeypatch.setattr(journal_module.os, "write", half_then_full)
+    with pytest.raises(OutputFileError, match=r"No space left.*rerun to resume"):
         journal.write({"id": "b", "payload": "x" * 100})
     monkeypatch.undo()
     journal.close()

@@ -1,240 +1,34 @@
-"""Row and record I/O: counted rejections, atomic writes and resumable append-only rows.
+"""Resumable append-only rows: a journal keyed by item identity and the run's config hash.
 
-Nothing is silently dropped: every rejected line is counted by reason with a bounded list of
-diagnostics, and ``strict`` turns the first one into an error naming file, line and value.
+A restart drops a truncated last line and skips finished items; the final rows file is
+streamed back from the journal in input order.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 import orjson
 
-from chemgauge.errors import (
-    ConfigError,
-    DataQualityError,
-    InputFileError,
-    OutputFileError,
-    excerpt,
-)
+from chemgauge.errors import ConfigError, OutputFileError
+from chemgauge.eval.atomic import atomic_write_bytes
 from chemgauge.eval.interrupts import interrupted
-from chemgauge.eval.lines import Line, iter_decoded, iter_text_lines
 from chemgauge.eval.provenance import source_tree_sha256
 
 __all__ = [
-    "Diagnostic",
-    "LineSpan",
-    "OutputFileError",
-    "RejectionStats",
     "ResumableJsonlWriter",
-    "atomic_open",
-    "atomic_write_bytes",
-    "atomic_write_json",
-    "atomic_write_rows",
-    "atomic_write_text",
     "index_journal",
     "is_journal",
     "iter_journal",
     "iter_journal_by_keys",
-    "iter_line_spans",
-    "iter_lines",
-    "json_object",
-    "read_jsonl",
-    "read_span",
 ]
 
-MAX_DIAGNOSTICS = 50
-
-
-@dataclass(frozen=True, slots=True)
-class Diagnostic:
-    """One rejected input: where, why, and a short excerpt of the offending text."""
-
-    line: int
-    reason: str
-    excerpt: str
-    detail: str = ""
-
-
-@dataclass
-class RejectionStats:
-    """Counts of rejected inputs by reason plus the first ``max_diagnostics`` diagnostics."""
-
-    path: str | None = None
-    strict: bool = False
-    max_diagnostics: int = MAX_DIAGNOSTICS
-    accepted: int = 0
-    counts: Counter[str] = field(default_factory=Counter)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-
-    def reject(self, line: int, reason: str, text: str, detail: str = "") -> None:
-        """Count a rejection; in strict mode raise instead, naming file, line and value."""
-        if self.strict:
-            message = f"{reason}{': ' + detail if detail else ''}"
-            raise DataQualityError(message, path=self.path, line=line, value=text)
-        self.counts[reason] += 1
-        if len(self.diagnostics) < self.max_diagnostics:
-            self.diagnostics.append(Diagnostic(line, reason, excerpt(text), excerpt(detail)))
-
-    @property
-    def rejected(self) -> int:
-        """Total rejected lines over all reasons."""
-        return sum(self.counts.values())
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain mapping for reports (reasons sorted for stable output)."""
-        return {
-            "accepted": self.accepted,
-            "rejected": self.rejected,
-            "rejections_by_reason": dict(sorted(self.counts.items())),
-            "diagnostics": [
-                {"line": d.line, "reason": d.reason, "excerpt": d.excerpt, "detail": d.detail}
-                for d in self.diagnostics
-            ],
-            "diagnostics_truncated": self.rejected > len(self.diagnostics),
-        }
-
-
-def iter_lines(path: str | Path, stats: RejectionStats | None = None) -> Iterator[tuple[int, str]]:
-    """Yield (1-based line number, text without line ending), streaming (see
-    :mod:`chemgauge.eval.lines`: BOM stripped, each line decoded alone). A line that is not
-    UTF-8 is counted in ``stats`` as ``invalid_utf8`` and skipped; without ``stats`` it is an
-    error naming file and line."""
-    if stats is not None and stats.path is None:
-        stats.path = str(path)
-    return iter_decoded(path, None if stats is None else stats.reject)
-
-
-# One line of a file with its byte span (kept under its older name for readers of spans).
-LineSpan = Line
-
-
-def iter_line_spans(path: str | Path, stats: RejectionStats | None = None) -> Iterator[Line]:
-    """Like :func:`iter_lines` (same lines, the same handling of undecodable ones), plus each
-    line's byte span, so a caller can hold spans and read a line again with
-    :func:`read_span` instead of holding the text."""
-    if stats is not None and stats.path is None:
-        stats.path = str(path)
-    for line in iter_text_lines(path):
-        if line.problem is None:
-            yield line
-        elif stats is not None:
-            stats.reject(line.number, "invalid_utf8", line.text, line.problem)
-        else:
-            raise InputFileError(line.problem, path=path, line=line.number, value=line.text)
-
-
-def read_span(handle: IO[bytes], span: LineSpan | tuple[int, int]) -> bytes:
-    """The bytes of a line again, from a handle opened in binary mode (``(offset, size)``
-    works too, for callers that keep only those)."""
-    offset, size = (span.offset, span.size) if isinstance(span, Line) else span
-    handle.seek(offset)
-    return handle.read(size)
-
-
-def json_object(text: str) -> dict[str, Any] | str:
-    """The JSON object on one line, or why it is not one (the detail of a ``malformed_json``
-    rejection)."""
-    try:
-        obj = orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        return str(exc)
-    return obj if isinstance(obj, dict) else "line is not a JSON object"
-
-
-def read_jsonl(path: str | Path, stats: RejectionStats) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (line number, object) for each JSON-object line; blank lines are skipped silently.
-
-    Lines that are not JSON objects are counted as ``malformed_json`` in ``stats``, lines
-    that are not UTF-8 as ``invalid_utf8``.
-    """
-    for number, text in iter_lines(path, stats):
-        if not text.strip():
-            continue
-        obj = json_object(text)
-        if isinstance(obj, str):
-            stats.reject(number, "malformed_json", text, obj)
-            continue
-        yield number, obj
-
-
-def _read_umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
-
-
-# Read once at import: os.umask is process-wide, so probing it per write would race threads.
-_UMASK = _read_umask()
-
-
-@contextlib.contextmanager
-def atomic_open(path: str | Path, *, text: bool = False) -> Iterator[IO[Any]]:
-    """Stream into a temporary file beside ``path``; fsync and rename over it only on success.
-
-    A failure (or Ctrl-C) mid-write removes the temporary file, so ``path`` is either its old
-    content or the complete new one; an unwritable folder is an :class:`OutputFileError`.
-    """
-    target = Path(path)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    except OSError as exc:
-        raise OutputFileError(target, exc) from None
-    try:
-        # mkstemp creates 0600; give the file the permissions a plain open() would.
-        os.fchmod(fd, 0o666 & ~_UMASK)
-        handle: IO[Any] = (
-            os.fdopen(fd, "w", encoding="utf-8", newline="\n") if text else os.fdopen(fd, "wb")
-        )
-        with handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise OutputFileError(target, exc) from None
-        raise
-
-
-def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
-    """Write bytes atomically (see :func:`atomic_open`)."""
-    with atomic_open(path) as handle:
-        handle.write(data)
-    return Path(path)
-
-
-def atomic_write_rows(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> Path:
-    """Stream a rows file atomically: one sorted-key JSON object per line, the one byte
-    format every family's ``rows.jsonl`` uses (``verify`` and the hashes depend on it)."""
-    with atomic_open(path) as handle:
-        for row in rows:
-            handle.write(orjson.dumps(row, option=orjson.OPT_SORT_KEYS) + b"\n")
-    return Path(path)
-
-
-def atomic_write_text(path: str | Path, text: str) -> Path:
-    """Atomic UTF-8 text write."""
-    return atomic_write_bytes(path, text.encode("utf-8"))
-
-
-def atomic_write_json(path: str | Path, obj: Any) -> Path:
-    """Atomic write of indented JSON with sorted keys and a trailing newline."""
-    data = orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
-    return atomic_write_bytes(path, data + b"\n")
-
-
 _HEADER_KEY = "chemgauge_rows_journal"
+
 _SORT = orjson.OPT_SORT_KEYS
 
 
