@@ -16,7 +16,7 @@ from chemgauge.families.names.api import check_source
 from chemgauge.families.names.config import CoverageConfig
 from chemgauge.families.names.engine.namer import CommandNamer
 from chemgauge.families.names.listing import entries
-from chemgauge.families.names.systems import NAMERS, Namer, build_namer
+from chemgauge.families.names.systems import NAMES_SYSTEMS, Namer, build_namer
 
 
 class _Counting:
@@ -30,9 +30,9 @@ class _Counting:
 
 
 def test_the_registry_is_the_families_systems_registry() -> None:
-    assert NAMERS.kind == "names system"
-    assert NAMERS.group == "chemgauge.names_systems"
-    assert NAMERS.names()[0] == "command"
+    assert NAMES_SYSTEMS.kind == "names system"
+    assert NAMES_SYSTEMS.group == "chemgauge.names_systems"
+    assert NAMES_SYSTEMS.names()[0] == "command"
     assert entries()[0] == (
         "names system",
         "command",
@@ -51,7 +51,7 @@ def test_the_command_namer_is_built_from_the_config() -> None:
 
 
 def test_a_factory_that_returns_no_namer_is_refused() -> None:
-    NAMERS.register("test_not_a_namer", lambda config: object(), replace=True)
+    NAMES_SYSTEMS.register("test_not_a_namer", lambda config: object(), replace=True)
     with pytest.raises(ConfigError, match="returned object, not a Namer"):
         build_namer(CoverageConfig(model="test_not_a_namer"))
 
@@ -91,7 +91,7 @@ def test_sources_are_checked_naming_flags(
 
 def test_a_namer_giving_the_wrong_number_of_names_fails_naming_it(tmp_path: Path) -> None:
     _, smiles = _files(tmp_path)
-    NAMERS.register("test_spare", lambda config: _Counting({}, extra=1), replace=True)
+    NAMES_SYSTEMS.register("test_spare", lambda config: _Counting({}, extra=1), replace=True)
     run = tmp_path / "run"
     args = ["names", "coverage", "-m", "test_spare", "--smiles", str(smiles), "-o", str(run)]
     result = CliRunner().invoke(app, [*args, "-q"])
@@ -104,7 +104,7 @@ def test_a_namer_giving_the_wrong_number_of_names_fails_naming_it(tmp_path: Path
 def test_a_registered_namer_is_scored_by_its_name(tmp_path: Path) -> None:
     """Adding a namer is one registration; ``--model`` then scores it like any other."""
     _, smiles = _files(tmp_path)
-    NAMERS.register("test_dict", lambda config: _Counting({"CCO": "ethanol"}), replace=True)
+    NAMES_SYSTEMS.register("test_dict", lambda config: _Counting({"CCO": "ethanol"}), replace=True)
     run = tmp_path / "run"
     args = ["names", "coverage", "--model", "test_dict", "--smiles", str(smiles), "-o", str(run)]
     result = CliRunner().invoke(app, [*args, "-q", "-j", "1"])

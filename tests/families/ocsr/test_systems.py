@@ -20,15 +20,15 @@ from chemgauge.families.ocsr.engine.recognizers import (
     OsraRecognizer,
     PythonRecognizer,
 )
-from chemgauge.families.ocsr.engine.registry import SYSTEMS, build_recognizer
+from chemgauge.families.ocsr.engine.registry import OCSR_SYSTEMS, build_recognizer
 from chemgauge.families.ocsr.manifest import Manifest
 
 SRC = Path(__file__).resolve().parents[3] / "src"
 
 
 def test_the_four_back_ends_are_registered_as_ocsr_systems() -> None:
-    assert (SYSTEMS.kind, SYSTEMS.group) == ("ocsr system", "chemgauge.ocsr_systems")
-    assert SYSTEMS.names()[:4] == ["osra", "command", "http", "python"]
+    assert (OCSR_SYSTEMS.kind, OCSR_SYSTEMS.group) == ("ocsr system", "chemgauge.ocsr_systems")
+    assert OCSR_SYSTEMS.names()[:4] == ["osra", "command", "http", "python"]
 
 
 def test_each_factory_builds_its_back_end_from_the_one_options_object() -> None:
@@ -66,7 +66,7 @@ def test_an_unknown_back_end_fails_with_did_you_mean() -> None:
 
 
 def test_a_factory_returning_no_recognizer_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(SYSTEMS._entries, "not_a_recognizer", lambda options: object())
+    monkeypatch.setitem(OCSR_SYSTEMS._entries, "not_a_recognizer", lambda options: object())
     with pytest.raises(ConfigError, match="returned object, not a Recognizer"):
         build_recognizer("not_a_recognizer")
 

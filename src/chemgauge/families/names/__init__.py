@@ -19,12 +19,12 @@ if TYPE_CHECKING:
         score_coverage,
     )
     from chemgauge.families.names.config import DEFAULT_MAX_OPSIN_ERRORS, CoverageConfig
-    from chemgauge.families.names.systems import NAMERS, Namer
+    from chemgauge.families.names.systems import NAMES_SYSTEMS, Namer
 
 _HOMES = {
     "CoverageConfig": "config",
     "DEFAULT_MAX_OPSIN_ERRORS": "config",
-    "NAMERS": "systems",
+    "NAMES_SYSTEMS": "systems",
     "Namer": "systems",
     "check_opsin_errors": "api",
     "check_source": "api",
@@ -36,7 +36,7 @@ _HOMES = {
 
 __all__ = [
     "DEFAULT_MAX_OPSIN_ERRORS",
-    "NAMERS",
+    "NAMES_SYSTEMS",
     "CoverageConfig",
     "Namer",
     "check_opsin_errors",

@@ -33,7 +33,7 @@ from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.names.config import DEFAULT_MAX_OPSIN_ERRORS, CoverageConfig
 from chemgauge.families.names.inputs import NamePair, iter_pairs, read_smiles_file
 from chemgauge.families.names.runner import ReadBack, build_report, journal_rows, score_pairs
-from chemgauge.families.names.systems import NAMERS, build_namer
+from chemgauge.families.names.systems import NAMES_SYSTEMS, build_namer
 from chemgauge.report.runs import REPORT_NAME, ROWS_NAME
 
 __all__ = [
@@ -98,7 +98,7 @@ def check_source(input: Path | None, smiles: Path | None, config: CoverageConfig
         return
     if smiles is None:
         raise ConfigError(f"{config.namer_flag} needs --smiles FILE with the structures to name")
-    NAMERS.get(namer)  # an unknown name fails here, with "did you mean"
+    NAMES_SYSTEMS.get(namer)  # an unknown name fails here, with "did you mean"
 
 
 def run_outputs(out: Path) -> list[Output]:

@@ -14,6 +14,6 @@ _NAMERS = {
 
 def entries() -> list[ListEntry]:
     """The namers ``names coverage --model`` accepts, built in and from plugins."""
-    from chemgauge.families.names.systems import NAMERS
+    from chemgauge.families.names.systems import NAMES_SYSTEMS
 
-    return describe_entries("names system", NAMERS, _NAMERS)
+    return describe_entries("names system", NAMES_SYSTEMS, _NAMERS)

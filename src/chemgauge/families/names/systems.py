@@ -4,7 +4,7 @@ A namer names a batch of structures (SMILES) and returns, for each, one name or 
 abstention (``None`` or an empty name). Each registered factory takes the run's
 :class:`~chemgauge.families.names.config.CoverageConfig` and returns a :class:`Namer`;
 ``--model NAME`` picks one (``--namer-cmd`` picks ``command``). Adding a namer is one
-registration here (``NAMERS.register_lazy(name, "module:factory")``) or, from another
+registration here (``NAMES_SYSTEMS.register_lazy(name, "module:factory")``) or, from another
 package, one entry point in the group ``chemgauge.names_systems``.
 """
 
@@ -18,7 +18,7 @@ from chemgauge.registry import Systems
 if TYPE_CHECKING:
     from chemgauge.families.names.config import CoverageConfig
 
-__all__ = ["NAMERS", "Namer", "build_namer"]
+__all__ = ["NAMES_SYSTEMS", "Namer", "build_namer"]
 
 
 @runtime_checkable
@@ -30,8 +30,8 @@ class Namer(Protocol):
         ...
 
 
-NAMERS: Systems[CoverageConfig, Namer] = Systems("names", Namer)
-NAMERS.register_lazy("command", "chemgauge.families.names.engine.namer:command_namer")
+NAMES_SYSTEMS: Systems[CoverageConfig, Namer] = Systems("names", Namer)
+NAMES_SYSTEMS.register_lazy("command", "chemgauge.families.names.engine.namer:command_namer")
 
 
 def build_namer(config: CoverageConfig) -> Namer:
@@ -39,4 +39,4 @@ def build_namer(config: CoverageConfig) -> Namer:
     name = config.namer
     if name is None:
         raise ValueError("this run scores a pairs file: it has no namer")
-    return NAMERS.build(name, config)
+    return NAMES_SYSTEMS.build(name, config)

@@ -3,7 +3,7 @@
 :class:`RunConfig` is everything the command decides about a run (repeats, budgets, the
 largest image sent, how many attempts are in flight and where they run);
 :class:`RecognizerOptions` is what the system under test (``--model``, a back-end of
-:data:`chemgauge.families.ocsr.engine.registry.SYSTEMS`) is built from, the one argument of
+:data:`chemgauge.families.ocsr.engine.registry.OCSR_SYSTEMS`) is built from, the one argument of
 every back-end factory, built-in or plugin. Field names are the command's flags.
 """
 

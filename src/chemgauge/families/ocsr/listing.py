@@ -19,8 +19,8 @@ def entries() -> list[ListEntry]:
     """The back-ends (``--model``; plugins included), then the recognizers registered for
     the ``python`` back-end."""
     from chemgauge.families.ocsr.engine.base import RECOGNIZERS
-    from chemgauge.families.ocsr.engine.registry import SYSTEMS
+    from chemgauge.families.ocsr.engine.registry import OCSR_SYSTEMS
 
-    rows = describe_entries(SYSTEMS.kind, SYSTEMS, _BACKENDS)
+    rows = describe_entries(OCSR_SYSTEMS.kind, OCSR_SYSTEMS, _BACKENDS)
     rows.extend(describe_entries(RECOGNIZERS.kind, RECOGNIZERS))
     return rows

@@ -1,7 +1,7 @@
 """The systems under test of the OCSR family: recognizer back-ends by name, one factory shape.
 
 Every back-end is a factory ``(RecognizerOptions) -> Recognizer`` registered in
-:data:`SYSTEMS` (kind ``ocsr system``); third-party packages add theirs through the
+:data:`OCSR_SYSTEMS` (kind ``ocsr system``); third-party packages add theirs through the
 entry-point group ``chemgauge.ocsr_systems``. ``chemgauge ocsr run --model NAME`` and
 :func:`chemgauge.families.ocsr.run` build the one named; an unknown name fails with "did you
 mean", and a missing option with the flag to pass.
@@ -21,19 +21,19 @@ from chemgauge.families.ocsr.engine.recognizers import (
 )
 from chemgauge.registry import Systems
 
-__all__ = ["SYSTEMS", "build_recognizer"]
+__all__ = ["OCSR_SYSTEMS", "build_recognizer"]
 
 #: The OCSR back-ends: ``factory(options) -> Recognizer``.
-SYSTEMS: Systems[RecognizerOptions, Recognizer] = Systems("ocsr", Recognizer)
+OCSR_SYSTEMS: Systems[RecognizerOptions, Recognizer] = Systems("ocsr", Recognizer)
 
 
-@SYSTEMS.decorator("osra")
+@OCSR_SYSTEMS.decorator("osra")
 def osra(options: RecognizerOptions) -> Recognizer:
     """The OSRA executable (Debian's osra package); it takes no options."""
     return OsraRecognizer()
 
 
-@SYSTEMS.decorator("command")
+@OCSR_SYSTEMS.decorator("command")
 def command(options: RecognizerOptions) -> Recognizer:
     """Any program: an argument list with ``{image}``; SMILES, molfile or JSON out."""
     if not options.command:
@@ -41,7 +41,7 @@ def command(options: RecognizerOptions) -> Recognizer:
     return CommandRecognizer(CommandSpec(tuple(options.command), fmt=options.format))
 
 
-@SYSTEMS.decorator("http")
+@OCSR_SYSTEMS.decorator("http")
 def http(options: RecognizerOptions) -> Recognizer:
     """An OpenAI-compatible vision endpoint (the key from ``api_key_env``)."""
     if not options.url or not options.endpoint_model:
@@ -55,7 +55,7 @@ def http(options: RecognizerOptions) -> Recognizer:
     return HttpRecognizer(spec)
 
 
-@SYSTEMS.decorator("python")
+@OCSR_SYSTEMS.decorator("python")
 def python(options: RecognizerOptions) -> Recognizer:
     """A registered callable (``ocsr recognizer``) or ``module:function``."""
     if not options.callable:
@@ -65,4 +65,4 @@ def python(options: RecognizerOptions) -> Recognizer:
 
 def build_recognizer(model: str, options: RecognizerOptions | None = None) -> Recognizer:
     """The back-end ``model`` built from ``options`` (defaults: none given)."""
-    return SYSTEMS.build(model, options or RecognizerOptions())
+    return OCSR_SYSTEMS.build(model, options or RecognizerOptions())
