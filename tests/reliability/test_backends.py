@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from chemgauge.cli import app
 from chemgauge.errors import BackendError, ChemgaugeError, OutputFileError
 from chemgauge.eval import atomic
+from chemgauge.eval import journal as journal_module
 from chemgauge.eval.atomic import atomic_write_bytes
 from chemgauge.eval.journal import ResumableJsonlWriter
 from chemgauge.families.names.engine.namer import CommandNamer
@@ -272,7 +273,7 @@ def test_full_disk_mid_journal_keeps_finished_rows(
         def full(fd: int, data: bytes) -> int:
             raise OSError(28, "No space left on device")
 
-        monkeypatch.setattr(journal.os, "write", full)
+        monkeypatch.setattr(journal_module.os, "write", full)
         with pytest.raises(OutputFileError, match="No space left"):
             journal.write({"id": "b", "v": 2})
         monkeypatch.undo()

@@ -26,7 +26,7 @@ runner = CliRunner()
 
 
 def _forward_rows(tmp_path: Path, corpus: Path, *extra: str) -> list[dict[str, Any]]:
-    rows = tmp_path / f"rows-{corpus.stem}.jsonl"
+    rows = tmp_path / f"run-{corpus.stem}" / "rows.jsonl"
     result = runner.invoke(
         app,
         [
@@ -34,10 +34,8 @@ def _forward_rows(tmp_path: Path, corpus: Path, *extra: str) -> list[dict[str, A
             "benchmark",
             "--corpus",
             str(corpus),
-            "--output-rows",
-            str(rows),
-            "--output-report",
-            str(tmp_path / f"report-{corpus.stem}.json"),
+            "--out",
+            str(rows.parent),
             "--executor",
             "serial",
             "--quiet",
@@ -88,8 +86,8 @@ def test_forward_bad_byte_on_line_150_is_counted_there_and_the_run_goes_on(
             "benchmark",
             "--corpus",
             str(corpus),
-            "--output-rows",
-            str(tmp_path / "strict.jsonl"),
+            "--out",
+            str(tmp_path / "strict"),
             "--strict",
             "--quiet",
         ],
@@ -245,10 +243,8 @@ def test_report_reader_counts_an_undecodable_row_on_its_line(tmp_path: Path) -> 
         [
             "forward",
             "benchmark",
-            "--output-rows",
-            str(run / "rows.jsonl"),
-            "--output-report",
-            str(run / "report.json"),
+            "--out",
+            str(run),
             "--executor",
             "serial",
             "--quiet",

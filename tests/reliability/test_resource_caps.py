@@ -31,10 +31,8 @@ def test_compare_resamples_are_capped(tmp_path: Path) -> None:
         done = _cli(
             "forward",
             "benchmark",
-            "--output-rows",
-            run / "rows.jsonl",
-            "--output-report",
-            run / "report.json",
+            "--out",
+            run,
             "--executor",
             "serial",
             "-q",
