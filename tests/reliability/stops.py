@@ -25,6 +25,8 @@ REPO = Path(__file__).resolve().parents[2]
 DEMO_CORPUS = REPO / "src" / "chemgauge" / "families" / "forward" / "data" / "demo_corpus.jsonl"
 _TAG = "CHEMGAUGE_STOP_TEST_TAG"
 _DEADLINE_S = 300.0
+#: How long the children of a SIGKILLed run may take to die with it.
+_ORPHAN_GRACE_S = 10.0
 
 _MAIN = """
 from chemgauge.cli.app import main
@@ -187,11 +189,16 @@ def stop_run(scenario: Scenario, signum: int, *, resume: bool = True) -> StopRes
         if time.monotonic() >= deadline:
             raise AssertionError(f"{scenario.family}: never ready ({children} children)")
         proc.send_signal(signum)
-        _, err = proc.communicate(timeout=120)
+        _, err = proc.communicate(timeout=30 if signum == signal.SIGKILL else 120)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
+    # A kill the run cannot handle (SIGKILL) leaves cleanup to its children: each must die
+    # with its parent, within a few seconds.
+    settle = time.monotonic() + (_ORPHAN_GRACE_S if signum == signal.SIGKILL else 0.0)
+    while _tagged(tag) and time.monotonic() < settle:
+        time.sleep(0.1)
     survivors = [_describe(pid) for pid in _tagged(tag)]
     for pid in _tagged(tag):  # leave nothing behind for the next test, whatever happened
         with contextlib.suppress(OSError):

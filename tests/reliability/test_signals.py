@@ -50,6 +50,18 @@ def test_sigterm_stops_every_child_and_the_run_resumes(tmp_path: Path, family: s
     _check(result, 143)
 
 
+@pytest.mark.parametrize("family", sorted(SCENARIOS))
+def test_sigkill_leaves_no_child_alive_and_the_run_resumes(tmp_path: Path, family: str) -> None:
+    """A kill nothing can catch: every child (pool workers, OPSIN JVMs, recognizer commands,
+    calculator children) dies with the run within seconds, and the journal still resumes."""
+    scenario = SCENARIOS[family](tmp_path)
+    result = stop_run(scenario, signal.SIGKILL)
+    assert result.children_at_stop >= scenario.children
+    assert result.returncode == -signal.SIGKILL
+    assert result.survivors == []
+    assert result.resumed is True, result.stderr
+
+
 def test_sighup_is_129_and_ctrl_c_is_130(tmp_path: Path) -> None:
     _check(stop_run(forward_scenario(tmp_path / "hup"), signal.SIGHUP), 129)
     _check(stop_run(retro_scenario(tmp_path / "int"), signal.SIGINT), 130)
@@ -59,3 +71,11 @@ def test_sighup_is_129_and_ctrl_c_is_130(tmp_path: Path) -> None:
 def test_sigterm_stops_a_local_ray_cluster(tmp_path: Path) -> None:
     require_module("ray")
     _check(stop_run(forward_scenario(tmp_path, executor="ray"), signal.SIGTERM), 143)
+
+
+@pytest.mark.external
+def test_sigkill_leaves_no_process_of_a_local_ray_cluster(tmp_path: Path) -> None:
+    require_module("ray")
+    result = stop_run(forward_scenario(tmp_path, executor="ray"), signal.SIGKILL)
+    assert result.survivors == []
+    assert result.resumed is True, result.stderr

@@ -23,6 +23,7 @@ from rdkit import Chem
 
 from chemgauge.chem.graphdiff import DiffSettings, GraphDiff, diff_graphs
 from chemgauge.errors import BackendError
+from chemgauge.eval.lifeline import child_kwargs
 
 __all__ = ["GraphDiffer"]
 
@@ -101,6 +102,7 @@ class GraphDiffer:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
+                **child_kwargs(),
             )
             # Start-up (importing RDKit) must not eat into the first pair's time limit.
             assert self._process.stdout is not None

@@ -34,6 +34,7 @@ import typer
 import chemgauge
 from chemgauge.cli.scripting import build_command
 from chemgauge.errors import ChemgaugeError, excerpt
+from chemgauge.eval import lifeline
 from chemgauge.eval.interrupts import install_handlers, interrupted, stop_descendants
 from chemgauge.families import FAMILIES, get_family
 
@@ -188,6 +189,7 @@ def main() -> None:
     one line on stderr, without a traceback; SIGTERM, SIGHUP and Ctrl-C stop every child
     process first."""
     install_handlers()
+    lifeline.enable()
     try:
         code = build_command(make_app(_requested(sys.argv[1:])))(standalone_mode=False)
     except ChemgaugeError as exc:

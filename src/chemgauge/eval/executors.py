@@ -25,6 +25,7 @@ from itertools import islice
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from chemgauge.errors import BackendError, ConfigError, MissingDependencyError, RayStartDeadline
+from chemgauge.eval import lifeline
 from chemgauge.eval.interrupts import (
     Interrupted,
     interrupted,
@@ -171,6 +172,13 @@ class _Pending(Generic[T]):
         self.attempts = 0
 
 
+def _init_worker(group: int | None) -> None:
+    """A pool worker: the parent handles signals for the run, and the worker dies with it
+    (even on SIGKILL: the lifeline's group and the parent-death signal)."""
+    reset_in_worker()
+    lifeline.join_from_worker(group)
+
+
 class LocalExecutor:
     """A process pool with a bounded window of chunks in flight (memory tracks chunk size)."""
 
@@ -181,7 +189,9 @@ class LocalExecutor:
     def _ensure_pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(
-                max_workers=self.config.workers(), initializer=reset_in_worker
+                max_workers=self.config.workers(),
+                initializer=_init_worker,
+                initargs=(lifeline.ensure(),),
             )
         return self._pool
 
@@ -376,6 +386,7 @@ def _start_local_ray(ray: Any, settings: dict[str, Any], timeout_s: float) -> No
     thread that starts them), under a SIGALRM deadline; Ray's own SIGTERM handler, which it
     installs here, is replaced by ours again afterwards."""
     main = threading.current_thread() is threading.main_thread()
+    lifeline.ensure()  # its watcher notes the cluster's daemons, which Ray starts apart
 
     def expire(signum: int, frame: object) -> None:
         raise RayStartDeadline

@@ -21,6 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from chemgauge.errors import BackendError, MissingDependencyError
+from chemgauge.eval.lifeline import child_kwargs
 
 SERVER_CLASS = "OpsinLineServer"
 SERVER_SOURCE = "server/OpsinLineServer.java"
@@ -123,6 +124,7 @@ def find_java(java: str) -> JavaTools:
             capture_output=True,
             timeout=_TOOL_TIMEOUT_S,
             check=False,
+            **child_kwargs(),
         )
     except (OSError, subprocess.TimeoutExpired) as error:
         raise BackendError(f"cannot run {resolved!r} -version: {error}. {_JAVA_HINT}") from error
@@ -222,7 +224,9 @@ def _javac_identity(javac: str) -> str:
 def _run_tool(args: list[str]) -> str:
     """Run a JDK tool with a timeout; return its combined output or raise BackendError."""
     try:
-        proc = subprocess.run(args, capture_output=True, timeout=_TOOL_TIMEOUT_S, check=False)
+        proc: subprocess.CompletedProcess[bytes] = subprocess.run(
+            args, capture_output=True, timeout=_TOOL_TIMEOUT_S, check=False, **child_kwargs()
+        )
     except (OSError, subprocess.TimeoutExpired) as error:
         raise BackendError(f"cannot run {args[0]!r}: {error}") from error
     output = (proc.stdout + proc.stderr).decode("utf-8", "replace")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
 from chemgauge.errors import BackendError, ConfigError
+from chemgauge.eval.lifeline import child_kwargs
 
 if TYPE_CHECKING:
     from chemgauge.families.names.config import CoverageConfig
@@ -96,6 +97,7 @@ class CommandNamer:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
+                **child_kwargs(),
             )
         except FileNotFoundError:
             raise BackendError(f"namer command not found: {self.argv[0]!r}") from None

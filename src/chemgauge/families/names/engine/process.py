@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from chemgauge.errors import BackendError, ProtocolError, StreamInterrupted
+from chemgauge.eval.lifeline import child_kwargs
 
 logger = logging.getLogger(__name__)
 
@@ -132,6 +133,7 @@ class OpsinProcess:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 bufsize=0,
+                **child_kwargs(),
             )
         except OSError as error:
             raise BackendError(f"cannot start OPSIN ({self._command[0]!r}): {error}") from error

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from chemgauge.errors import BackendError
+from chemgauge.eval.lifeline import child_kwargs
 from chemgauge.registry import Registry
 
 __all__ = [
@@ -220,7 +221,11 @@ def run_bounded(args: Sequence[str], timeout: float, max_bytes: int) -> ProcessR
     """
     try:
         process = subprocess.Popen(
-            list(args), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            list(args),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            **child_kwargs(),
         )
     except FileNotFoundError as exc:
         raise BackendError(f"program not found: {args[0]!r}") from exc

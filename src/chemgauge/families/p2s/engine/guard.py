@@ -11,12 +11,9 @@ reason (``too_large``, ``timeout``, ``calculator_crashed``), never a hang and ne
 from __future__ import annotations
 
 import atexit
-import contextlib
-import ctypes
 import multiprocessing
 import os
 import pickle
-import signal
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -25,6 +22,7 @@ from typing import Any
 
 from chemgauge.chem import try_parse_smiles
 from chemgauge.errors import CalculatorStartError, ConfigError
+from chemgauge.eval.lifeline import set_parent_death_signal
 from chemgauge.families.p2s.engine.properties import PropertyProvider, PropertyResult
 
 __all__ = [
@@ -33,7 +31,6 @@ __all__ = [
     "ComputeLimits",
     "GuardedCompute",
     "close_calculators",
-    "die_with_parent",
     "size_refusal",
 ]
 
@@ -87,16 +84,9 @@ def size_refusal(smiles: str, limit: int | None) -> PropertyResult | None:
     return None
 
 
-def die_with_parent() -> None:
-    """Ask Linux to SIGKILL this process when its parent dies (no orphaned calculators)."""
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
 def _serve(conn: Connection, payload: bytes) -> None:
     """Child loop: receive a SMILES, send back its result, until the pipe closes."""
-    die_with_parent()
+    set_parent_death_signal()
     # One thread per calculator: the parent already runs one child per worker process.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

@@ -22,7 +22,7 @@ from rdkit import Chem
 
 from chemgauge.chem.properties import Geometry, embed_geometry
 from chemgauge.errors import MissingDependencyError
-from chemgauge.families.p2s.engine.guard import die_with_parent
+from chemgauge.eval.lifeline import set_parent_death_signal
 from chemgauge.families.p2s.engine.properties import MoleculeProvider, PropertyResult
 
 __all__ = ["MopacProvider", "parse_excitations"]
@@ -118,7 +118,7 @@ class MopacProvider(MoleculeProvider):
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
                 timeout=_PROGRAM_TIMEOUT,
-                preexec_fn=die_with_parent,
+                preexec_fn=set_parent_death_signal,
                 env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"},
                 check=False,
             )
