@@ -7,8 +7,12 @@ tautomer work budget); these tests assert the recorded outcome, never a timing.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,10 +26,27 @@ from chemgauge.chem import (
     parse_smiles,
     try_canonical_smiles,
 )
+from chemgauge.chem.limits import CEILINGS, DEFAULT_LIMITS, set_limits
 from chemgauge.chem.reactant_sets import ReactantSetScorer
-from chemgauge.chem.smiles import MAX_ATOMS, MAX_SMILES_CHARS
 from chemgauge.chem.standardize import DEFAULT_SETTINGS, parity_outcome
 from chemgauge.errors import SmilesError
+
+MAX_ATOMS = DEFAULT_LIMITS.max_atoms
+MAX_SMILES_CHARS = DEFAULT_LIMITS.max_smiles_chars
+
+
+@pytest.fixture
+def raised_limits(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A run that raised every structure limit to its ceiling (``--max-atoms 10000`` ...)."""
+    for name in ("CHEMGAUGE_MAX_SMILES_CHARS", "CHEMGAUGE_MAX_ATOMS", "CHEMGAUGE_MAX_RINGS",
+                 "CHEMGAUGE_MAX_FRAGMENTS"):  # fmt: skip
+        monkeypatch.delenv(name, raising=False)
+    set_limits(**CEILINGS.to_dict())
+    yield
+    for name in ("CHEMGAUGE_MAX_SMILES_CHARS", "CHEMGAUGE_MAX_ATOMS", "CHEMGAUGE_MAX_RINGS",
+                 "CHEMGAUGE_MAX_FRAGMENTS"):  # fmt: skip
+        os.environ.pop(name, None)
+
 
 # Moderate-size oddities every matcher must answer (a key or None, never an exception).
 ODDITIES = {
@@ -120,7 +141,7 @@ def test_nul_and_control_characters_are_invalid_not_crashes() -> None:
 def test_text_over_the_size_limit_is_refused_before_parsing() -> None:
     text = "C" * (MAX_SMILES_CHARS + 1)
     assert try_canonical_smiles(text) is None
-    assert f"longer than {MAX_SMILES_CHARS}" in describe_parse_failure(text)
+    assert f"over the limit of {MAX_SMILES_CHARS:,}" in describe_parse_failure(text)
 
 
 def test_chain_that_overflows_rdkit_is_refused_in_process() -> None:
@@ -134,7 +155,9 @@ def test_chain_that_overflows_rdkit_is_refused_in_process() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert f"more than the limit of {MAX_ATOMS}" in done.stdout
+    assert (
+        f"over the limit of {MAX_SMILES_CHARS:,} (raise it with --max-smiles-chars)" in done.stdout
+    )
 
 
 def test_reactant_set_parser_applies_the_same_limits() -> None:
@@ -148,20 +171,21 @@ def test_reactant_set_parser_applies_the_same_limits() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("policy", matcher_names())
-def test_thousands_of_atoms_finish(policy: str) -> None:
+@pytest.mark.usefixtures("raised_limits")
+def test_thousands_of_atoms_finish_when_the_limits_are_raised(policy: str) -> None:
     ring_chain = "".join("C1CC1" for _ in range(700))  # 2,100 atoms, 700 rings
     polyphenylene = "c1ccc(cc1)" * 300 + "C"  # 1,801 atoms, aromatic chain
     for smiles in (ring_chain, polyphenylene):
         key = get_matcher(policy).key(smiles)
         if policy in ("exact", "stereo_ignored", "parity"):
-            assert key is not None
-        else:
-            # InChI refuses molecules over its own atom limit; that is a recorded None.
-            assert key is None or key
+            assert key
+        else:  # InChI refuses molecules over its own atom limit: a recorded None
+            assert key is None
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(TAUTOMER_STRESS))
+@pytest.mark.usefixtures("raised_limits")
 def test_tautomer_search_is_capped_by_the_work_budget(name: str) -> None:
     outcome = parity_outcome(TAUTOMER_STRESS[name])
     assert outcome.key is not None
@@ -230,3 +254,41 @@ def test_arbitrary_text_never_raises(text: str) -> None:
         key = get_matcher(policy).key(text)
         assert key is None or isinstance(key, str)
     describe_parse_failure(text)
+
+
+def test_a_10000_atom_ring_is_refused_quickly_under_every_policy(tmp_path: Path) -> None:
+    """H1: one molecule cost 6.4 GB and 55 s under parity; now the text is refused unread."""
+    source = tmp_path / "ring.smi"
+    source.write_text("C1" + "C" * 9997 + "1\n" + "CCO\n")
+    for policy in ("exact", "parity"):
+        out = tmp_path / f"{policy}.txt"
+        started = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, "-m", "chemgauge", "canon", str(source), "--policy", policy,
+             "--out", str(out), "-q"],
+            capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        ring, ethanol = out.read_text().splitlines()
+        assert ring == "" and ethanol
+        assert "raise it with --max-smiles-chars" in done.stderr
+        assert time.monotonic() - started < 60  # a bound on the refusal, not a timing claim
+
+
+def test_limits_are_raised_and_lowered_by_flags_and_reach_workers(tmp_path: Path) -> None:
+    source = tmp_path / "in.smi"
+    source.write_text("CCCCCC\nC12CC1C2\nC.C.C\nCCO\n")
+    out = tmp_path / "keys.txt"
+    args = [sys.executable, "-m", "chemgauge", "canon", str(source), "--out", str(out), "-q"]
+    limits = ["--max-atoms", "5", "--max-rings", "1", "--max-fragments", "2"]
+    done = subprocess.run(
+        [*args, *limits, "--jobs", "2", "--chunk-size", "1"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert out.read_text().splitlines() == ["", "", "", "CCO"]
+    for reason in ("--max-atoms", "--max-rings", "--max-fragments"):
+        assert f"raise it with {reason}" in done.stderr
+    refused = subprocess.run([*args, "--max-atoms", "0"], capture_output=True, text=True)
+    assert refused.returncode == 2
+    assert "--max-atoms must be between 1 and 10,000" in refused.stderr

@@ -37,12 +37,12 @@ from rdkit.Chem import rdMolDescriptors
 from chemgauge.chem.matchers import get_matcher
 from chemgauge.chem.smiles import (
     HYDROGEN_ATOM,
-    MAX_ATOMS,
     MAX_SMILES_CHARS,
     PARSE_FAILURE_KINDS,
     clear_atom_maps,
     mol_to_canonical,
     parse_failure_kind,
+    size_refusal,
     try_parse_smiles_for_key,
 )
 from chemgauge.chem.stereo import flat_key_of_mol
@@ -156,7 +156,7 @@ def screen_component(text: str, failures: dict[str, str] | None = None) -> str |
     With ``failures``, a text rejected for its syntax is recorded there as ``"syntax"`` (the
     one invalidity reason the screen knows for free, so the reason costs no second parse).
     """
-    if len(text) > MAX_SMILES_CHARS or _FULL_PATH.search(text) is not None:
+    if len(text) > MAX_SMILES_CHARS() or _FULL_PATH.search(text) is not None:
         mol = try_parse_smiles_for_key(text)
         return None if mol is None else structure_invariant(mol)
     mol = Chem.MolFromSmiles(text, _SCREEN)
@@ -165,7 +165,7 @@ def screen_component(text: str, failures: dict[str, str] | None = None) -> str |
         if failures is not None:
             failures[text] = "syntax"
         return None
-    if 0 < mol.GetNumAtoms() <= MAX_ATOMS and _screen_accepts(mol, text):
+    if size_refusal(mol) is None and _screen_accepts(mol, text):
         return structure_invariant(mol)
     # rejected by the screen's sanitization: confirm with the full parse (never wrongly
     # invalid)

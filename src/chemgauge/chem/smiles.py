@@ -10,6 +10,7 @@ import re
 
 from rdkit import Chem, RDLogger
 
+from chemgauge.chem.limits import LIMIT_FLAGS, structure_limits
 from chemgauge.errors import SmilesError
 
 # RDKit prints parse failures to stderr; chemgauge counts them with reasons instead.
@@ -27,6 +28,7 @@ __all__ = [
     "mol_to_canonical",
     "parse_failure_kind",
     "parse_smiles",
+    "size_refusal",
     "smiles_refusal",
     "strip_atom_maps",
     "try_canonical_multiset",
@@ -36,17 +38,36 @@ __all__ = [
 ]
 
 
-# Size limits on what is handed to RDKit. Its canonical SMILES writer recurses once per atom
-# of a chain and overflows an 8 MB stack (killing the process) at ~20,000 chain atoms, and
-# every 1,000 atoms cost seconds; a text longer than the character limit is refused unread.
-MAX_ATOMS = 10_000
-MAX_SMILES_CHARS = 200_000
+def MAX_ATOMS() -> int:
+    """The run's atom limit (:mod:`chemgauge.chem.limits`: ``--max-atoms``)."""
+    return structure_limits().max_atoms
+
+
+def MAX_SMILES_CHARS() -> int:
+    """The run's SMILES text limit (``--max-smiles-chars``)."""
+    return structure_limits().max_smiles_chars
+
+
+def _over(kind: str, what: str, found: int, limit: int, field: str) -> tuple[str, str]:
+    return (
+        kind,
+        f"{what} {found:,}, over the limit of {limit:,} (raise it with {LIMIT_FLAGS[field]})",
+    )
 
 
 def _refusal(smiles: str) -> tuple[str, str] | None:
     """Kind and text of why a text is refused before RDKit sees it, or ``None``."""
-    if len(smiles) > MAX_SMILES_CHARS:
-        return "too_long", f"SMILES longer than {MAX_SMILES_CHARS} characters ({len(smiles)})"
+    limits = structure_limits()
+    if len(smiles) > limits.max_smiles_chars:
+        return _over(
+            "too_long", "SMILES characters", len(smiles), limits.max_smiles_chars,
+            "max_smiles_chars",
+        )  # fmt: skip
+    fragments = smiles.count(".") + 1
+    if fragments > limits.max_fragments:
+        return _over(
+            "too_many_fragments", "fragments", fragments, limits.max_fragments, "max_fragments"
+        )
     if not smiles.isascii():
         try:
             smiles.encode("utf-8")
@@ -78,9 +99,31 @@ def _parse_within_limits(
     if not smiles or smiles.isspace() or smiles_refusal(smiles) is not None:
         return None
     mol = Chem.MolFromSmiles(smiles) if params is None else Chem.MolFromSmiles(smiles, params)
-    if mol is None or not 0 < mol.GetNumAtoms() <= MAX_ATOMS:
+    if mol is None or size_refusal(mol) is not None:
         return None
     return mol
+
+
+def size_refusal(mol: Chem.Mol) -> tuple[str, str] | None:
+    """Kind and text of why a parsed molecule is over the run's atom or ring limit (a
+    molfile, a reaction's product), or ``None``; an empty molecule is ``no_atoms``.
+
+    Rings are counted as the cyclomatic number (bonds - atoms + fragments: the size of the
+    smallest set of smallest rings), which needs no ring perception, so a molecule read
+    without sanitization is measured as cheaply as one that was."""
+    limits = structure_limits()
+    atoms = mol.GetNumAtoms()
+    if atoms == 0:
+        return "no_atoms", "molecule has no atoms"
+    if atoms > limits.max_atoms:
+        return _over("too_many_atoms", "atoms", atoms, limits.max_atoms, "max_atoms")
+    excess = mol.GetNumBonds() - atoms
+    if excess + limits.max_fragments <= limits.max_rings:
+        return None  # cannot be over: fragments are limited in the text already
+    rings = excess + len(Chem.GetMolFrags(mol))
+    if rings > limits.max_rings:
+        return _over("too_many_rings", "rings", rings, limits.max_rings, "max_rings")
+    return None
 
 
 def try_parse_smiles(smiles: str) -> Chem.Mol | None:
@@ -116,7 +159,9 @@ PARSE_FAILURE_KINDS = (
     "whitespace",
     "syntax",
     "no_atoms",
+    "too_many_fragments",
     "too_many_atoms",
+    "too_many_rings",
     "valence",
     "kekulization",
     "sanitization",
@@ -136,11 +181,9 @@ def _parse_failure(smiles: str) -> tuple[str, str]:
         return "syntax", "SMILES syntax error"
     if raw.GetNumAtoms() == 0:
         return "no_atoms", "SMILES has no atoms"
-    if raw.GetNumAtoms() > MAX_ATOMS:
-        return (
-            "too_many_atoms",
-            f"molecule has {raw.GetNumAtoms()} atoms, more than the limit of {MAX_ATOMS}",
-        )
+    over = size_refusal(raw)
+    if over is not None:
+        return over
     try:
         Chem.SanitizeMol(raw)
     except Chem.AtomValenceException as exc:

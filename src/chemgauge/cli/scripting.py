@@ -14,6 +14,7 @@ from typing import Any
 import typer
 import typer.main
 
+from chemgauge.chem.limits import DEFAULT_LIMITS, LIMIT_FLAGS, set_limits
 from chemgauge.cli.summary import set_json
 
 __all__ = ["FORMATS_EPILOG", "JSON_COMMANDS", "build_command", "leaf_commands"]
@@ -107,6 +108,59 @@ def _json_option() -> Any:
     return next(p for p in typer.main.get_command(holder).params if p.name == "json")
 
 
+def _set_limit(ctx: Any, param: Any, value: int | None) -> int | None:
+    if value is not None:
+        try:
+            set_limits(**{str(param.name): value})
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+    return value
+
+
+def _limit_option(flag: str, help_text: str) -> Any:
+    return typer.Option(
+        None,
+        flag,
+        callback=_set_limit,
+        expose_value=False,
+        is_eager=True,
+        metavar="N",
+        help=help_text,
+    )
+
+
+def _limit_options() -> list[Any]:
+    """``--max-atoms``, ``--max-smiles-chars``, ``--max-rings``, ``--max-fragments``: the
+    run's structure limits (:mod:`chemgauge.chem.limits`), on every command (built, like
+    ``--json``, from a one-command app)."""
+
+    def helps(field: str) -> str:
+        default = getattr(DEFAULT_LIMITS, field)
+        return f"Refuse a structure over N {_LIMIT_WORDS[field]} (default {default:,})."
+
+    def template(
+        max_smiles_chars: int | None = _limit_option(
+            "--max-smiles-chars", helps("max_smiles_chars")
+        ),
+        max_atoms: int | None = _limit_option("--max-atoms", helps("max_atoms")),
+        max_rings: int | None = _limit_option("--max-rings", helps("max_rings")),
+        max_fragments: int | None = _limit_option("--max-fragments", helps("max_fragments")),
+    ) -> None:
+        """Template of the options."""
+
+    holder = typer.Typer()
+    holder.command()(template)
+    return [p for p in typer.main.get_command(holder).params if p.name in LIMIT_FLAGS]
+
+
+_LIMIT_WORDS = {
+    "max_smiles_chars": "SMILES characters",
+    "max_atoms": "atoms",
+    "max_rings": "rings",
+    "max_fragments": "fragments",
+}
+
+
 def build_command(app: typer.Typer) -> Any:
     """The click command of ``app`` with plain metavars and ``--json`` where it applies."""
     command = typer.main.get_command(app)
@@ -124,4 +178,5 @@ def build_command(app: typer.Typer) -> Any:
         has_json = any("--json" in getattr(p, "opts", ()) for p in leaf.params)
         if name in JSON_COMMANDS and not has_json:
             leaf.params.append(json_option)
+        leaf.params.extend(_limit_options())
     return command

@@ -29,6 +29,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import chemgauge
+from chemgauge.chem.limits import structure_limits
 from chemgauge.errors import InputFileError
 from chemgauge.eval.atomic import atomic_write_bytes
 from chemgauge.eval.provenance import (
@@ -206,6 +207,7 @@ def base_provenance(backends: Mapping[str, Any] | None = None, **extra: Any) -> 
         "hash_scheme_version": HASH_SCHEME_VERSION,
         "source_tree_sha256": tree,
         "backends": dict(backends or {}),
+        "structure_limits": structure_limits().to_dict(),
         **extra,
     }
 
