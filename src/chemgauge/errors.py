@@ -15,6 +15,16 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
     return f"{text[:limit]}... [{len(text) - limit:,} more characters]"
 
 
+_CONTROL = {c: f"\\x{c:02x}" for c in [*range(32), *range(127, 160)] if chr(c) not in "\n\t"}
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters other than newline and tab (an escape sequence or a
+    carriage return in a file name) written as ``\\xNN``: a terminal never receives an
+    escape sequence from a file name or value."""
+    return text.translate(_CONTROL)
+
+
 class ChemgaugeError(Exception):
     """Base of every error chemgauge raises on purpose; the CLI prints these without a traceback.
 

@@ -9,11 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from chemgauge.eval import lifeline
-
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
 
 # A "command": enables the lifeline, starts one child in the lifeline's group and one that
 # leaves it for a session of its own (as a local Ray cluster's daemons do), writes their

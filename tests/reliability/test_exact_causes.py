@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from chemgauge.chem import describe_parse_failure, try_canonical_smiles
 from chemgauge.chem.matchers import describe_key_failure
 from chemgauge.eval.rejections import RejectionStats
@@ -23,16 +25,24 @@ def _ladder(width: int = 1000) -> str:
     return f"{top}.{middle}.{bottom}"
 
 
-def test_a_structure_rdkit_cannot_write_is_named_not_unparsable() -> None:
+def test_a_structure_rdkit_cannot_write_is_named_not_unparsable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     ladder = _ladder()
+    assert describe_parse_failure(ladder).startswith("SMILES characters")  # the default limit
+    monkeypatch.setenv("CHEMGAUGE_MAX_SMILES_CHARS", "100000")
+    monkeypatch.setenv("CHEMGAUGE_MAX_ATOMS", "10000")
+    monkeypatch.setenv("CHEMGAUGE_MAX_RINGS", "2000")
     assert try_canonical_smiles(ladder) is None  # before: ValueError out of every reader
     reason = describe_parse_failure(ladder)
     assert reason.startswith("RDKit cannot write this molecule as SMILES")
     assert "Too many rings open at once" in reason
 
 
-def test_inchi_atom_limit_is_named() -> None:
+def test_inchi_atom_limit_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     chain = "C" * 1100
+    assert describe_key_failure(chain, "strict_key").startswith("atoms 1,100, over the limit")
+    monkeypatch.setenv("CHEMGAUGE_MAX_ATOMS", "2000")
     assert describe_key_failure(chain, "strict_key").startswith(
         "InChI handles fewer than 1,024 atoms (this molecule has 1,100)"
     )
@@ -53,7 +63,7 @@ def _canon(*args: str | Path) -> subprocess.CompletedProcess[str]:
 def test_canon_names_each_cause(tmp_path: Path) -> None:
     source = tmp_path / "in.smi"
     source.write_text("C" * 1100 + "\nCCO\n")
-    done = _canon(source, "-p", "strict_key", "-j", "1")
+    done = _canon(source, "-p", "strict_key", "-j", "1", "--max-atoms", "2000")
     assert done.returncode == 0, done.stderr
     assert "in.smi:1: InChI handles fewer than 1,024 atoms" in done.stderr
     loop = tmp_path / "loop.smi"

@@ -227,6 +227,7 @@ def test_compare_json_has_the_schema_2_layout(two_runs: tuple[Path, Path]) -> No
         "breakdowns",
         "discordant",
         "discordant_listed_max",
+        "warnings",
     ]
     assert (result["schema_version"], result["discordant_listed_max"]) == (2, 1000)
     for key, folder in (("run_a", two_runs[0]), ("run_b", two_runs[1])):

@@ -7,11 +7,11 @@ counted refusal with its reason (``too_long``, ``too_many_atoms``, ``too_many_ri
 ``too_many_fragments``), never a parse attempt that runs for minutes. The defaults cover
 every real data set the project reads with room to spare (largest seen: SMILES text 605
 characters (a mapped USPTO-50k reaction side), 211 atoms (an OPSIN test name), 15 rings (a
-JPO reference), 5 fragments (a UOB reference)) and are raised per run with
-``--max-atoms``, ``--max-smiles-chars``, ``--max-rings`` and ``--max-fragments`` on any
-command. The limits travel to worker processes through the environment
-(``CHEMGAUGE_MAX_ATOMS`` ...), so every process of a run applies the same ones, and every
-report records them in its provenance.
+JPO reference), 5 fragments (a UOB reference), 1 accepted product set per USPTO record)
+and are raised per run with ``--max-atoms``, ``--max-smiles-chars``, ``--max-rings``,
+``--max-fragments`` and ``--max-alternatives`` on any command. The limits travel to worker
+processes through the environment (``CHEMGAUGE_MAX_ATOMS`` ...), so every process of a run
+applies the same ones, and every report records them in its provenance.
 """
 
 from __future__ import annotations
@@ -30,6 +30,9 @@ class StructureLimits:
     max_atoms: int = 500
     max_rings: int = 100
     max_fragments: int = 50
+    #: Alternatives one record may list (a forward record's accepted products): the work on
+    #: a record grows with them, so a hand-made record of thousands is refused, counted.
+    max_alternatives: int = 100
 
     def to_dict(self) -> dict[str, int]:
         """Plain mapping for provenance."""
@@ -44,7 +47,7 @@ LIMIT_FLAGS = {f.name: "--" + f.name.replace("_", "-") for f in fields(Structure
 #: Hard ceilings no flag passes: RDKit's canonical SMILES writer recurses once per atom of a
 #: chain and overflows its stack (killing the process) at ~20,000 chain atoms.
 CEILINGS = StructureLimits(max_smiles_chars=200_000, max_atoms=10_000, max_rings=2_000,
-                           max_fragments=10_000)  # fmt: skip
+                           max_fragments=10_000, max_alternatives=100_000)  # fmt: skip
 
 _ENV = {f.name: "CHEMGAUGE_" + f.name.upper() for f in fields(StructureLimits)}
 _cache: tuple[tuple[str | None, ...], StructureLimits] | None = None

@@ -126,6 +126,16 @@ def size_refusal(mol: Chem.Mol) -> tuple[str, str] | None:
     return None
 
 
+def heavy_atom_count(smiles: str) -> int | None:
+    """Heavy atoms of a SMILES read without sanitization (linear in its length, so a size
+    guard can refuse a molecule before any chemistry on it); ``None`` if the text is refused
+    or unreadable."""
+    if not smiles or smiles.isspace() or smiles_refusal(smiles) is not None:
+        return None
+    mol = Chem.MolFromSmiles(smiles, sanitize=False)
+    return None if mol is None else sum(1 for atom in mol.GetAtoms() if atom.GetAtomicNum() > 1)
+
+
 def try_parse_smiles(smiles: str) -> Chem.Mol | None:
     """Parse and sanitize a SMILES; ``None`` if it is empty, too large or RDKit rejects it."""
     return _parse_within_limits(smiles)

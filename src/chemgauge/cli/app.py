@@ -33,7 +33,7 @@ import typer
 
 import chemgauge
 from chemgauge.cli.scripting import build_command
-from chemgauge.errors import ChemgaugeError, excerpt
+from chemgauge.errors import ChemgaugeError, excerpt, printable
 from chemgauge.eval import lifeline
 from chemgauge.eval.interrupts import install_handlers, interrupted, stop_descendants
 from chemgauge.families import FAMILIES, get_family
@@ -169,7 +169,7 @@ def describe_usage_error(exc: Any) -> str:
 
 def _fail(message: str, code: int) -> NoReturn:
     stop_descendants()
-    typer.secho(f"error: {excerpt(message, 1000)}", err=True, fg=typer.colors.RED)
+    typer.secho(f"error: {printable(excerpt(message, 1000))}", err=True, fg=typer.colors.RED)
     sys.exit(code)
 
 

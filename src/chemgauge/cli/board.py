@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,8 +14,11 @@ from rich.table import Table
 
 from chemgauge.cli.options import QUIET, Inputs, guarded
 from chemgauge.cli.report import run_inputs
+from chemgauge.cli.summary import print_table
 from chemgauge.errors import ConfigError
 from chemgauge.eval.outputs import Output
+from chemgauge.eval.stats import MAX_SEED
+from chemgauge.report.formatting import md_cell
 
 if TYPE_CHECKING:
     from chemgauge.report.board import Leaderboard
@@ -28,7 +32,10 @@ def _print(leaderboard: Leaderboard) -> None:
     console = Console(highlight=False)
     for board in leaderboard.boards:
         for note in board.notes:
-            console.print(f"note: {note}", style="yellow", markup=False, soft_wrap=True)
+            if sys.stdout.isatty():
+                console.print(f"note: {note}", style="yellow", markup=False, soft_wrap=True)
+            else:
+                sys.stdout.write(f"note: {md_cell(note)}\n")
         for ranking in board.rankings:
             table = Table(
                 title=escape(
@@ -58,7 +65,7 @@ def _print(leaderboard: Leaderboard) -> None:
                     if kind == "mean" or standing.count is None
                     else f"{int(standing.count):,}/{standing.value.n:,}",
                 )
-            console.print(table)
+            print_table(table)
 
 
 #: What ``board --out DIR`` writes there (run pages go to ``DIR/runs/`` with --run-pages).
@@ -96,7 +103,9 @@ def board(
         "(retro top-1, forward top1, names rt_valid[exact], ocsr exact[...], p2s hit[correct]).",
     ),
     alpha: float = typer.Option(0.05, "--alpha", help="Significance level of the letter groups."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the paired bootstrap (recorded)."),
+    seed: int = typer.Option(
+        0, "--seed", min=0, max=MAX_SEED, help="Seed of the paired bootstrap (recorded)."
+    ),
     resamples: int = typer.Option(2000, "--resamples", help="Bootstrap resamples."),
     force: bool = typer.Option(
         False, "--force", help="Rank runs over different items together, on the items shared."

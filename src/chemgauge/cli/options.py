@@ -11,7 +11,12 @@ from typing import Any, TypeVar, get_args
 import typer
 
 from chemgauge.errors import ConfigError
-from chemgauge.eval.executors import DEFAULT_RAY_TIMEOUT_S, ExecutorConfig, ExecutorKind
+from chemgauge.eval.executors import (
+    DEFAULT_RAY_TIMEOUT_S,
+    ExecutorConfig,
+    ExecutorKind,
+    check_jobs,
+)
 from chemgauge.eval.outputs import Output, claim_outputs
 
 EXECUTOR = typer.Option(
@@ -57,8 +62,7 @@ def executor_config(
     kinds = get_args(ExecutorKind)
     if executor not in kinds:
         raise ConfigError(f"--executor must be one of {', '.join(kinds)}, got {executor!r}")
-    if jobs < 0:
-        raise ConfigError(f"--jobs must be >= 0, got {jobs}")
+    check_jobs(jobs, cluster=executor == "ray" and ray_address not in (None, "local"))
     if chunk_size is not None and chunk_size < 1:
         raise ConfigError(f"--chunk-size must be >= 1, got {chunk_size}")
     if not ray_timeout > 0:

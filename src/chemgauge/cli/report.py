@@ -15,6 +15,7 @@ from chemgauge.cli.options import QUIET, Inputs, guarded
 from chemgauge.cli.summary import print_table
 from chemgauge.eval.atomic import atomic_write_json, atomic_write_text
 from chemgauge.eval.outputs import Output
+from chemgauge.eval.stats import MAX_SEED
 
 __all__ = ["compare", "register", "report", "verify"]
 
@@ -147,7 +148,9 @@ def compare(
     force: bool = typer.Option(
         False, "--force", help="Compare shared items even if corpus or split protocol differ."
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed of the paired bootstrap (recorded)."),
+    seed: int = typer.Option(
+        0, "--seed", min=0, max=MAX_SEED, help="Seed of the paired bootstrap (recorded)."
+    ),
     resamples: int = typer.Option(
         2000, "--resamples", help="Bootstrap resamples (100 to 1,000,000)."
     ),
@@ -175,6 +178,8 @@ def compare(
         atomic_write_json(out / COMPARE_FILES[0], result)
         page = render_compare_html(result, get_adapter(a.family), a, b, max_items=max_items)
         atomic_write_text(out / COMPARE_FILES[1], page)
+    for warning in result["warnings"]:
+        _console(err=True).print(f"warning: {warning}", style="yellow", markup=False)
     if not result["protocol"]["match"]:
         _console(err=True).print(
             "warning: --force: the runs differ in corpus or protocol; only shared items compared",

@@ -130,7 +130,8 @@ def _limit_option(flag: str, help_text: str) -> Any:
 
 
 def _limit_options() -> list[Any]:
-    """``--max-atoms``, ``--max-smiles-chars``, ``--max-rings``, ``--max-fragments``: the
+    """``--max-atoms``, ``--max-smiles-chars``, ``--max-rings``, ``--max-fragments``,
+    ``--max-alternatives``: the
     run's structure limits (:mod:`chemgauge.chem.limits`), on every command (built, like
     ``--json``, from a one-command app)."""
 
@@ -145,6 +146,9 @@ def _limit_options() -> list[Any]:
         max_atoms: int | None = _limit_option("--max-atoms", helps("max_atoms")),
         max_rings: int | None = _limit_option("--max-rings", helps("max_rings")),
         max_fragments: int | None = _limit_option("--max-fragments", helps("max_fragments")),
+        max_alternatives: int | None = _limit_option(
+            "--max-alternatives", helps("max_alternatives")
+        ),
     ) -> None:
         """Template of the options."""
 
@@ -158,6 +162,7 @@ _LIMIT_WORDS = {
     "max_atoms": "atoms",
     "max_rings": "rings",
     "max_fragments": "fragments",
+    "max_alternatives": "alternatives in one record (a forward record's accepted products)",
 }
 
 

@@ -111,7 +111,9 @@ def table_data(table: Table) -> dict[str, Any]:
 
 
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    from chemgauge.report.formatting import md_cell
+
+    return md_cell(text)
 
 
 def markdown_table(table: Table) -> str:

@@ -55,6 +55,24 @@ DEFAULT_RAY_TIMEOUT_S = 60.0
 ChunkFunction = Callable[[list[T]], list[R]]
 
 
+#: Most workers a run may start on this machine (four per core), and on a Ray cluster one
+#: joins (whose CPU count this machine cannot see).
+MAX_LOCAL_JOBS = 4 * (os.cpu_count() or 1)
+MAX_CLUSTER_JOBS = 10_000
+
+
+def check_jobs(jobs: int, *, flag: str = "--jobs", cluster: bool = False, zero: bool = True) -> int:
+    """``jobs`` if it is in the allowed range, else a :class:`ConfigError` naming the flag as
+    the user typed it and the range (0 means every core where ``zero``)."""
+    ceiling = MAX_CLUSTER_JOBS if cluster else MAX_LOCAL_JOBS
+    low = 0 if zero else 1
+    if not low <= jobs <= ceiling:
+        every = " (0 = every core)" if zero else ""
+        where = "on a cluster" if cluster else f"on this machine ({os.cpu_count() or 1} cores)"
+        raise ConfigError(f"{flag} must be between {low} and {ceiling}{every} {where}, got {jobs}")
+    return jobs
+
+
 @dataclass(frozen=True, slots=True)
 class ExecutorConfig:
     """How to run chunked work; none of these settings may change a result, only its speed."""
@@ -65,6 +83,10 @@ class ExecutorConfig:
     max_retries: int = 2
     ray_address: str | None = None
     ray_timeout_s: float = DEFAULT_RAY_TIMEOUT_S
+
+    def __post_init__(self) -> None:
+        cluster = self.kind == "ray" and self.ray_address not in (None, "local")
+        check_jobs(self.jobs, cluster=cluster)
 
     def workers(self) -> int:
         """Worker count: ``jobs`` or, when 0, every core."""
@@ -381,6 +403,14 @@ def _probe_ray_address(address: str, timeout_s: float) -> None:
         ) from None
 
 
+def _quiet_ray_logs() -> None:
+    """Ray's own notices (token authentication, dashboard) are not the run's output: only
+    its errors reach standard error, so ``-q`` leaves errors alone there."""
+    import logging
+
+    logging.getLogger("ray").setLevel(logging.ERROR)
+
+
 def _start_local_ray(ray: Any, settings: dict[str, Any], timeout_s: float) -> None:
     """Start a local cluster in the main thread (Ray ties its processes' lives to the
     thread that starts them), under a SIGALRM deadline; Ray's own SIGTERM handler, which it
@@ -395,6 +425,7 @@ def _start_local_ray(ray: Any, settings: dict[str, Any], timeout_s: float) -> No
     if main:
         signal.setitimer(signal.ITIMER_REAL, timeout_s)
     try:
+        _quiet_ray_logs()
         ray.init(**settings, log_to_driver=False, configure_logging=False)
     except RayStartDeadline:
         raise BackendError(
@@ -421,6 +452,7 @@ def _join_ray(ray: Any, settings: dict[str, Any], address: str, timeout_s: float
 
     def connect() -> None:
         try:
+            _quiet_ray_logs()
             ray.init(**settings, log_to_driver=False, configure_logging=False)
             outcome.append(None)
         except BaseException as exc:  # handed to the waiting thread

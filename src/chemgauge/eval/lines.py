@@ -39,6 +39,7 @@ __all__ = [
     "read_document",
     "read_lines",
     "read_span",
+    "wide_encoding",
 ]
 
 BOM = b"\xef\xbb\xbf"
@@ -126,11 +127,49 @@ def _decode(raw: bytes) -> tuple[str, str | None]:
         return lossy, f"not valid UTF-8 ({exc.reason} at byte {exc.start + 1} of the line)"
 
 
+_WIDE_BOMS = (
+    (b"\x00\x00\xfe\xff", "UTF-32 (big-endian)"),
+    (b"\xff\xfe\x00\x00", "UTF-32 (little-endian)"),
+    (b"\xfe\xff", "UTF-16 (big-endian)"),
+    (b"\xff\xfe", "UTF-16 (little-endian)"),
+)
+
+
+def wide_encoding(prefix: bytes) -> str | None:
+    """The encoding a file's first bytes show when it is UTF-16 or UTF-32 instead of UTF-8
+    (a byte-order mark, or NUL bytes in every other or every fourth place), else ``None``."""
+    for mark, name in _WIDE_BOMS:
+        if prefix.startswith(mark):
+            return name
+    sample = prefix[:64]
+    if len(sample) < 8 or sample.count(0) < len(sample) // 3:
+        return None
+    odd, even = sample[1::2].count(0), sample[0::2].count(0)
+    fourths = [sample[i::4].count(0) for i in range(4)]
+    quarter = len(sample) // 4
+    if fourths[1] >= quarter - 1 and fourths[2] >= quarter - 1:
+        return "UTF-32 (little-endian)" if fourths[0] < quarter // 2 else "UTF-32 (big-endian)"
+    if odd >= len(sample) // 2 - 1 and even < len(sample) // 8:
+        return "UTF-16 (little-endian)"
+    if even >= len(sample) // 2 - 1 and odd < len(sample) // 8:
+        return "UTF-16 (big-endian)"
+    return None
+
+
+def _refuse_wide(prefix: bytes, where: str | Path | None) -> None:
+    name = wide_encoding(prefix)
+    if name is not None:
+        raise InputFileError(
+            f"the file is {name} text, not UTF-8 (save it as UTF-8 and run again)", path=where
+        )
+
+
 def read_lines(
     source: str | Path | IO[bytes] | bytes,
     reject: Reject | RejectSink | None = None,
     *,
     keep_undecodable: bool = False,
+    name: str | Path | None = None,
 ) -> Iterator[Line]:
     """The one line reader: every line of a file (a path), an open binary stream (standard
     input) or bytes already in memory, split and decoded as described above, streaming.
@@ -139,19 +178,33 @@ def read_lines(
     caller reports it); otherwise it goes to ``reject`` as ``invalid_utf8`` and is skipped
     (``reject`` is a sink or an object with a ``reject`` method, such as
     :class:`~chemgauge.eval.rejections.RejectionStats`, whose unset ``path`` becomes the
-    file's), and without a sink it is an :class:`InputFileError` naming the file and line.
+    file's), and without a sink it is an :class:`InputFileError` naming the file and line
+    (``name`` names bytes or a stream in errors). A file that is UTF-16 or UTF-32 text is an
+    error saying so, before any line is read.
     """
     sink: Reject | None = reject.reject if hasattr(reject, "reject") else reject  # type: ignore[union-attr]
-    where = source if isinstance(source, (str, Path)) else None
+    where = source if isinstance(source, (str, Path)) else name
     if where is not None and reject is not None and getattr(reject, "path", "") is None:
         reject.path = str(where)  # type: ignore[union-attr]
     if isinstance(source, (str, Path)):
         with open_input(source) as handle:
+            _refuse_wide(_peek(handle), where)
             yield from _decoded(_split(handle), where, sink, keep_undecodable)
     elif isinstance(source, bytes):
-        yield from _decoded(_split(io.BytesIO(source)), None, sink, keep_undecodable)
+        _refuse_wide(source[:64], where)
+        yield from _decoded(_split(io.BytesIO(source)), where, sink, keep_undecodable)
     else:
-        yield from _decoded(_split(source), None, sink, keep_undecodable)
+        _refuse_wide(_peek(source), where or "standard input")
+        yield from _decoded(_split(source), where, sink, keep_undecodable)
+
+
+def _peek(handle: IO[bytes]) -> bytes:
+    """The first bytes of a stream without consuming them (a buffered reader's peek)."""
+    peek = getattr(handle, "peek", None)
+    try:
+        return bytes(peek(64)[:64]) if peek is not None else b""
+    except OSError:
+        return b""
 
 
 def _decoded(
@@ -200,6 +253,7 @@ def read_document(path: str | Path) -> bytes:
             data = handle.read()
         except OSError as exc:
             raise input_error(path, exc) from None
+    _refuse_wide(data[:64], path)
     return data[3:] if data.startswith(BOM) else data
 
 

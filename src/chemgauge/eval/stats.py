@@ -16,18 +16,33 @@ from numpy.typing import NDArray
 from chemgauge.eval.rates import wilson_bounds
 
 __all__ = [
+    "MAX_SEED",
     "Interval",
     "McNemarResult",
     "binomial_tail",
     "binomial_test_greater",
     "bootstrap_interval",
     "bootstrap_mean_interval",
+    "check_seed",
     "holm_adjust",
     "mcnemar_exact",
     "paired_bootstrap_difference",
     "poisson_binomial_greater",
     "wilson_interval",
 ]
+
+
+#: Largest seed a run accepts (``--seed``): a seed is recorded in reports and drives numpy's
+#: generator, so it is a non-negative integer of 32 bits.
+MAX_SEED = 2**32 - 1
+
+
+def check_seed(seed: int, flag: str = "--seed") -> int:
+    """``seed`` if it is a whole number from 0 to :data:`MAX_SEED`, else a ``ValueError``
+    naming the flag and the range."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise ValueError(f"{flag} must be a whole number from 0 to {MAX_SEED:,}, got {seed!r}")
+    return seed
 
 
 #: Resampled values drawn at once by :func:`bootstrap_interval` (about 16 bytes each).

@@ -11,17 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import quote
 
 from chemgauge.report.board import Board, Leaderboard, Ranking
 from chemgauge.report.board_json import interval_text, value_text
 from chemgauge.report.entrants import relative_link, report_page
+from chemgauge.report.formatting import md_cell
 from chemgauge.report.standings import Standing
 
 __all__ = ["ranking_caption", "render_board_markdown"]
 
 
 def _cell(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    return md_cell(text)
 
 
 def _count(standing: Standing, ranking: Ranking) -> str:
@@ -73,7 +75,7 @@ def _board_table(
         interval = interval_text(standing.value, ranking.metric.kind)
         cells = [
             "" if standing.rank is None else str(standing.rank),
-            f"[{_cell(entrant.label)}]({link})",
+            f"[{_cell(entrant.label)}]({quote(link, safe='/:')})",
             _cell(entrant.system),
             f"{value} {interval}".strip(),
             standing.letters,
@@ -142,7 +144,7 @@ def _refusals(leaderboard: Leaderboard) -> list[str]:
     if not leaderboard.refusals:
         return []
     lines = ["## Left off the board", ""]
-    lines += [f"- `{_cell(r.path)}`: {_cell(r.reason)}" for r in leaderboard.refusals]
+    lines += [f"- {_cell(r.path)}: {_cell(r.reason)}" for r in leaderboard.refusals]
     return [*lines, ""]
 
 

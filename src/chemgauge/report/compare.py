@@ -18,7 +18,7 @@ import numpy as np
 
 from chemgauge.errors import ConfigError, InputFileError
 from chemgauge.eval.metrics import estimate, interval_method
-from chemgauge.eval.stats import Interval, holm_adjust, mcnemar_exact
+from chemgauge.eval.stats import Interval, check_seed, holm_adjust, mcnemar_exact
 from chemgauge.report.adapter import FamilyAdapter, Rate
 from chemgauge.report.buckets import ordered_buckets
 from chemgauge.report.registry import get_adapter
@@ -222,6 +222,10 @@ def compare_runs(
             f"--resamples must be between {MIN_RESAMPLES} and {MAX_RESAMPLES:,} (memory and time "
             f"grow with it), got {resamples:,}"
         )
+    try:
+        check_seed(seed)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     adapter = get_adapter(a.family)
     # Unreadable rows first: a truncated file must not pass for "another corpus".
     rows_a, rows_b = _index(a, adapter), _index(b, adapter)
@@ -311,4 +315,16 @@ def compare_runs(
         "breakdowns": breakdowns,
         "discordant": discordant,
         "discordant_listed_max": MAX_LISTED,
+        "warnings": _same_run_warnings(a, b),
     }
+
+
+def _same_run_warnings(a: Run, b: Run) -> list[str]:
+    """A comparison of a run with itself (or with a copy of its rows) can find nothing."""
+    if a.report_path.resolve() == b.report_path.resolve():
+        return [f"A and B are the same run ({a.report_path}): every difference is 0"]
+    if a.envelope.reproducibility_sha256 == b.envelope.reproducibility_sha256:
+        return [
+            "A and B have identical rows (the same reproducibility_sha256): every difference is 0"
+        ]
+    return []

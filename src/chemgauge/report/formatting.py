@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from chemgauge.report.adapter import Rate
 
-__all__ = ["fmt_count", "fmt_p", "fmt_pct", "fmt_rate", "fmt_signed_pct"]
+__all__ = ["fmt_count", "fmt_p", "fmt_pct", "fmt_rate", "fmt_signed_pct", "md_cell"]
 
 
 def fmt_pct(value: float | None, digits: int = 1) -> str:
@@ -39,3 +39,35 @@ def fmt_p(p: float | None) -> str:
     if p < 1e-6:
         return "<1e-6"
     return f"{p:.3g}"
+
+
+_MD_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+def md_cell(text: object) -> str:
+    """A user-supplied string made inert in a Markdown table cell: pipes and backticks
+    escaped, HTML characters as entities, links broken, a backslash that would escape the
+    next character doubled, control characters shown as ``\\xNN``, lines joined."""
+    out: list[str] = []
+    value = str(text)
+    for i, char in enumerate(value):
+        following = value[i + 1] if i + 1 < len(value) else ""
+        if char in "\n\r\t":
+            out.append(" ")
+        elif ord(char) < 32 or 127 <= ord(char) < 160:
+            out.append(f"\\x{ord(char):02x}")
+        elif char == "\\":
+            out.append("\\\\" if following in _MD_PUNCTUATION and following else "\\")
+        elif char in "|`":
+            out.append("\\" + char)
+        elif char == "&":
+            out.append("&amp;")
+        elif char == "<":
+            out.append("&lt;")
+        elif char == ">":
+            out.append("&gt;")
+        elif char == "]" and following == "(":
+            out.append("]\\")
+        else:
+            out.append(char)
+    return "".join(out)

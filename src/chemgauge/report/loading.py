@@ -46,6 +46,21 @@ def check_family_report(name: str, version: int, metrics: dict[str, Any], path: 
         ) from None
 
 
+def _recorded_rows(report_file: Path, recorded: str) -> Path:
+    """The rows file a report names, which must lie inside the report's folder (symlinks
+    resolved): a hand-edited ``rows_file`` cannot make ``report``/``verify`` read elsewhere;
+    rows kept elsewhere are given explicitly (``--rows``)."""
+    folder = report_file.parent.resolve()
+    target = (report_file.parent / recorded).resolve()
+    if not target.is_relative_to(folder):
+        raise InputFileError(
+            f"the recorded rows_file {recorded!r} lies outside the run folder {folder}; "
+            "give the rows explicitly (--rows) to read them",
+            path=report_file,
+        )
+    return report_file.parent / recorded
+
+
 def _read_rows(rows_file: Path) -> tuple[list[dict[str, Any]], list[tuple[int, str]]]:
     if not rows_file.is_file():
         raise InputFileError("row file not found", path=rows_file)
@@ -98,8 +113,7 @@ def load_run(
             f"--family {family} does not match the report's family {envelope.family!r}",
             path=report_file,
         )
-    rows_file = (
-        Path(rows_path) if rows_path is not None else report_file.parent / envelope.rows_file
-    )
+    recorded = envelope.rows_file
+    rows_file = Path(rows_path) if rows_path is not None else _recorded_rows(report_file, recorded)
     rows, bad = _read_rows(rows_file)
     return Run(envelope, rows, report_file, rows_file, bad)

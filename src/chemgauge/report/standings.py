@@ -32,7 +32,13 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from chemgauge.eval.stats import BOOTSTRAP_BLOCK, Interval, mcnemar_exact, wilson_interval
+from chemgauge.eval.stats import (
+    BOOTSTRAP_BLOCK,
+    Interval,
+    check_seed,
+    mcnemar_exact,
+    wilson_interval,
+)
 from chemgauge.report.compare import holm_adjust, paired_binary_bootstrap
 from chemgauge.report.letters import compact_letters
 
@@ -70,6 +76,7 @@ class StatSettings:
             raise ValueError(f"confidence must be in (0, 1), got {self.confidence}")
         if self.resamples < 100:
             raise ValueError(f"resamples must be at least 100, got {self.resamples}")
+        check_seed(self.seed)
 
 
 @dataclass(frozen=True)

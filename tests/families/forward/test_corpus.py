@@ -211,8 +211,12 @@ def test_conflicting_explicit_group_keys_reject_the_whole_reaction(write_corpus:
     assert all(
         e.reason == "conflicting_group_key" for e in corpus.entries if isinstance(e, InvalidRecord)
     )
-    assert corpus.stats.counts["conflicting_group_keys"] == 1
+    assert corpus.stats.counts["conflicting_group_keys"] == 2  # both copies
     assert corpus.stats.counts["duplicate_records_merged"] == 1
+    stats = corpus.stats
+    assert stats.lines_read == stats.blank_lines + stats.records_accepted + sum(
+        stats.counts.values()
+    )  # every line accepted, merged or rejected once
 
 
 def test_stereo_presence_is_detected_from_canonical_text(write_corpus: Any) -> None:
@@ -283,7 +287,7 @@ def test_a_late_group_key_conflict_rejects_the_whole_reaction(write_corpus: Any)
     corpus = load_corpus(write_corpus(lines))
     kinds = [(type(e).__name__, e.source_line) for e in corpus.entries]
     assert kinds == [("InvalidRecord", 1), ("InvalidRecord", 3), ("BenchReaction", 4)]
-    assert corpus.stats.counts["conflicting_group_keys"] == 1
+    assert corpus.stats.counts["conflicting_group_keys"] == 2
     assert corpus.stats.counts["duplicate_records_merged"] == 1
     assert corpus.stats.records_accepted == 1
     conflict = next(w for w in corpus.stats.warnings if w.code == "conflicting_group_keys")

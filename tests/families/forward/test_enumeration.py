@@ -59,7 +59,7 @@ def test_the_call_keeps_the_commands_guards(source: Path, tmp_path: Path) -> Non
         chemgauge.families.forward.enumerate_candidates(source, source, executor="serial")
     assert source.read_bytes() == SOURCE.encode("latin-1")
     for flags, refusal in (
-        ({"jobs": -1}, "--jobs must be >= 0"),
+        ({"jobs": -1}, "--jobs must be between 0 and"),
         ({"executor": "cluster"}, "--executor must be one of"),
         ({"max_results": 0}, "--max-results must be >= 1"),
     ):

@@ -25,9 +25,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from chemgauge.errors import ConfigError
 from chemgauge.eval.metrics import estimate, interval_method, rate
 from chemgauge.eval.ranking import distribution_of_sorted
-from chemgauge.eval.stats import bootstrap_mean_interval
+from chemgauge.eval.stats import bootstrap_mean_interval, check_seed
 
 __all__ = [
     "BREAKDOWN_DIMENSIONS",
@@ -55,6 +56,12 @@ class Bootstrap:
     seed: int = 0
     resamples: int = 2000
     confidence: float = 0.95
+
+    def __post_init__(self) -> None:
+        try:
+            check_seed(self.seed)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain mapping for the report's config."""

@@ -32,6 +32,7 @@ from chemgauge.cli.summary import (
 from chemgauge.eval.lines import check_input_file
 from chemgauge.eval.outputs import Output
 from chemgauge.eval.rejections import RejectionStats
+from chemgauge.eval.stats import MAX_SEED
 from chemgauge.families.forward import api
 from chemgauge.families.forward.batch import report_to_dict
 from chemgauge.families.forward.config import DEFAULT_OUT, REPORT_FILE, ROWS_FILE
@@ -192,16 +193,20 @@ def corpus_from_uspto(
     csv_files: list[Path] = typer.Argument(..., help="USPTO CSV files (id,class,rxn)."),
     out: Path = typer.Option(..., "--out", "-o", help="Corpus JSONL to write."),
     strict: bool = typer.Option(False, "--strict", help="Stop at the first unreadable line."),
+    quiet: bool = QUIET,
 ) -> None:
     """Convert USPTO CSV layout into one schema-1 corpus (patent ids as group keys).
 
     A line that cannot be read (not UTF-8, bad quoting, wrong column count, not a reaction)
-    is counted and listed on stderr, or with --strict stops the conversion.
+    is counted and listed on stderr (with -q only errors are printed), or with --strict
+    stops the conversion.
     """
     for path in csv_files:
         check_input_file(path)
     stats = [RejectionStats(path=str(path), strict=strict) for path in csv_files]
     n = write_uspto_corpus(csv_files, out, stats)
+    if quiet:
+        return
     for tally in stats:
         for d in tally.diagnostics:
             typer.echo(f"{tally.path}:{d.line}: {d.reason}: {d.detail}", err=True)
@@ -321,7 +326,11 @@ def benchmark(
     ),
     restart: bool = typer.Option(False, "--restart", help="Discard an earlier journal."),
     seed: int = typer.Option(
-        0, "--seed", help="Seed of the MRR and nDCG@10 bootstrap intervals (recorded)."
+        0,
+        "--seed",
+        min=0,
+        max=MAX_SEED,
+        help="Seed of the MRR and nDCG@10 bootstrap intervals (recorded).",
     ),
     executor: str = EXECUTOR,
     jobs: int = JOBS,

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from chemgauge.errors import ConfigError
-from chemgauge.eval.executors import DEFAULT_RAY_TIMEOUT_S, ExecutorConfig, ExecutorKind
+from chemgauge.eval.executors import DEFAULT_RAY_TIMEOUT_S, ExecutorConfig, ExecutorKind, check_jobs
 from chemgauge.eval.outputs import Output
 from chemgauge.eval.splits import SPLIT_PROTOCOL_VERSION, TRAIN_MAX_BUCKET, VAL_MAX_BUCKET
 from chemgauge.families.forward.aggregate import Bootstrap
@@ -60,8 +60,9 @@ class ExecutionFlags:
             raise ConfigError(
                 f"--executor must be one of {', '.join(kinds)}, got {self.executor!r}"
             )
-        if self.jobs < 0:
-            raise ConfigError(f"--jobs must be >= 0, got {self.jobs}")
+        check_jobs(
+            self.jobs, cluster=self.executor == "ray" and self.ray_address not in (None, "local")
+        )
         if self.chunk_size is not None and self.chunk_size < 1:
             raise ConfigError(f"--chunk-size must be >= 1, got {self.chunk_size}")
         if not self.ray_timeout > 0:

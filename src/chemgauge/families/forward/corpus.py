@@ -36,10 +36,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from chemgauge.chem import Canonicalizer
 from chemgauge.errors import DataQualityError, Reject, excerpt
+from chemgauge.eval.jsonl import json_object
 from chemgauge.eval.lines import Line, read_lines
 from chemgauge.eval.provenance import sha256_file, sha256_json
 from chemgauge.eval.splits import assign_split
@@ -79,6 +78,7 @@ CORPUS_COUNTERS = (
     "wrong_schema_version",
     "empty_reactants_or_products",
     "unparseable_smiles",
+    "record_too_large",
     "duplicate_records_merged",
     "conflicting_reaction_ids",
     "conflicting_group_keys",
@@ -275,6 +275,15 @@ class CorpusStream:
             # A first occurrence rejected in hindsight was counted when it was accepted.
             self.stats.records_accepted -= len(self.overrides)
             self.exhausted = True
+            stats = self.stats
+            data_lines = stats.lines_read - stats.blank_lines
+            if self.entries == 0 and data_lines > 0:
+                counted = ", ".join(f"{k} {v:,}" for k, v in stats.counters().items() if v)
+                raise DataQualityError(
+                    f"no record could be read from {data_lines:,} non-blank lines ({counted}); "
+                    "is this a forward corpus (one JSON object a line)?",
+                    path=self.path,
+                )
         finally:
             self.close()
 
@@ -322,6 +331,15 @@ class CorpusStream:
         )
         if verdict.newly_rejected:
             first = verdict.first_line
+            # the first copy, accepted when read, is rejected now: counted here too, so every
+            # line is accepted, merged or counted once under its reason
+            self.stats.count(
+                "conflicting_group_keys",
+                first,
+                verdict.first_reaction_id,
+                f"group_key {known!r} conflicts with {key!r} from line {line} for the same "
+                "reaction (rejected in hindsight)",
+            )
             self.overrides[first] = InvalidRecord(
                 first,
                 verdict.first_reaction_id,
@@ -358,11 +376,10 @@ class CorpusStream:
             if not text.strip():
                 stats.blank_lines += 1
                 continue
-            try:
-                obj = orjson.loads(text)
-            except orjson.JSONDecodeError as err:
-                bad_json = Reject("malformed_json", f"invalid JSON ({err})")
-                invalid = self._reject(line, bad_json, text)
+            obj = json_object(text)
+            if isinstance(obj, str):
+                detail = obj if obj.startswith(("key ", "line is")) else f"invalid JSON ({obj})"
+                invalid = self._reject(line, Reject("malformed_json", detail), text)
                 if invalid is not None:
                     yield invalid
                 continue

@@ -73,6 +73,7 @@ def dependency_lock_sha256() -> str | None:
 
 def base_provenance(fields: Mapping[str, Any]) -> dict[str, Any]:
     """Versions plus the run-specific ``fields``; the reproducibility hash is filled in later."""
+    from chemgauge.chem.limits import structure_limits
     from chemgauge.eval.provenance import source_tree_sha256
 
     try:
@@ -84,6 +85,7 @@ def base_provenance(fields: Mapping[str, Any]) -> dict[str, Any]:
         "rdkit_version": rdBase.rdkitVersion,
         "python_version": platform.python_version(),
         "hash_scheme_version": HASH_SCHEME_VERSION,
+        "structure_limits": structure_limits().to_dict(),
         **fields,
         "source_tree_sha256": tree,
         "dependency_lock_sha256": dependency_lock_sha256(),

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chemgauge.chem import Canonicalizer, describe_parse_failure
+from chemgauge.chem.limits import LIMIT_FLAGS, structure_limits
 from chemgauge.errors import Reject
 
 __all__ = [
@@ -74,6 +75,14 @@ def parse_record(obj: Any) -> ParsedRecord:
     raw_accepted = obj["accepted_products"]
     if not isinstance(raw_accepted, list):
         raise Reject("malformed_json", f"accepted_products must be an array: {raw_accepted!r}")
+    cap = structure_limits().max_alternatives
+    if len(raw_accepted) > cap:
+        raise Reject(
+            "record_too_large",
+            f"accepted_products lists {len(raw_accepted):,} entries, over the limit of {cap:,} "
+            f"(raise it with {LIMIT_FLAGS['max_alternatives']})",
+            reaction_id,
+        )
     accepted = [_string_list(p, "each accepted_products entry", reaction_id) for p in raw_accepted]
     reaction_class = _optional_str(obj, "reaction_class", reaction_id)
     group_key = _optional_str(obj, "group_key", reaction_id)

@@ -16,15 +16,14 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from chemgauge.errors import ConfigError, UnknownNameError
+from chemgauge.eval.executors import check_jobs
 from chemgauge.families.names.metrics import LENSES
 
-__all__ = ["COMMAND_NAMER", "DEFAULT_MAX_OPSIN_ERRORS", "MAX_JOBS", "CoverageConfig"]
+__all__ = ["COMMAND_NAMER", "DEFAULT_MAX_OPSIN_ERRORS", "CoverageConfig"]
 
 # Default largest share of emitted names OPSIN may fail on (timeouts, crashes, refusals)
 # before the run fails: beyond it the rates describe a different set of names.
 DEFAULT_MAX_OPSIN_ERRORS = 0.01
-#: Most OPSIN JVMs one run starts (``--jobs``).
-MAX_JOBS = 64
 #: The built-in namer ``--namer-cmd`` selects: any program, SMILES in, one name a line out.
 COMMAND_NAMER = "command"
 
@@ -77,8 +76,7 @@ class CoverageConfig:
             raise ConfigError(
                 f"--max-opsin-errors must be between 0 and 1, got {self.max_opsin_errors}"
             )
-        if not 1 <= self.jobs <= MAX_JOBS:
-            raise ConfigError(f"--jobs must be between 1 and {MAX_JOBS}, got {self.jobs}")
+        check_jobs(self.jobs, zero=False)
         _positive("--timeout", self.timeout)
         _positive("--namer-timeout", self.namer_timeout)
         if self.namer_cmd is not None and self.model not in (None, COMMAND_NAMER):

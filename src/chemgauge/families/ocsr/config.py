@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from chemgauge.errors import ConfigError
-from chemgauge.eval.executors import DEFAULT_RAY_TIMEOUT_S
+from chemgauge.eval.executors import DEFAULT_RAY_TIMEOUT_S, check_jobs
 from chemgauge.eval.images import ImageLimits
 
 __all__ = ["BUDGET_FIELDS", "PLACEMENT_FIELDS", "RecognizerOptions", "RunConfig"]
@@ -57,8 +57,8 @@ class RunConfig:
             raise ConfigError(f"per-workflow seconds must be > 0, got {self.per_workflow_seconds}")
         if self.budget_seconds is not None and self.budget_seconds <= 0:
             raise ConfigError(f"budget seconds must be > 0, got {self.budget_seconds}")
-        if self.jobs < 1:
-            raise ConfigError(f"jobs must be at least 1, got {self.jobs}")
+        remote = self.executor == "ray" and self.ray_address not in (None, "local")
+        check_jobs(self.jobs, zero=False, cluster=remote)
         if self.executor not in ("local", "ray"):
             raise ConfigError(
                 f"OCSR attempts run on 'local' threads or 'ray', not {self.executor!r}"

@@ -25,6 +25,7 @@ from chemgauge.cli.summary import count_rate_cell, print_summary, rate_cell, sum
 from chemgauge.errors import ConfigError
 from chemgauge.eval.atomic import atomic_write_json
 from chemgauge.eval.outputs import Output
+from chemgauge.eval.stats import MAX_SEED
 from chemgauge.families.p2s import CALCULATOR_SEED, combine
 from chemgauge.families.p2s.audit import audit_dataset, format_audit
 from chemgauge.families.p2s.build import MANIFEST, RECORDS, build_benchmark
@@ -257,7 +258,7 @@ def claim(
     data: Path | None = typer.Option(None, "--data", help=DATA_HELP),
     model: str | None = typer.Option(None, "--model", help="Model name shown (default: folder)."),
     alpha: float = typer.Option(0.05, "--alpha", help="Significance level of both tests."),
-    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Bootstrap seed."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Write the JSON report here."),
 ) -> None:
     """Shuffle drop and counterfactual flip, with intervals and exact McNemar: the use claim."""
@@ -308,7 +309,7 @@ def build(
     table: Path | None = typer.Option(None, "--table", help="Property table for 'table'."),
     candidates: int = typer.Option(4, "--candidates", "-k", min=2, help="Candidates per task."),
     counterfactuals: int = typer.Option(2, "--counterfactuals", min=0, help="Per record, at most."),
-    seed: int = typer.Option(0, "--seed", help="Seed of every hashed choice."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Seed of every hashed choice."),
     split: str | None = typer.Option(None, "--split", help="Keep one release: train/val/test."),
     max_records: int | None = typer.Option(
         None, "--max-records", min=0, help="Stop after N records."
@@ -413,7 +414,9 @@ def run(
     condition: list[str] = typer.Option(
         [], "--condition", "-c", help="View (repeat; default all)."
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed for the random baseline."),
+    seed: int = typer.Option(
+        0, "--seed", min=0, max=MAX_SEED, help="Seed for the random baseline."
+    ),
     provider: list[str] = typer.Option(["xtb"], "--provider", help=PROVIDER_HELP),
     table: Path | None = typer.Option(None, "--table", help="Property table for 'table'."),
     infrared: bool = typer.Option(False, "--infrared", help="property_oracle, xtb: IR too."),

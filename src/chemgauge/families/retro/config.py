@@ -19,7 +19,7 @@ import orjson
 
 from chemgauge.chem import matcher_names
 from chemgauge.errors import ConfigError
-from chemgauge.eval.executors import DEFAULT_RAY_TIMEOUT_S
+from chemgauge.eval.executors import DEFAULT_RAY_TIMEOUT_S, check_jobs
 from chemgauge.families.retro.data import FOLDS
 from chemgauge.families.retro.engine.base import RetroModelOptions
 from chemgauge.families.retro.engine.registry import resolve_model_class
@@ -159,8 +159,7 @@ class RetroEvalConfig:
         for name in ("batch_size", "chunk_size", "round_trip_max_rank", "round_trip_num_results"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.jobs < 0:
-            raise ConfigError(f"jobs must be >= 0 (0 = all cores), got {self.jobs}")
+        check_jobs(self.jobs, flag="jobs")
         if self.num_gpus is not None and self.num_gpus < 0:
             raise ConfigError(f"num_gpus must be >= 0 (0 = CPU), got {self.num_gpus}")
         if self.filestring is not None and ("/" in self.filestring or "\\" in self.filestring):

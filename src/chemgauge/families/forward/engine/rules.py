@@ -24,7 +24,7 @@ from typing import Any
 from rdkit.Chem import rdChemReactions
 
 from chemgauge.chem import try_parse_smiles
-from chemgauge.errors import RuleFileError
+from chemgauge.errors import InputFileError, RuleFileError
 from chemgauge.eval.lines import open_problem, read_lines
 from chemgauge.eval.provenance import sha256_json
 
@@ -297,7 +297,11 @@ def _decoded_lines(data: bytes, source: str) -> list[str]:
     """Every line's text (split and decoded by :mod:`chemgauge.eval.lines`, BOM stripped);
     a rule file is all or nothing, so a line that is not UTF-8 is an error naming it."""
     lines: list[str] = []
-    for line in read_lines(data, keep_undecodable=True):
+    try:
+        decoded = list(read_lines(data, keep_undecodable=True, name=source))
+    except InputFileError as exc:
+        raise RuleFileError(str(exc).removeprefix(f"{source}: "), path=source) from None
+    for line in decoded:
         if line.problem is not None:
             raise RuleFileError(line.problem, path=source, line=line.number, value=line.text)
         lines.append(line.text)

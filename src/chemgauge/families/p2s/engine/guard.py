@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from typing import Any
 
-from chemgauge.chem import try_parse_smiles
+from chemgauge.chem.smiles import heavy_atom_count, try_parse_smiles
 from chemgauge.errors import CalculatorStartError, ConfigError
 from chemgauge.eval.lifeline import set_parent_death_signal
 from chemgauge.families.p2s.engine.properties import PropertyProvider, PropertyResult
@@ -75,12 +75,11 @@ def size_refusal(smiles: str, limit: int | None) -> PropertyResult | None:
     """A ``too_large`` result when the molecule has more heavy atoms than ``limit``."""
     if limit is None:
         return None
-    mol = try_parse_smiles(smiles)
-    if mol is None:
-        return PropertyResult({}, "", "unparsable SMILES")
-    heavy = mol.GetNumHeavyAtoms()
-    if heavy > limit:
+    heavy = heavy_atom_count(smiles)
+    if heavy is not None and heavy > limit:
         return PropertyResult({}, "", f"too_large: {heavy} heavy atoms (limit {limit})")
+    if try_parse_smiles(smiles) is None:
+        return PropertyResult({}, "", "unparsable SMILES")
     return None
 
 
