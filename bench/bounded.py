@@ -292,6 +292,8 @@ def run_kills(work: Path) -> tuple[int, int, int]:
 
     from tests.reliability import stops
 
+    for name in ("kf", "kr", "kt", "kn", "ko", "kp"):
+        (work / name).mkdir(parents=True, exist_ok=True)
     scenarios = [
         stops.forward_scenario(work / "kf"),
         stops.forward_scenario(work / "kr", executor="ray"),
