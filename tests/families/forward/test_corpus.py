@@ -232,7 +232,7 @@ def test_stereo_presence_is_detected_from_canonical_text(write_corpus: Any) -> N
 
 
 def test_warnings_are_bounded_but_counts_exact(write_corpus: Any) -> None:
-    corpus = load_corpus(write_corpus(["{bad"] * 120))
+    corpus = load_corpus(write_corpus(["{bad"] * 120 + [corpus_line("a", ["CCO"], [["CC=O"]])]))
     assert corpus.stats.counts["malformed_json"] == 120
     assert len(corpus.stats.warnings) == 50
 

@@ -11,14 +11,15 @@ from typer.testing import CliRunner
 
 from chemgauge.cli import app
 from chemgauge.errors import ConfigError, UnknownNameError
+from chemgauge.eval.executors import MAX_LOCAL_JOBS
 from chemgauge.families.names.config import CoverageConfig
 
 
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        ({"jobs": 0}, "--jobs must be between 1 and 64, got 0"),
-        ({"jobs": 65}, "--jobs must be between 1 and 64, got 65"),
+        ({"jobs": 0}, f"--jobs must be between 1 and {MAX_LOCAL_JOBS} on this machine"),
+        ({"jobs": 65}, f"--jobs must be between 1 and {MAX_LOCAL_JOBS} on this machine"),
         ({"timeout": 0.0}, "--timeout must be a positive number of seconds"),
         ({"namer_timeout": math.inf}, "--namer-timeout must be a positive number of seconds"),
         ({"max_opsin_errors": 1.5}, "--max-opsin-errors must be between 0 and 1"),
@@ -40,7 +41,8 @@ def test_the_command_reports_a_bad_jobs_value_by_its_flag(tmp_path: Path) -> Non
     args = ["names", "coverage", "-i", str(pairs), "-o", str(run), "--jobs", "0"]
     result = CliRunner().invoke(app, args)
     assert isinstance(result.exception, ConfigError)
-    assert str(result.exception) == "--jobs must be between 1 and 64, got 0"
+    assert str(result.exception).startswith(f"--jobs must be between 1 and {MAX_LOCAL_JOBS}")
+    assert str(result.exception).endswith("got 0")
     assert not run.exists(), "refused before any output was claimed"
 
 
