@@ -33,7 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "src")]
 
-from tests.reliability.commands import DEMO  # noqa: E402
+from tests.reliability.commands import DEMO, run_cli  # noqa: E402
 
 TIMEOUT_S = 120.0
 
@@ -50,16 +50,7 @@ class Case:
 
 
 def _cli(argv: list[str]) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    return subprocess.run(
-        [sys.executable, "-m", "chemgauge", *argv],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    return run_cli(argv, timeout=TIMEOUT_S)
 
 
 def _write(path: Path, data: str | bytes) -> Path:

@@ -32,7 +32,8 @@ def duplicate_key(text: str, parsed: Any) -> str | None:
     """The first key an object of ``text`` repeats (JSON parsers keep the last silently),
     or ``None``. Cheap: only a line with more key tokens than the parsed objects hold keys is
     parsed again to name the key."""
-    if text.count(":") <= _count_keys(parsed) or len(_KEY.findall(text)) <= _count_keys(parsed):
+    keys = _count_keys(parsed)
+    if text.count(":") <= keys or len(_KEY.findall(text)) <= keys:
         return None
     repeated: list[str] = []
 

@@ -13,6 +13,7 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import NDArray
 
+from chemgauge.errors import ConfigError
 from chemgauge.eval.rates import wilson_bounds
 
 __all__ = [
@@ -38,10 +39,10 @@ MAX_SEED = 2**32 - 1
 
 
 def check_seed(seed: int, flag: str = "--seed") -> int:
-    """``seed`` if it is a whole number from 0 to :data:`MAX_SEED`, else a ``ValueError``
-    naming the flag and the range."""
+    """``seed`` if it is a whole number from 0 to :data:`MAX_SEED`, else a
+    :class:`~chemgauge.errors.ConfigError` naming the flag and the range."""
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-        raise ValueError(f"{flag} must be a whole number from 0 to {MAX_SEED:,}, got {seed!r}")
+        raise ConfigError(f"{flag} must be a whole number from 0 to {MAX_SEED:,}, got {seed!r}")
     return seed
 
 

@@ -222,10 +222,7 @@ def compare_runs(
             f"--resamples must be between {MIN_RESAMPLES} and {MAX_RESAMPLES:,} (memory and time "
             f"grow with it), got {resamples:,}"
         )
-    try:
-        check_seed(seed)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
+    check_seed(seed)
     adapter = get_adapter(a.family)
     # Unreadable rows first: a truncated file must not pass for "another corpus".
     rows_a, rows_b = _index(a, adapter), _index(b, adapter)

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from chemgauge.errors import InputFileError
 from chemgauge.eval.envelope import ENVELOPE_FORMAT, is_envelope, parse_envelope
 from chemgauge.eval.jsonl import read_jsonl
+from chemgauge.eval.paths import confined_path
 from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families import get_family
 from chemgauge.report.runs import REPORT_NAME, ROWS_NAME, Run, read_report
@@ -50,14 +51,14 @@ def _recorded_rows(report_file: Path, recorded: str) -> Path:
     """The rows file a report names, which must lie inside the report's folder (symlinks
     resolved): a hand-edited ``rows_file`` cannot make ``report``/``verify`` read elsewhere;
     rows kept elsewhere are given explicitly (``--rows``)."""
-    folder = report_file.parent.resolve()
-    target = (report_file.parent / recorded).resolve()
-    if not target.is_relative_to(folder):
+    try:
+        confined_path(report_file.parent, recorded)
+    except InputFileError as exc:
         raise InputFileError(
-            f"the recorded rows_file {recorded!r} lies outside the run folder {folder}; "
-            "give the rows explicitly (--rows) to read them",
+            f"the recorded rows_file {recorded!r} lies outside the run folder "
+            f"{report_file.parent} ({exc}); give the rows explicitly (--rows) to read them",
             path=report_file,
-        )
+        ) from None
     return report_file.parent / recorded
 
 

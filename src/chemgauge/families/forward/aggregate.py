@@ -25,7 +25,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from chemgauge.errors import ConfigError
 from chemgauge.eval.metrics import estimate, interval_method, rate
 from chemgauge.eval.ranking import distribution_of_sorted
 from chemgauge.eval.stats import bootstrap_mean_interval, check_seed
@@ -58,10 +57,7 @@ class Bootstrap:
     confidence: float = 0.95
 
     def __post_init__(self) -> None:
-        try:
-            check_seed(self.seed)
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from None
+        check_seed(self.seed)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain mapping for the report's config."""
