@@ -13,6 +13,7 @@ from types import ModuleType
 from typing import Any, NoReturn
 
 import pytest
+from hypothesis import settings
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("CHEMGAUGE_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -42,6 +43,16 @@ def missing(what: str, hint: str = "") -> NoReturn:
     if in_ci():
         pytest.fail(f"CI={os.environ['CI']}: {message}; make test must provide it", pytrace=False)
     pytest.skip(message)
+
+
+# Hypothesis profiles: under CI one fixed, derandomized run (a red CI run replays exactly);
+# locally a fresh random draw each run; ``HYPOTHESIS_PROFILE=nightly`` searches ten times
+# harder. Tests never assert timings, so no profile has a deadline.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("dev", derandomize=False, deadline=None)
+settings.register_profile("nightly", derandomize=False, deadline=None, max_examples=1000)
+HYPOTHESIS_PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if in_ci() else "dev")
+settings.load_profile(HYPOTHESIS_PROFILE)
 
 
 def require_program(name: str, hint: str = "scripts/system-deps.sh installs it") -> str:

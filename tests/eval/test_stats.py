@@ -6,6 +6,8 @@ import math
 from fractions import Fraction
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from chemgauge.eval.stats import (
     binomial_tail,
@@ -153,3 +155,32 @@ def test_holm_lives_in_stats_and_compare_reexports_it() -> None:
 
     assert from_compare is holm_adjust
     assert holm_adjust([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+
+
+def test_poisson_binomial_tail_is_clipped_at_realistic_audit_input() -> None:
+    # 200 tasks of 2-10 candidates and one success: the exact DP tail sums to
+    # 1.0000000000000038 in doubles; a p-value above 1 would make holm_adjust raise.
+    chances = [1 / (2 + i % 9) for i in range(200)]
+    assert poisson_binomial_greater(1, chances) == 1.0
+    assert holm_adjust([poisson_binomial_greater(1, chances), 0.01]) == [1.0, 0.02]
+
+
+@given(
+    chances=st.lists(st.integers(min_value=1, max_value=12), min_size=1, max_size=300),
+    share=st.floats(min_value=0.0, max_value=1.0),
+    only=st.tuples(st.integers(0, 3000), st.integers(0, 3000)),
+)
+def test_every_p_value_holm_receives_lies_in_the_unit_interval(
+    chances: list[int], share: float, only: tuple[int, int]
+) -> None:
+    """Every producer of a p-value that reaches holm_adjust (audit, compare, board)."""
+    successes = round(share * len(chances))
+    produced = [
+        poisson_binomial_greater(successes, [1 / k for k in chances]),
+        binomial_test_greater(successes, len(chances), Fraction(1, chances[0])),
+        mcnemar_exact(*only).p_value,
+    ]
+    for p in produced:
+        assert 0.0 <= p <= 1.0
+    adjusted = holm_adjust(produced)
+    assert all(p <= a <= 1.0 for p, a in zip(produced, adjusted, strict=True))
