@@ -11,7 +11,7 @@ structures that explain failures. The HTML and terminal layers only render these
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -227,6 +227,29 @@ class Recomputed:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
+def named_ranks(row: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """Every rank a row records by name, as (field path, value): fields called ``rank`` or
+    ``*_rank``, each slot of ``*_ranks*`` lists, at any depth."""
+    for key, value in row.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            yield from named_ranks(value, f"{path}.")
+        elif key == "rank" or key.endswith("_rank"):
+            yield path, value
+        elif "_ranks" in key:
+            if isinstance(value, list):
+                yield from ((f"{path}[{i}]", v) for i, v in enumerate(value))
+            else:
+                yield path, value
+
+
+def rank_problem(path: str, value: Any) -> str | None:
+    """Why a rank read from disk cannot be used (ranks are 0-based integers or null)."""
+    if value is None or (type(value) is int and value >= 0):
+        return None
+    return f"{path} is {value!r}: a rank is a non-negative integer or null"
+
+
 class FamilyAdapter(ABC):
     """Everything family-specific that report, compare and verify need (see module doc)."""
 
@@ -250,6 +273,11 @@ class FamilyAdapter(ABC):
     def breakdowns(self, row: Row) -> Mapping[str, str]:
         """Item-intrinsic breakdown buckets (dimension -> bucket) used by compare and tables."""
         return {}
+
+    def ranks(self, row: Row) -> Iterator[tuple[str, Any]]:
+        """Every rank the row records (field path, value), checked when a run is read so a
+        hand-edited rank is an error, never a hit (named fields by default)."""
+        yield from named_ranks(row)
 
     @abstractmethod
     def comparison_protocol(self, run: Run) -> dict[str, Any]:

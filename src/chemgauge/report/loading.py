@@ -18,6 +18,8 @@ from chemgauge.eval.jsonl import read_jsonl
 from chemgauge.eval.paths import confined_path
 from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families import get_family
+from chemgauge.report.adapter import rank_problem
+from chemgauge.report.registry import get_adapter
 from chemgauge.report.runs import REPORT_NAME, ROWS_NAME, Run, read_report
 
 __all__ = ["check_family_report", "load_run"]
@@ -62,12 +64,23 @@ def _recorded_rows(report_file: Path, recorded: str) -> Path:
     return report_file.parent / recorded
 
 
-def _read_rows(rows_file: Path) -> tuple[list[dict[str, Any]], list[tuple[int, str]]]:
+def _read_rows(rows_file: Path, family: str) -> tuple[list[dict[str, Any]], list[tuple[int, str]]]:
+    """The usable rows, and every line that is not: unreadable, or holding a rank that is not
+    a non-negative integer or null (a hand-edited -2 would otherwise count as a hit)."""
     if not rows_file.is_file():
         raise InputFileError("row file not found", path=rows_file)
     stats = RejectionStats(path=str(rows_file), max_diagnostics=1_000_000)
-    rows = [row for _, row in read_jsonl(rows_file, stats)]
-    return rows, [(d.line, f"{d.reason}: {d.detail}") for d in stats.diagnostics]
+    adapter = get_adapter(family)
+    rows: list[dict[str, Any]] = []
+    bad_ranks: list[tuple[int, str]] = []
+    for line, row in read_jsonl(rows_file, stats):
+        problems = [p for f, v in adapter.ranks(row) if (p := rank_problem(f, v)) is not None]
+        if problems:  # left out of the rows like an unreadable line, and named
+            bad_ranks.append((line, f"bad rank: {'; '.join(problems)}"))
+        else:
+            rows.append(row)
+    unreadable = [(d.line, f"{d.reason}: {d.detail}") for d in stats.diagnostics]
+    return rows, sorted(unreadable + bad_ranks)
 
 
 def _report_file(base: Path | None, report_path: str | Path | None) -> tuple[Path, Path | None]:
@@ -116,5 +129,5 @@ def load_run(
         )
     recorded = envelope.rows_file
     rows_file = Path(rows_path) if rows_path is not None else _recorded_rows(report_file, recorded)
-    rows, bad = _read_rows(rows_file)
+    rows, bad = _read_rows(rows_file, envelope.family)
     return Run(envelope, rows, report_file, rows_file, bad)

@@ -12,7 +12,7 @@ prediction to draw and the latency plot, and the report works without it.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from chemgauge.report.adapter import (
     Structure,
     Table,
     agree,
+    named_ranks,
     system_text,
 )
 from chemgauge.report.buckets import ordered_buckets
@@ -136,6 +137,14 @@ class RetroAdapter(FamilyAdapter):
 
     family = "retro"
     reproducibility_excludes = ()
+
+    def ranks(self, row: Row) -> Iterator[tuple[str, Any]]:
+        """The named rank fields and every convention's and matcher's rank in ``hits``."""
+        yield from named_ranks(row)
+        hits = row.get("hits") or {}
+        for convention, by_matcher in hits.items() if isinstance(hits, Mapping) else ():
+            for matcher, rank in by_matcher.items() if isinstance(by_matcher, Mapping) else ():
+                yield f"hits.{convention}.{matcher}", rank
 
     def item_key(self, row: Row) -> str:
         return str(row["target"])
