@@ -138,15 +138,20 @@ def test_predictions_folder_must_hold_one_file(tmp_path: Path) -> None:
 
 
 def test_syntheseus_model_class_names_are_checked() -> None:
-    if importlib.util.find_spec("syntheseus") is None:
-        with pytest.raises(ConfigError, match=r"pip install 'chemgauge\[syntheseus\]'"):
-            build_retro_model("syntheseus:LocalRetro")
-        return
+    require_module("syntheseus")  # a failure under CI=true, never a silent pass
     with pytest.raises(ConfigError, match="Did you mean 'LocalRetro'"):
         build_retro_model("syntheseus:LocalRetr")
     if importlib.util.find_spec("torch") is None:
         with pytest.raises(ConfigError, match=r"pip install 'syntheseus\[local-retro\]'"):
             build_retro_model("syntheseus:LocalRetro", _at("/nonexistent"))
+
+
+def test_a_missing_syntheseus_names_the_extra_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "syntheseus", None)  # import syntheseus raises ImportError
+    with pytest.raises(ConfigError, match=r"pip install 'chemgauge\[syntheseus\]'"):
+        build_retro_model("syntheseus:LocalRetro")
 
 
 def test_predictions_are_read_back_whatever_the_line_endings(tmp_path: Path) -> None:
