@@ -95,3 +95,23 @@ def test_max_records_keeps_exactly_that_many(
     )
     assert len(every) > limit
     assert [r.record_id for r in limited] == [r.record_id for r in every[:limit]]
+
+
+def test_the_donor_pick_under_correct_is_read_from_the_correct_view(tmp_path: Path) -> None:
+    """Each view's reads from its own view: the correct view picks the answer (0), the
+    shuffled view the donor (1), so a base pick read from the shuffled view would say 3/3."""
+    data = _varied_dataset(tmp_path)
+    run = tmp_path / "run"
+    picks = {"correct": 0, "shuffled": 1, "counterfactual": 1}
+    for cond, pick in picks.items():
+        suffix = "-cf" if cond == "counterfactual" else ""
+        write_jsonl(
+            run / "dipole" / f"{cond}.jsonl",
+            [{"record_id": f"r{i}{suffix}", "selected_candidate_index": pick} for i in range(3)],
+        )
+    report = claim_report(data, "dipole", prediction_paths(run, "dipole"), model="m")
+    flip = report["counterfactual_flip"]
+    assert flip["donor_pick_rate_under_correct"]["count"] == 0
+    assert flip["flip_rate"]["count"] == 3
+    assert report["accuracy"]["correct"]["count"] == 3
+    assert report["accuracy"]["shuffled"]["count"] == 0
