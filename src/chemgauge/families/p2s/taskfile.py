@@ -11,6 +11,7 @@ a benchmark file that is wrong in one place cannot be trusted anywhere. Chemical
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -279,6 +280,17 @@ def check_view_name(directory: str, condition: str) -> None:
         raise InputFileError(f"unknown condition {condition!r}", value=condition)
 
 
+def _check_inside(data_dir: str | Path, path: Path) -> None:
+    """Refuse, unread, a task or label file whose real location (symbolic links followed) is
+    outside the data folder: its contents are no input, and no diagnostic may quote them."""
+    root = Path(os.path.realpath(data_dir))
+    real = Path(os.path.realpath(path))
+    if path.exists() and root != real and root not in real.parents:
+        raise InputFileError(
+            "a symbolic link to a file outside the data folder: refused unread", path=path
+        )
+
+
 def load_view(data_dir: str | Path, directory: str, condition: str) -> ViewData:
     """Load and check one task file and its label file."""
     check_view_name(directory, condition)
@@ -288,6 +300,8 @@ def load_view(data_dir: str | Path, directory: str, condition: str) -> ViewData:
         tasks_path(data_dir, directory, condition),
         labels_path(data_dir, directory, condition),
     )
+    for path in (view.task_path, view.label_path):
+        _check_inside(data_dir, path)
     seen: set[str] = set()
     for number, text, obj in _read_objects(view.task_path):
         task, problem = parse_task(directory, obj, number)
