@@ -25,6 +25,15 @@ def printable(text: str) -> str:
     return text.translate(_CONTROL)
 
 
+_CONTROL_ALL = {c: f"\\x{c:02x}" for c in [*range(32), *range(127, 160)]}
+
+
+def file_label(path: str | Path) -> str:
+    """A file name as a diagnostic shows it: every control character, newline and tab
+    included, written as ``\\xNN``, so a name holding a newline cannot split a line in two."""
+    return str(path).translate(_CONTROL_ALL)
+
+
 class ChemgaugeError(Exception):
     """Base of every error chemgauge raises on purpose; the CLI prints these without a traceback.
 
@@ -75,7 +84,7 @@ class InputFileError(ChemgaugeError):
     ) -> None:
         where = ""
         if path is not None:
-            where = f"{path}"
+            where = file_label(path)
             if line is not None:
                 where += f", line {line}"
             where += ": "

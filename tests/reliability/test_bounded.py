@@ -197,3 +197,16 @@ def test_an_escape_sequence_in_a_file_name_reaches_no_terminal(tmp_path: Path) -
     stderr = _one_line(run_cli(["canon", str(name)]), status=3)
     assert "\x1b" not in stderr and "\r" not in stderr
     assert "evil\\x1b[2J\\x0dname.smi: file not found" in stderr
+
+
+def test_a_newline_in_a_file_name_cannot_split_a_diagnostic(tmp_path: Path) -> None:
+    missing = tmp_path / "two\nlines.smi"
+    stderr = _one_line(run_cli(["canon", str(missing)]), status=3)
+    assert "two\\x0alines.smi: file not found" in stderr
+
+    given = tmp_path / "a\tb\nc.smi"
+    given.write_text("CCO\nxyz\n")
+    done = run_cli(["canon", str(given), "--out", str(tmp_path / "out.smi"), "-q"])
+    assert done.returncode == 0, done.stderr
+    expected = f"{tmp_path}/a\\x09b\\x0ac.smi:2: SMILES syntax error: 'xyz'"
+    assert done.stderr.splitlines() == [expected]

@@ -7,13 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.families.p2s.test_scoring import hand_dataset
 from typer.testing import CliRunner
 
 from chemgauge.cli.app import app
 from chemgauge.errors import InputFileError
 from chemgauge.families.p2s.taskfile import load_directory
-
-from tests.families.p2s.test_scoring import hand_dataset
 
 SECRET = "root:x:0:0:a line that must never be printed"
 

@@ -37,9 +37,7 @@ def _parent(row: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-def test_every_promised_field_moves_the_row_hash(
-    family_runs: dict[str, Path], family: str
-) -> None:
+def test_every_promised_field_moves_the_row_hash(family_runs: dict[str, Path], family: str) -> None:
     run = family_runs[family]
     report = orjson.loads((run / "report.json").read_bytes())
     rows_file = run / report["rows_file"]

@@ -23,14 +23,14 @@ from chemgauge.cli.options import (
 )
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import count_rate_cell, print_summary, summary_table
-from chemgauge.errors import excerpt
+from chemgauge.errors import excerpt, file_label
 from chemgauge.eval.lines import check_input_file
 from chemgauge.eval.outputs import Output
 
 
 def _report_invalid(source: str, number: int, reason: str, value: str) -> None:
     # reported even with --quiet: it hides progress and summary, not data issues
-    typer.echo(f"{source}:{number}: {reason}: {excerpt(value)!r}", err=True)
+    typer.echo(f"{file_label(source)}:{number}: {reason}: {excerpt(value)!r}", err=True)
 
 
 def _canon_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:

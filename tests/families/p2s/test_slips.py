@@ -17,8 +17,8 @@ import pytest
 
 from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.p2s.audit import PRIOR, Attack, score_attack
-from chemgauge.families.p2s.claim import claim_report, prediction_paths
 from chemgauge.families.p2s.build import BuildConfig, read_sources, select_records
+from chemgauge.families.p2s.claim import claim_report, prediction_paths
 
 from .test_scoring import task, write_jsonl
 
