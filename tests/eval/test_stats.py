@@ -9,11 +9,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from chemgauge.errors import ConfigError
 from chemgauge.eval.stats import (
+    MAX_SEED,
     binomial_tail,
     binomial_test_greater,
     bootstrap_interval,
     bootstrap_mean_interval,
+    check_seed,
     holm_adjust,
     mcnemar_exact,
     paired_bootstrap_difference,
@@ -184,3 +187,16 @@ def test_every_p_value_holm_receives_lies_in_the_unit_interval(
         assert 0.0 <= p <= 1.0
     adjusted = holm_adjust(produced)
     assert all(p <= a <= 1.0 for p, a in zip(produced, adjusted, strict=True))
+
+
+def test_check_seed_accepts_exactly_zero_to_two_to_the_32_minus_one() -> None:
+    assert check_seed(0) == 0
+    assert check_seed(MAX_SEED) == MAX_SEED == 2**32 - 1
+    for bad in (-1, MAX_SEED + 1, True, False, 1.0, "1", None):
+        with pytest.raises(ConfigError) as caught:
+            check_seed(bad, "--bootstrap-seed")  # type: ignore[arg-type]
+        assert str(caught.value) == (
+            f"--bootstrap-seed must be a whole number from 0 to 4,294,967,295, got {bad!r}"
+        )
+    with pytest.raises(ConfigError, match=r"^--seed must"):
+        check_seed(-1)
