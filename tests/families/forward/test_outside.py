@@ -240,3 +240,33 @@ def test_command_back_end_crashing_on_one_batch_counts_that_batch(tmp_path: Path
     assert report["conventions"]["as_given"]["top_k"]["1"]["count"] == 2
     row = _rows(tmp_path)["r3"]
     assert row["answer_status"] == "error" and "model crashed" in row["answer_detail"]
+
+
+def test_list_shows_forward_systems_and_conventions() -> None:
+    from typer.testing import CliRunner
+
+    from chemgauge.cli import app
+
+    result = CliRunner().invoke(app, ["list", "forward"])
+    assert result.exit_code == 0
+    for name in ("predictions", "command", "as_given", "deduplicated", "pooled"):
+        assert f"| {name} |" in result.stdout
+
+
+def test_cli_benchmarks_a_predictions_file_and_fails_on_missing(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from chemgauge.cli import app
+
+    corpus = _corpus(tmp_path)
+    preds = _jsonl(tmp_path, [{"reaction_id": "r1", "predictions": [AMIDE]}])
+    args = ["forward", "benchmark", "--model", "predictions", "--predictions", str(preds)]
+    args += ["--corpus", str(corpus), "--convention", "pooled"]
+    missing = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "a")])
+    assert missing.exit_code != 0
+    assert "2 reactions have no predictions" in str(missing.exception)
+    assert (tmp_path / "a" / "rows.jsonl").is_file()  # rows written before the refusal
+    done = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "b"), "--allow-missing"])
+    assert done.exit_code == 0, done.output
+    report = json.loads((tmp_path / "b" / "report.json").read_text())
+    assert report["headline_convention"] == "pooled"
