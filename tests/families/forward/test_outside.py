@@ -270,3 +270,32 @@ def test_cli_benchmarks_a_predictions_file_and_fails_on_missing(tmp_path: Path) 
     assert done.exit_code == 0, done.output
     report = json.loads((tmp_path / "b" / "report.json").read_text())
     assert report["headline_convention"] == "pooled"
+
+
+def test_corpus_from_pairs_merges_augmented_lines_and_counts_them(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from chemgauge.cli import app
+
+    src = tmp_path / "src.txt"
+    tgt = tmp_path / "tgt.txt"
+    src.write_text(
+        "C C ( = O ) O . N C c 1 c c c c c 1\n"
+        "N C c 1 c c c c c 1 . O C ( C ) = O\n"  # the same reaction, spelled otherwise
+        "C C O . C [C@H] ( N ) C ( = O ) O > O S ( = O ) ( = O ) O\n"
+    )
+    tgt.write_text(f"{' '.join(AMIDE)}\n{' '.join(AMIDE)}\n{' '.join(ESTER)}\n")
+    out = tmp_path / "corpus.jsonl"
+    result = CliRunner().invoke(
+        app, ["forward", "corpus-from-pairs", "--src", str(src), "--tgt", str(tgt), "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["reaction_id"] for r in records] == ["src:1", "src:3"]
+    assert records[1]["reactants"] == ["CCO", "C[C@H](N)C(=O)O"]  # the reagent left out
+    assert "1 merged" in result.output and "1 with reagents left out" in result.output
+    preds = _jsonl(tmp_path, [{"reactants": "CC(=O)O.NCc1ccccc1", "predictions": [AMIDE]}])
+    report = api.benchmark(
+        out, tmp_path / "run", model="predictions", predictions=preds, allow_missing=True
+    )
+    assert report["conventions"]["pooled"]["top_k"]["1"]["count"] == 1

@@ -39,7 +39,8 @@ class AugmentedReaction:
     lists: tuple[tuple[str, ...], ...]
 
 
-def _open_text(path: Path) -> IO[str]:
+def open_text(path: Path) -> IO[str]:
+    """A text file, xz- or gzip-compressed by its suffix (a missing file is an error)."""
     if not path.is_file():
         raise InputFileError("file not found", path=path)
     if path.suffix == ".xz":
@@ -59,14 +60,16 @@ def read_augmented(inputs: Path, outputs: Path) -> Iterator[AugmentedReaction]:
     The two files must hold the same inputs line by line (an error names the first line
     that differs); blank lines are skipped.
     """
-    with _open_text(inputs) as fin, _open_text(outputs) as fout:
+    with open_text(inputs) as fin, open_text(outputs) as fout:
         head_in = fin.readline().strip().split(",")
         head_out = fout.readline().strip().split(",")
         if head_in[:2] != ["input", "target"] or head_out[:2] != ["input", "target"]:
             raise InputFileError("needs headers input,target and input,target,...", path=inputs)
         index = 0
         current: tuple[str, ...] | None = None
-        first_line, text, targets, lists = 0, "", [], []
+        first_line, text = 0, ""
+        targets: list[str] = []
+        lists: list[tuple[str, ...]] = []
         for number, (line_in, line_out) in enumerate(zip(fin, fout, strict=False), start=2):
             line_in, line_out = line_in.rstrip("\r\n"), line_out.rstrip("\r\n")
             if not line_in and not line_out:

@@ -249,6 +249,43 @@ def corpus_from_uspto(
     typer.echo(f"{n} records -> {out}; {rejected} lines rejected", err=True)
 
 
+def _pairs_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
+    inputs: Inputs = [
+        ("--input", args["input_csv"]),
+        ("--src", args["src"]),
+        ("--tgt", args["tgt"]),
+    ]
+    return [Output("--out", args["out"])], inputs
+
+
+@app.command("corpus-from-pairs")
+@guarded(_pairs_files)
+def corpus_from_pairs(
+    out: Path = typer.Option(..., "--out", "-o", help="Corpus JSONL to write."),
+    input_csv: Path | None = typer.Option(
+        None, "--input", help="input,target CSV (plain, .xz or .gz), e.g. USPTO-MIT test."
+    ),
+    src: Path | None = typer.Option(None, "--src", help="Tokenized reactants, one a line."),
+    tgt: Path | None = typer.Option(None, "--tgt", help="Tokenized products, one a line."),
+    quiet: bool = QUIET,
+) -> None:
+    """Convert src/tgt or input,target pairs into one schema-1 corpus.
+
+    Consecutive lines that are one reaction (augmented spellings) become one record and are
+    counted; reagents after '>' are left out, as the corpus schema asks.
+    """
+    from chemgauge.families.forward.pairs import write_pairs_corpus
+
+    counts = write_pairs_corpus(out, input_csv=input_csv, src=src, tgt=tgt)
+    if not quiet:
+        c = counts
+        typer.echo(
+            f"{c.records} records -> {out}; {c.lines} lines, {c.merged} merged into an "
+            f"earlier line's record, {c.reagents_left_out} with reagents left out",
+            err=True,
+        )
+
+
 def _groups(metrics: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """Summary rows in reading order: held-out rows first when train is in-sample."""
     splits = metrics["by_split"]
