@@ -135,16 +135,20 @@ def main() -> int:
             )
         )
         for identity in identities:
-            t = results[setting, identity]
-            figures.append(
-                figure(
-                    "forward",
-                    f"AT USPTO-MIT {setting} top-1 as_given / deduplicated / pooled ({identity})",
-                    " / ".join(f"{100 * t[c].hits[1] / t[c].n:.1f}" for c in t),
-                    "%",
-                    detail="over all 40,000 reactions",
+            for name, t in results[setting, identity].items():
+                mrr = sum(t.reciprocal_ranks) / t.n
+                figures.append(
+                    figure(
+                        "forward",
+                        f"AT USPTO-MIT {setting}, {identity}, {name}: top-1 / 2 / 5 / 10",
+                        " / ".join(f"{t.hits[k]:,}" for k in (1, 2, 5, 10)),
+                        detail=(
+                            f"of {t.n:,} ({100 * t.hits[1] / t.n:.1f}% top-1); MRR {mrr:.4f}; "
+                            f"top-1 over every tie order {t.pessimistic[1]:,}-{t.optimistic[1]:,};"
+                            f" {t.answered:,} answered; invalid outputs {t.invalid:,}"
+                        ),
+                    )
                 )
-            )
     figures.append(figure("forward", "AT USPTO-MIT scoring peak memory", round(peak), "MiB"))
 
     # mix against sep, same reactions (the files list them in the same order)
