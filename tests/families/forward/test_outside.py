@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,9 @@ import pytest
 from chemgauge.errors import DataQualityError
 from chemgauge.families.forward import api
 from chemgauge.families.forward.conventions import rank_as_given, rank_deduplicated, rank_pooled
+from chemgauge.families.forward.corpus import BenchReaction
 from chemgauge.families.forward.output_keys import OutputKeys
+from chemgauge.families.forward.outside import Answer, OutsideSystem
 from chemgauge.families.forward.systems import FORWARD_SYSTEMS
 
 AMIDE = "CC(=O)NCc1ccccc1"
@@ -299,3 +302,55 @@ def test_corpus_from_pairs_merges_augmented_lines_and_counts_them(tmp_path: Path
         out, tmp_path / "run", model="predictions", predictions=preds, allow_missing=True
     )
     assert report["conventions"]["pooled"]["top_k"]["1"]["count"] == 1
+
+
+def test_a_command_past_its_timeout_fails_its_batch_only(tmp_path: Path) -> None:
+    script = tmp_path / "slow.py"
+    script.write_text(
+        "import sys, time\nlines = sys.stdin.read().splitlines()\n"
+        "if any(l.startswith('Brc1') for l in lines):\n    time.sleep(30)\n"
+        "for l in lines:\n    print('')\n"
+    )
+    report = _run(
+        tmp_path,
+        model="command",
+        command=[sys.executable, str(script)],
+        batch_size=2,
+        timeout=3.0,
+        allow_missing=True,
+    )
+    assert (report["answers"]["answered"], report["answers"]["error"]) == (2, 1)
+    assert "TimeoutExpired" in _rows(tmp_path)["r3"]["answer_detail"]
+
+
+class _EchoModel(OutsideSystem):
+    """A Python plugin: always answers the accepted amide, twice."""
+
+    name = "echo"
+
+    def _answer(self, batch: Sequence[BenchReaction]) -> list[Answer]:
+        return [Answer(((AMIDE, AMIDE),)) for _ in batch]
+
+
+def test_a_python_plugin_registers_in_the_same_registry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(FORWARD_SYSTEMS._entries, "echo", lambda options: _EchoModel())
+    report = _run(tmp_path, model="echo")
+    assert report["system"] == {"name": "echo"}
+    assert report["conventions"]["as_given"]["duplicate_outputs"] == 3
+    assert report["conventions"]["deduplicated"]["top_k"]["1"]["count"] == 1
+
+
+def test_rows_are_byte_identical_across_runs(tmp_path: Path) -> None:
+    preds = _jsonl(
+        tmp_path, [{"reaction_id": r["reaction_id"], "predictions": [AMIDE, "C1"]} for r in CORPUS]
+    )
+    first = api.benchmark(_corpus(tmp_path), tmp_path / "a", model="predictions", predictions=preds)
+    second = api.benchmark(
+        _corpus(tmp_path), tmp_path / "b", model="predictions", predictions=preds
+    )
+    assert (tmp_path / "a" / "rows.jsonl").read_bytes() == (
+        tmp_path / "b" / "rows.jsonl"
+    ).read_bytes()
+    assert first["reproducibility_sha256"] == second["reproducibility_sha256"]
