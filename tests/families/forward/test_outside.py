@@ -176,6 +176,17 @@ def test_stereo_variant_is_an_exact_miss_and_a_stereo_ignored_hit(tmp_path: Path
     block = report["conventions"]["deduplicated"]
     assert block["top_k"]["1"]["count"] == 2
     assert block["top_k_stereo_ignored"]["1"]["count"] == 3
+    assert block["stereo_status_top10"] == {
+        "exact_hit": 2,
+        "stereo_only_hit": 1,
+        "no_hit": 0,
+        "unsupported": 0,
+    }
+    assert (
+        _rows(tmp_path)["r2"]["conventions"]["pooled"]["stereo_status_top10"] == "stereo_only_hit"
+    )
+    by_split = block["by_split"]
+    assert sum(s["1"]["n"] for s in by_split.values()) == 3  # every reaction in one split
 
 
 def test_csv_target_columns_and_mt_pair(tmp_path: Path) -> None:

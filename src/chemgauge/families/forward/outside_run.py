@@ -44,11 +44,20 @@ def _convention_cell(ranking: Ranking, reaction: BenchReaction, keys: OutputKeys
                 flat_best = rank
                 break
     bounds = ranking.rank_bounds(accepted)
+    if None in flat_accepted:
+        stereo = "unsupported"
+    elif best is not None and best < TOP_SHOWN:
+        stereo = "exact_hit"
+    elif flat_best is not None and flat_best < TOP_SHOWN:
+        stereo = "stereo_only_hit"
+    else:
+        stereo = "no_hit"
     relevant = [r for r, k in enumerate(ranking.ranked[:TOP_SHOWN]) if k in accepted]
     return {
         "best_correct_rank": best,
         "best_correct_rank_stereo_ignored": flat_best,
         "best_correct_rank_bounds": None if bounds is None else list(bounds),
+        "stereo_status_top10": stereo,
         "ranked_count": len(ranking.ranked),
         "invalid_outputs": ranking.invalid,
         "duplicate_outputs": ranking.duplicates,
@@ -112,8 +121,20 @@ def _mean_block(values: list[float], seed: int) -> dict[str, Any]:
 
 
 def score_rows(rows: Sequence[Mapping[str, Any]], seed: int = 0) -> dict[str, Any]:
-    """Every convention's top-k (stereo-aware and -ignored), MRR and nDCG@10, with intervals."""
+    """Every convention's top-k (stereo-aware and -ignored), MRR and nDCG@10, with intervals,
+    over all valid reactions and per split."""
     valid = [r for r in rows if r["input_status"] == "valid"]
+    out = _score_valid(valid, seed)
+    splits = sorted({r["split"] for r in valid})
+    for name, block in out.items():
+        block["by_split"] = {
+            split: _score_valid([r for r in valid if r["split"] == split], seed)[name]["top_k"]
+            for split in splits
+        }
+    return out
+
+
+def _score_valid(valid: Sequence[Mapping[str, Any]], seed: int) -> dict[str, Any]:
     n = len(valid)
     out: dict[str, Any] = {}
     for name in CONVENTIONS:
@@ -140,6 +161,10 @@ def score_rows(rows: Sequence[Mapping[str, Any]], seed: int = 0) -> dict[str, An
             "ndcg_at_10": _mean_block([float(c["ndcg_at_10"]) for c in cells], seed),
             "invalid_outputs": sum(c["invalid_outputs"] for c in cells),
             "duplicate_outputs": sum(c["duplicate_outputs"] for c in cells),
+            "stereo_status_top10": {
+                status: sum(1 for c in cells if c["stereo_status_top10"] == status)
+                for status in ("exact_hit", "stereo_only_hit", "no_hit", "unsupported")
+            },
         }
     return out
 
