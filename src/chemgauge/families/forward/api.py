@@ -23,7 +23,10 @@ from chemgauge.eval.outputs import claim_outputs
 from chemgauge.families.forward.config import DEFAULT_OUT, BenchmarkConfig, EnumerateConfig
 from chemgauge.families.forward.corpus import demo_corpus_path
 from chemgauge.families.forward.enumeration import Enumeration, Note, ProgressBar, enumerate_file
+from chemgauge.families.forward.outside import OutsideSystem
+from chemgauge.families.forward.outside_run import run_outside
 from chemgauge.families.forward.runner import run_benchmark
+from chemgauge.families.forward.systems import SystemOptions, build_system
 
 __all__ = ["benchmark", "enumerate_candidates"]
 
@@ -32,6 +35,18 @@ PathLike = str | Path
 
 def _path(value: PathLike | None) -> Path | None:
     return None if value is None else Path(value)
+
+
+def outside_options(config: BenchmarkConfig) -> SystemOptions:
+    """The system options an outside-model run builds its system from."""
+    return SystemOptions(
+        predictions=config.predictions,
+        src=config.src,
+        command=config.command,
+        batch_size=config.batch_size,
+        timeout=config.timeout,
+        strict=config.strict,
+    )
 
 
 def benchmark(
@@ -52,14 +67,21 @@ def benchmark(
     ray_timeout: float = DEFAULT_RAY_TIMEOUT_S,
     chunk_size: int | None = None,
     progress: Callable[[int], None] | None = None,
+    **outside: Any,
 ) -> dict[str, Any]:
     """Benchmark a forward system on ``corpus`` (default: the shipped demo corpus) into the
     run folder ``out``; return the report (what ``report.json`` holds).
 
     The keywords are the flags of ``chemgauge forward benchmark`` under the same names and
     defaults (``-h`` says what each means); ``progress(n)`` hears of every ``n`` reactions
-    done.
+    done. ``outside`` takes the outside-system flags (``predictions``, ``src``, ``command``,
+    ``batch_size``, ``timeout``, ``allow_missing``, ``convention``, ``output_identity``).
     """
+    for name in ("predictions", "src"):
+        if outside.get(name) is not None:
+            outside[name] = Path(outside[name])
+    if "command" in outside:
+        outside["command"] = tuple(outside["command"])
     config = BenchmarkConfig(
         corpus=demo_corpus_path() if corpus is None else Path(corpus),
         out=Path(out),
@@ -76,9 +98,14 @@ def benchmark(
         ray_address=ray_address,
         ray_timeout=ray_timeout,
         chunk_size=chunk_size,
+        **outside,
     )
     outputs, inputs = config.files()
     with claim_outputs(outputs, inputs):
+        if config.model != "templates":
+            system = build_system(config.model, outside_options(config))
+            if isinstance(system, OutsideSystem):
+                return run_outside(config, system)
         result = run_benchmark(config, progress)
         write_envelope(config.report_path, result.envelope)
     return result.report

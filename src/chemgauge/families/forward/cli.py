@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -54,6 +55,40 @@ TEMPLATES = typer.Option(
     None, "--templates", "-t", help="Extra rule file (JSONL); extends the embedded set."
 )
 MAX_RESULTS = typer.Option(None, "--max-results", "-n", help="Keep at most N candidates.")
+
+
+def _outside_benchmark(
+    corpus: Path | None,
+    out: Path,
+    model: str,
+    options: dict[str, Any],
+    *,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """``forward benchmark`` of an outside system: every convention side by side."""
+    report = api.benchmark(corpus, out, model=model, **options)
+    if as_json:
+        sys.stdout.buffer.write((out / REPORT_FILE).read_bytes())
+        sys.stdout.flush()
+        return
+    if quiet:
+        return
+    table = Table(title=f"forward {model}: headline {report['headline_convention']}")
+    for column in ("convention", "top-1", "top-5", "top-10", "MRR", "invalid", "duplicates"):
+        table.add_column(column)
+    for name, block in report["conventions"].items():
+        mark = " *" if name == report["headline_convention"] else ""
+        table.add_row(
+            name + mark,
+            _pct(block["top_k"]["1"]),
+            _pct(block["top_k"]["5"]),
+            _pct(block["top_k"]["10"]),
+            f"{block['mrr']['value']:.3f}" if block["mrr"]["value"] is not None else "n/a",
+            str(block["invalid_outputs"]),
+            str(block["duplicate_outputs"]),
+        )
+    print_summary(table)
 
 
 def _pct(block: dict[str, Any]) -> str:
@@ -214,6 +249,43 @@ def corpus_from_uspto(
     typer.echo(f"{n} records -> {out}; {rejected} lines rejected", err=True)
 
 
+def _pairs_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
+    inputs: Inputs = [
+        ("--input", args["input_csv"]),
+        ("--src", args["src"]),
+        ("--tgt", args["tgt"]),
+    ]
+    return [Output("--out", args["out"])], inputs
+
+
+@app.command("corpus-from-pairs")
+@guarded(_pairs_files)
+def corpus_from_pairs(
+    out: Path = typer.Option(..., "--out", "-o", help="Corpus JSONL to write."),
+    input_csv: Path | None = typer.Option(
+        None, "--input", help="input,target CSV (plain, .xz or .gz), e.g. USPTO-MIT test."
+    ),
+    src: Path | None = typer.Option(None, "--src", help="Tokenized reactants, one a line."),
+    tgt: Path | None = typer.Option(None, "--tgt", help="Tokenized products, one a line."),
+    quiet: bool = QUIET,
+) -> None:
+    """Convert src/tgt or input,target pairs into one schema-1 corpus.
+
+    Consecutive lines that are one reaction (augmented spellings) become one record and are
+    counted; reagents after '>' are left out, as the corpus schema asks.
+    """
+    from chemgauge.families.forward.pairs import write_pairs_corpus
+
+    counts = write_pairs_corpus(out, input_csv=input_csv, src=src, tgt=tgt)
+    if not quiet:
+        c = counts
+        typer.echo(
+            f"{c.records} records -> {out}; {c.lines} lines, {c.merged} merged into an "
+            f"earlier line's record, {c.reagents_left_out} with reagents left out",
+            err=True,
+        )
+
+
 def _groups(metrics: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """Summary rows in reading order: held-out rows first when train is in-sample."""
     splits = metrics["by_split"]
@@ -341,8 +413,51 @@ def benchmark(
     as_json: bool = typer.Option(
         False, "--json", help="Print the report (report.json) on stdout instead of the summary."
     ),
+    predictions: Path | None = typer.Option(
+        None,
+        "--predictions",
+        help="--model predictions: the outside model's outputs (.jsonl, .csv, or MT tgt).",
+    ),
+    src: Path | None = typer.Option(
+        None, "--src", help="Molecular Transformer source file paired with --predictions."
+    ),
+    command: str | None = typer.Option(
+        None, "--command", help="--model command: the program and its arguments (no shell)."
+    ),
+    batch_size: int = typer.Option(64, "--batch-size", min=1, help="Reactions per command call."),
+    timeout: float = typer.Option(60.0, "--timeout", help="Seconds per command call."),
+    allow_missing: bool = typer.Option(
+        False, "--allow-missing", help="Reactions an outside system did not answer: no error."
+    ),
+    convention: str = typer.Option(
+        "deduplicated", "--convention", help="Headline ranking: as_given | deduplicated | pooled."
+    ),
+    output_identity: str = typer.Option(
+        "exact", "--output-identity", help="Outside outputs keyed by: exact | as_written."
+    ),
 ) -> None:
     """Benchmark a forward system on a corpus: rows.jsonl and report.json to a run folder."""
+    if model != "templates":
+        _outside_benchmark(
+            corpus,
+            out,
+            model,
+            {
+                "predictions": predictions,
+                "src": src,
+                "command": tuple(shlex.split(command)) if command else (),
+                "batch_size": batch_size,
+                "timeout": timeout,
+                "allow_missing": allow_missing,
+                "convention": convention,
+                "output_identity": output_identity,
+                "strict": strict,
+                "seed": seed,
+            },
+            as_json=as_json,
+            quiet=quiet,
+        )
+        return
     with progress_bar("forward benchmark", None, quiet=quiet) as advance:
         report = api.benchmark(
             corpus,

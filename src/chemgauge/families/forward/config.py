@@ -101,6 +101,11 @@ class BenchmarkConfig(ExecutionFlags):
         restart: discard an earlier journal instead of resuming it.
         seed: seed of the MRR / nDCG@10 bootstrap intervals (recorded in the metrics; it
             decides the report, never the rows).
+        predictions, src: an outside model's predictions file (and MT source file).
+        command, batch_size, timeout: an outside model run as a command.
+        allow_missing: reactions an outside system did not answer are accepted (still misses).
+        convention: the ranking convention the outside-system report leads with.
+        output_identity: how outside outputs are keyed (``exact`` or ``as_written``).
     """
 
     corpus: Path = field(default_factory=demo_corpus_path)
@@ -113,10 +118,30 @@ class BenchmarkConfig(ExecutionFlags):
     strict: bool = False
     restart: bool = False
     seed: int = 0
+    predictions: Path | None = None
+    src: Path | None = None
+    command: tuple[str, ...] = ()
+    batch_size: int = 64
+    timeout: float = 60.0
+    allow_missing: bool = False
+    convention: str = "deduplicated"
+    output_identity: str = "exact"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         _check_max_results(self.max_results)
+        from chemgauge.families.forward.conventions import CONVENTIONS
+        from chemgauge.families.forward.output_keys import OUTPUT_IDENTITIES
+
+        if self.convention not in CONVENTIONS:
+            raise ConfigError(
+                f"--convention must be one of {', '.join(CONVENTIONS)}, got {self.convention!r}"
+            )
+        if self.output_identity not in OUTPUT_IDENTITIES:
+            raise ConfigError(
+                f"--output-identity must be one of {', '.join(OUTPUT_IDENTITIES)}, "
+                f"got {self.output_identity!r}"
+            )
 
     @property
     def rows_path(self) -> Path:
@@ -159,6 +184,8 @@ class BenchmarkConfig(ExecutionFlags):
             ("--corpus", self.corpus),
             ("--templates", self.templates),
             ("--template-manifest", self.template_manifest),
+            ("--predictions", self.predictions),
+            ("--src", self.src),
         ]
         return [Output("--out", self.out, files=written)], inputs
 

@@ -300,6 +300,8 @@ def run_benchmark(
         corpus_sha256=sha256_file(config.corpus),
     )
     system = build_system(config.model, options)
+    if not isinstance(system, TemplatePredictor):  # outside systems: outside_run, via the API
+        raise ConfigError(f"--model {config.model} is an outside system; run it via benchmark()")
     # Whole-corpus checks (--strict, train-extracted template sources) before any prediction.
     template_sources = preflight(config.corpus, system.loaded, strict=config.strict)
     corpus = open_corpus(config.corpus, strict=config.strict)

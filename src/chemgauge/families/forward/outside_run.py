@@ -1,0 +1,224 @@
+"""The forward benchmark of an outside system: its raw outputs -> rows -> every convention.
+
+Every corpus line gets one row: invalid records keep theirs; a reaction the system did not
+answer (a predictions file without it, a crashed command batch) is a counted miss in every
+denominator, never dropped. Each row keeps the system's raw outputs as written and, per
+ranking convention (:mod:`~chemgauge.families.forward.conventions`), the best rank of an
+accepted product, stereo-aware and stereo-ignored, and the invalid and duplicate outputs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from chemgauge.errors import DataQualityError
+from chemgauge.eval.atomic import atomic_write_json, atomic_write_rows
+from chemgauge.eval.provenance import sha256_file, sha256_json
+from chemgauge.eval.ranking import ndcg_at_k
+from chemgauge.eval.rates import rate
+from chemgauge.eval.stats import bootstrap_mean_interval
+from chemgauge.families.forward.config import BenchmarkConfig
+from chemgauge.families.forward.conventions import CONVENTIONS, Ranking, rank_outputs
+from chemgauge.families.forward.corpus import BenchReaction, InvalidRecord, load_corpus
+from chemgauge.families.forward.output_keys import OutputKeys
+from chemgauge.families.forward.outside import Answer, OutsideSystem, PredictionsSystem
+
+__all__ = ["OUTSIDE_ROW_SCHEMA", "ConventionScores", "run_outside", "score_rows"]
+
+OUTSIDE_ROW_SCHEMA = 1
+TOP_KS = (1, 2, 3, 5, 10)
+TOP_SHOWN = 10
+
+
+def _convention_cell(ranking: Ranking, reaction: BenchReaction, keys: OutputKeys) -> dict[str, Any]:
+    accepted = set(reaction.accepted_products_canonical)
+    best = ranking.best_rank(accepted)
+    flat_accepted = {keys.flat(p) for p in accepted}
+    flat_best = None
+    if None not in flat_accepted:
+        for rank, key in enumerate(ranking.ranked):
+            if key is not None and keys.flat(key) in flat_accepted:
+                flat_best = rank
+                break
+    bounds = ranking.rank_bounds(accepted)
+    if None in flat_accepted:
+        stereo = "unsupported"
+    elif best is not None and best < TOP_SHOWN:
+        stereo = "exact_hit"
+    elif flat_best is not None and flat_best < TOP_SHOWN:
+        stereo = "stereo_only_hit"
+    else:
+        stereo = "no_hit"
+    relevant = [r for r, k in enumerate(ranking.ranked[:TOP_SHOWN]) if k in accepted]
+    return {
+        "best_correct_rank": best,
+        "best_correct_rank_stereo_ignored": flat_best,
+        "best_correct_rank_bounds": None if bounds is None else list(bounds),
+        "stereo_status_top10": stereo,
+        "ranked_count": len(ranking.ranked),
+        "invalid_outputs": ranking.invalid,
+        "duplicate_outputs": ranking.duplicates,
+        "ndcg_at_10": ndcg_at_k(relevant, len(accepted), TOP_SHOWN),
+        "top_candidates": [None if k is None else ".".join(k) for k in ranking.ranked[:TOP_SHOWN]],
+    }
+
+
+def answer_row(reaction: BenchReaction, answer: Answer, keys: OutputKeys) -> dict[str, Any]:
+    """The row of one valid reaction: its raw outputs and every convention's ranks."""
+    rankings = rank_outputs(answer.lists, keys)
+    return {
+        "row_schema": OUTSIDE_ROW_SCHEMA,
+        "reaction_id": reaction.reaction_id,
+        "source_line": reaction.source_line,
+        "split": reaction.split,
+        "input_status": "valid",
+        "reactants_canonical": list(reaction.reactants_canonical),
+        "accepted_products_canonical": [list(p) for p in reaction.accepted_products_canonical],
+        "has_stereochemistry": reaction.has_stereochemistry,
+        "answer_status": answer.status,
+        "answer_detail": answer.detail or None,
+        "raw_outputs": [list(lst) for lst in answer.lists],
+        "conventions": {name: _convention_cell(r, reaction, keys) for name, r in rankings.items()},
+    }
+
+
+def invalid_outside_row(record: InvalidRecord) -> dict[str, Any]:
+    """The row of a rejected corpus line (scored as a miss by no convention: not an item)."""
+    return {
+        "row_schema": OUTSIDE_ROW_SCHEMA,
+        "reaction_id": record.reaction_id,
+        "source_line": record.source_line,
+        "split": "unknown",
+        "input_status": "invalid",
+        "input_invalid_reason": record.reason,
+        "answer_status": None,
+        "raw_outputs": [],
+        "conventions": {},
+    }
+
+
+@dataclass(frozen=True)
+class ConventionScores:
+    """One convention's aggregate over the valid reactions (every one in the denominator)."""
+
+    name: str
+    block: dict[str, Any]
+
+
+def _mean_block(values: list[float], seed: int) -> dict[str, Any]:
+    interval = bootstrap_mean_interval(values, seed=seed)
+    value = sum(values) / len(values) if values else None
+    return {
+        "n": len(values),
+        "value": value,
+        "interval": [interval.low, interval.high],
+        "method": interval.method,
+        "seed": seed,
+    }
+
+
+def score_rows(rows: Sequence[Mapping[str, Any]], seed: int = 0) -> dict[str, Any]:
+    """Every convention's top-k (stereo-aware and -ignored), MRR and nDCG@10, with intervals,
+    over all valid reactions and per split."""
+    valid = [r for r in rows if r["input_status"] == "valid"]
+    out = _score_valid(valid, seed)
+    splits = sorted({r["split"] for r in valid})
+    for name, block in out.items():
+        block["by_split"] = {
+            split: _score_valid([r for r in valid if r["split"] == split], seed)[name]["top_k"]
+            for split in splits
+        }
+    return out
+
+
+def _score_valid(valid: Sequence[Mapping[str, Any]], seed: int) -> dict[str, Any]:
+    n = len(valid)
+    out: dict[str, Any] = {}
+    for name in CONVENTIONS:
+        cells = [r["conventions"][name] for r in valid]
+        best = [c["best_correct_rank"] for c in cells]
+        flat = [c["best_correct_rank_stereo_ignored"] for c in cells]
+        low = [
+            None if c["best_correct_rank_bounds"] is None else c["best_correct_rank_bounds"][0]
+            for c in cells
+        ]
+        high = [
+            None if c["best_correct_rank_bounds"] is None else c["best_correct_rank_bounds"][1]
+            for c in cells
+        ]
+
+        def hits(ranks: list[int | None], k: int) -> int:
+            return sum(1 for b in ranks if b is not None and b < k)
+
+        out[name] = {
+            "top_k": {str(k): rate(hits(best, k), n, k=k) for k in TOP_KS},
+            "top_k_stereo_ignored": {str(k): rate(hits(flat, k), n, k=k) for k in TOP_KS},
+            "top_k_tie_range": {str(k): [hits(high, k), hits(low, k)] for k in TOP_KS},
+            "mrr": _mean_block([0.0 if b is None else 1.0 / (b + 1) for b in best], seed),
+            "ndcg_at_10": _mean_block([float(c["ndcg_at_10"]) for c in cells], seed),
+            "invalid_outputs": sum(c["invalid_outputs"] for c in cells),
+            "duplicate_outputs": sum(c["duplicate_outputs"] for c in cells),
+            "stereo_status_top10": {
+                status: sum(1 for c in cells if c["stereo_status_top10"] == status)
+                for status in ("exact_hit", "stereo_only_hit", "no_hit", "unsupported")
+            },
+        }
+    return out
+
+
+def run_outside(config: BenchmarkConfig, system: OutsideSystem) -> dict[str, Any]:
+    """Score an outside system on the corpus; write rows and report; return the report.
+
+    Reactions the system did not answer are written and counted first; then, unless
+    ``allow_missing``, any missing or failed reaction is a :class:`DataQualityError`.
+    """
+    started = time.perf_counter()
+    corpus = load_corpus(config.corpus, strict=config.strict)
+    reactions = [e for e in corpus.entries if isinstance(e, BenchReaction)]
+    answers = iter(system.answer(reactions))
+    keys = OutputKeys(config.output_identity)
+    rows: list[dict[str, Any]] = []
+    for entry in corpus.entries:
+        if isinstance(entry, BenchReaction):
+            rows.append(answer_row(entry, next(answers), keys))
+        else:
+            rows.append(invalid_outside_row(entry))
+    statuses = {"answered": 0, "missing": 0, "error": 0}
+    for row in rows:
+        if row["answer_status"] is not None:
+            statuses[row["answer_status"]] += 1
+    unmatched = system.unmatched() if isinstance(system, PredictionsSystem) else 0
+    digest = sha256_json([sha256_json(r) for r in rows])
+    report = {
+        "family": "forward",
+        "kind": "outside_system",
+        "row_schema": OUTSIDE_ROW_SCHEMA,
+        "system": system.describe(),
+        "corpus": {
+            "path": str(config.corpus),
+            "sha256": sha256_file(config.corpus),
+            "lines": len(corpus.entries),
+            "valid_reactions": len(reactions),
+        },
+        "output_identity": config.output_identity,
+        "headline_convention": config.convention,
+        "answers": {**statuses, "unmatched_prediction_keys": unmatched},
+        "conventions": score_rows(rows, config.seed),
+        "reproducibility_sha256": digest,
+        "timing": {"elapsed_ms": round((time.perf_counter() - started) * 1000, 3)},
+    }
+    config.out.mkdir(parents=True, exist_ok=True)
+    atomic_write_rows(config.rows_path, rows)
+    atomic_write_json(config.report_path, report)
+    missing = statuses["missing"] + statuses["error"]
+    if missing and not config.allow_missing:
+        raise DataQualityError(
+            f"{statuses['missing']} reactions have no predictions and {statuses['error']} "
+            "failed in the system (rows and report written; every one is a miss); "
+            "pass --allow-missing to accept",
+            path=str(config.corpus),
+        )
+    return report
