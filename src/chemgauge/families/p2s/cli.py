@@ -28,12 +28,13 @@ from chemgauge.eval.outputs import Output
 from chemgauge.eval.stats import MAX_SEED
 from chemgauge.families.p2s import CALCULATOR_SEED, combine
 from chemgauge.families.p2s.audit import audit_dataset, format_audit
-from chemgauge.families.p2s.build import MANIFEST, RECORDS, build_benchmark
+from chemgauge.families.p2s.build import MANIFEST, RECORDS, build_benchmark, load_secret
 from chemgauge.families.p2s.claim import claim_report, format_claim, prediction_paths
 from chemgauge.families.p2s.compute import PROPERTY_JOURNAL, ComputeExecution
 from chemgauge.families.p2s.config import BuildConfig, ClaimConfig, RunConfig
 from chemgauge.families.p2s.embedded import default_data
 from chemgauge.families.p2s.engine.guard import DEFAULT_LIMITS, ComputeLimits
+from chemgauge.families.p2s.release import SECRET_FILE, private_dir
 from chemgauge.families.p2s.scoring import score_files
 from chemgauge.families.p2s.spec import CONDITIONS
 from chemgauge.families.p2s.taskfile import load_dataset
@@ -295,8 +296,10 @@ def _execution(
 
 
 def _build_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
-    written = Output("--out", args["out"], files=(RECORDS, MANIFEST, PROPERTY_JOURNAL))
-    return [written], [("SOURCES", args["sources"]), ("--table", args["table"])]
+    private = args["private"] or private_dir(args["out"])
+    written = Output("--out", args["out"], files=(MANIFEST,))
+    hidden = Output("--private", private, files=(RECORDS, PROPERTY_JOURNAL, SECRET_FILE))
+    return [written, hidden], [("SOURCES", args["sources"]), ("--table", args["table"])]
 
 
 @app.command("build")
@@ -312,7 +315,26 @@ def build(
     seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Seed of every hashed choice."),
     split: str | None = typer.Option(None, "--split", help="Keep one release: train/val/test."),
     max_records: int | None = typer.Option(
-        None, "--max-records", min=0, help="Stop after N records."
+        None, "--max-records", min=0, help="Stop the selection after N records."
+    ),
+    records: int | None = typer.Option(
+        None,
+        "--records",
+        min=1,
+        help="Keep the first N records of each directory that have every view (exactly N "
+        "when the sources allow).",
+    ),
+    private: Path | None = typer.Option(
+        None,
+        "--private",
+        help="Folder for what never ships: build secret, answer-bearing build records, "
+        "property journal (default: <out>.private).",
+    ),
+    secret_file: Path | None = typer.Option(
+        None,
+        "--secret-file",
+        help="The build secret (donors, counterfactual ids, file orders); drawn and written "
+        "there if absent (default: <private>/build_secret).",
     ),
     infrared: bool = typer.Option(False, "--infrared", help="xtb: numerical-Hessian IR."),
     raman: bool = typer.Option(False, "--raman", help="xtb: finite-field Raman activities."),
@@ -356,6 +378,7 @@ def build(
         seed=seed,
         split=split,
         max_records=max_records,
+        records=records,
     )
     if max_heavy_atoms < 0 or time_limit < 0:
         raise ConfigError("--max-heavy-atoms and --time-limit must be >= 0 (0 = no limit)")
@@ -371,6 +394,8 @@ def build(
             strict=strict,
             progress=advance,
             execution=execution,
+            private=private,
+            secret=None if secret_file is None else load_secret(secret_file),
         )
     if not quiet:
         skipped = ", ".join(f"{k} {v}" for k, v in sorted(result.skipped.items()) if v)

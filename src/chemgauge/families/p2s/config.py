@@ -92,7 +92,11 @@ class RunConfig:
 
 @dataclass(frozen=True)
 class BuildConfig:
-    """What to build: directories, candidates per task, counterfactuals per record, release."""
+    """What to build: directories, candidates per task, counterfactuals per record, release.
+
+    ``max_records`` stops the selection after N records; ``records`` keeps the first N
+    records of each directory that have every view (exactly N when the sources allow).
+    """
 
     directories: tuple[str, ...]
     candidates: int = 4
@@ -100,6 +104,7 @@ class BuildConfig:
     seed: int = 0
     split: str | None = None
     max_records: int | None = None
+    records: int | None = None
     min_scaffold_heavy_atoms: int = 4
     audit_alpha: float = 0.05
 
@@ -120,6 +125,8 @@ class BuildConfig:
             )
         if self.candidates < 2:
             raise ConfigError(f"need at least 2 candidates per task, got {self.candidates}")
+        if self.records is not None and self.records < 1:
+            raise ConfigError(f"--records must be >= 1, got {self.records}")
         if self.counterfactuals_per_record < 1:
             raise ConfigError("need at least 1 counterfactual per record")
         if self.split not in (None, "train", "val", "test"):
