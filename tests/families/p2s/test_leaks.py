@@ -21,14 +21,21 @@ from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.p2s import build as build_module
 from chemgauge.families.p2s import publicattack, views
 from chemgauge.families.p2s.audit import audit_dataset
-from chemgauge.families.p2s.build import BuildConfig, build_benchmark, read_sources, select_records
+from chemgauge.families.p2s.build import (
+    RECORDS,
+    BuildConfig,
+    build_benchmark,
+    read_sources,
+    select_records,
+)
 from chemgauge.families.p2s.engine.properties import TableProvider
 from chemgauge.families.p2s.publicattack import chi_square_sf
+from chemgauge.families.p2s.release import private_dir
 from chemgauge.families.p2s.selection import Record, counterfactual_id, seeded_hash
 
 from .conftest import SECRET, write_table
 
-CONFIG = BuildConfig(directories=("dipole",))
+CONFIG = BuildConfig(directories=("dipole",), draw_sources=True)
 
 
 @pytest.fixture(scope="module")
@@ -143,8 +150,8 @@ def test_the_old_release_rule_earns_a_claim_the_audit_catches(
     monkeypatch.setattr(views, "file_order", record_order)
     monkeypatch.setattr(build_module, "merge_release_attacks", lambda report, extra: report)
     out = build(nci_build, "old_rule")
-    records = select_records(read_sources(nci_build["sources"], RejectionStats()), CONFIG, Counter())
-    sources = {r.source for r in records}
+    records = (private_dir(out) / RECORDS).read_text().splitlines()
+    sources = {json.loads(line)["source_smiles"] for line in records}
 
     def source_list_prior(tasks: Any) -> dict[Any, int | None]:
         return {

@@ -24,6 +24,7 @@ so one scaffold never straddles two releases.
 
 from __future__ import annotations
 
+import dataclasses
 import secrets as secrets_module
 import time
 from collections import Counter
@@ -285,6 +286,15 @@ def load_secret(path: Path) -> str:
     return text
 
 
+def drawn_source(record: Record, secret: str) -> Record:
+    """The record with its source drawn by the secret among its candidates (uniformly): the
+    given molecule then only supplies the scaffold and block, so a public list of the given
+    molecules (the NCI set of the embedded release) does not tell the answer."""
+    k = len(record.candidates)
+    index = int(selection.seeded_hash(secret, "source", record.record_id), 16) % k
+    return dataclasses.replace(record, source=record.candidates[index], answer=index)
+
+
 def build_benchmark(
     sources_path: str | Path,
     out_dir: str | Path,
@@ -318,17 +328,17 @@ def build_benchmark(
     stats = RejectionStats(path=str(sources_path), strict=strict)
     sources = read_sources(sources_path, stats)
     records: list[Record] = []
+    out.mkdir(parents=True, exist_ok=True)
+    hidden.mkdir(parents=True, exist_ok=True)
+    key = load_secret(hidden / SECRET_FILE) if secret is None else secret
 
     def candidates() -> Iterator[str]:
         # selection streams into the property stage: workers compute while records are chosen
         for record in selection.iter_records(sources, config.selection(), result.skipped):
-            records.append(record)
+            records.append(drawn_source(record, key) if config.draw_sources else record)
             yield from record.candidates
 
     execution = execution or ComputeExecution()
-    out.mkdir(parents=True, exist_ok=True)
-    hidden.mkdir(parents=True, exist_ok=True)
-    secret = load_secret(hidden / SECRET_FILE) if secret is None else secret
     values, computed = compute_properties(
         candidates(), provider, hidden, execution, progress=progress
     )
@@ -343,7 +353,7 @@ def build_benchmark(
                 directory,
                 records,
                 values,
-                secret=secret,
+                secret=key,
                 counterfactuals=config.counterfactuals_per_record,
                 counts=counts,
                 records_wanted=config.records,
@@ -419,7 +429,7 @@ def build_benchmark(
             "molecules_from_journal": result.resumed_molecules,
             "execution": execution.executor.describe(),
         },
-        "secret_sha256": secret_commitment(secret),
+        "secret_sha256": secret_commitment(key),
         "counterfactual_counts": {
             d: {
                 "tasks": result.counts[d]["counterfactual"],

@@ -29,7 +29,12 @@ from chemgauge.eval.stats import MAX_SEED
 from chemgauge.families.p2s import CALCULATOR_SEED, combine
 from chemgauge.families.p2s.audit import audit_dataset, format_audit
 from chemgauge.families.p2s.build import MANIFEST, RECORDS, build_benchmark, load_secret
-from chemgauge.families.p2s.claim import claim_report, format_claim, prediction_paths
+from chemgauge.families.p2s.claim import (
+    claim_report,
+    format_claim,
+    prediction_paths,
+    run_presentation,
+)
 from chemgauge.families.p2s.compute import PROPERTY_JOURNAL, ComputeExecution
 from chemgauge.families.p2s.config import BuildConfig, ClaimConfig, RunConfig
 from chemgauge.families.p2s.embedded import default_data
@@ -265,7 +270,12 @@ def claim(
     """Shuffle drop and counterfactual flip, with intervals and exact McNemar: the use claim."""
     config = ClaimConfig(alpha=alpha, seed=seed)
     report = claim_report(
-        _data(data), prop, prediction_paths(run, prop), model=model or run.name, config=config
+        _data(data),
+        prop,
+        prediction_paths(run, prop),
+        model=model or run.name,
+        config=config,
+        presentation=run_presentation(run),
     )
     if out is not None:
         atomic_write_json(out, report)
@@ -324,6 +334,12 @@ def build(
         help="Keep the first N records of each directory that have every view (exactly N "
         "when the sources allow).",
     ),
+    draw_sources: bool = typer.Option(
+        False,
+        "--draw-sources",
+        help="Each record's source drawn by the secret among its candidates (for sources "
+        "from a public list, whose membership would name the answer).",
+    ),
     private: Path | None = typer.Option(
         None,
         "--private",
@@ -379,6 +395,7 @@ def build(
         split=split,
         max_records=max_records,
         records=records,
+        draw_sources=draw_sources,
     )
     if max_heavy_atoms < 0 or time_limit < 0:
         raise ConfigError("--max-heavy-atoms and --time-limit must be >= 0 (0 = no limit)")
@@ -450,6 +467,12 @@ def run(
     chat_model: str | None = typer.Option(None, "--chat-model", help="chat: model name to ask."),
     api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="chat: key variable."),
     omit_properties: bool = typer.Option(False, "--omit-properties", help="Structure-only input."),
+    per_view: bool = typer.Option(
+        False,
+        "--per-view",
+        help="Present each view's file in turn under its own ids (default: blind, every view "
+        "of a directory interleaved under opaque ids, so the system cannot tell the view).",
+    ),
     batch_size: int = typer.Option(16, "--batch-size", min=1, help="Tasks per model call."),
     restart: bool = typer.Option(False, "--restart", help="Discard journals and start over."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary."),
@@ -471,6 +494,7 @@ def run(
         omit_properties=omit_properties,
         batch_size=batch_size,
         restart=restart,
+        per_view=per_view,
     )
     with progress_bar(
         f"p2s run ({model})", total(data, config), quiet=quiet, min_total=1

@@ -49,6 +49,8 @@ class RunConfig:
             structure-only comparison; the folder is ``<model>@no_property``).
         batch_size: tasks per model call.
         restart: discard the journals and start over instead of resuming.
+        per_view: present each view's file in turn under its own ids instead of blind
+            (the default: every view of a directory interleaved under opaque ids).
     """
 
     property: tuple[str, ...] = ()
@@ -64,6 +66,7 @@ class RunConfig:
     omit_properties: bool = False
     batch_size: int = 16
     restart: bool = False
+    per_view: bool = False
 
     def __post_init__(self) -> None:
         """No condition means all three; refuse an unknown one and a batch size below 1."""
@@ -95,7 +98,9 @@ class BuildConfig:
     """What to build: directories, candidates per task, counterfactuals per record, release.
 
     ``max_records`` stops the selection after N records; ``records`` keeps the first N
-    records of each directory that have every view (exactly N when the sources allow).
+    records of each directory that have every view (exactly N when the sources allow);
+    ``draw_sources`` makes each record's source a secret uniform draw among its candidates
+    (for sources from a public list, whose membership would otherwise name the answer).
     """
 
     directories: tuple[str, ...]
@@ -105,6 +110,7 @@ class BuildConfig:
     split: str | None = None
     max_records: int | None = None
     records: int | None = None
+    draw_sources: bool = False
     min_scaffold_heavy_atoms: int = 4
     audit_alpha: float = 0.05
 

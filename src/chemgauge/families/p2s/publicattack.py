@@ -10,8 +10,8 @@ the picks are made:
   rule tied to the answer's position shows here first;
 * **answer rules**: ``label = source_label + s + ordinal (mod K)`` for every shift ``s`` and
   every ordinal a system can read (none, file order among the tasks of one graph, the id's
-  sort rank, the id rebuilt from the published seed) must hit at most ``1/(K-1)`` (exact
-  binomial);
+  sort rank, the id rebuilt from the published seed) must hit at most ``1/(K-1)`` (an
+  exact one-sided test: a record's offsets are distinct draws, enumerated);
 * **claim attacks**: the prior on the correct view, the prior shifted by one on the shuffled
   view (wrong on purpose) and ``prior + s + ordinal`` on the counterfactual view, run
   through the claim's own statistics (:func:`~chemgauge.families.p2s.claim.claim_statistics`);
@@ -24,14 +24,14 @@ per view, which is why ``p2s run`` is blind by default (see the family docs).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
-from chemgauge.eval.stats import binomial_test_greater, holm_adjust, poisson_binomial_greater
+from chemgauge.eval.stats import holm_adjust
 from chemgauge.families.p2s.config import ClaimConfig
 from chemgauge.families.p2s.engine.models import StructureOnlyBaseline
 from chemgauge.families.p2s.selection import counterfactual_id
@@ -110,13 +110,34 @@ def _ordinals(
     return out
 
 
-def _binomial(hits: int, ks: Sequence[int]) -> float:
-    """One-sided p of ``hits`` against a chance of ``1/(K-1)`` per task."""
-    if not ks:
-        return 1.0
-    if len(set(ks)) == 1:
-        return binomial_test_greater(hits, len(ks), Fraction(1, ks[0] - 1))
-    return poisson_binomial_greater(hits, [1 / (k - 1) for k in ks])
+def _group_distribution(group: Sequence[tuple[int, int, int]]) -> list[float]:
+    """P(hits = h) for one record under a leak-free release: its counterfactual offsets are
+    distinct uniform draws from ``1..K-1`` (every ordered draw enumerated)."""
+    k = group[0][0]
+    targets = [t for _, t, _ in group]
+    draws = list(itertools.permutations(range(1, k), len(group))) if k > len(group) else []
+    if not draws:
+        return [1.0]
+    counts = [0] * (len(group) + 1)
+    for draw in draws:
+        counts[sum(1 for o, t in zip(draw, targets, strict=True) if o == t)] += 1
+    return [c / len(draws) for c in counts]
+
+
+def _rule_p(groups: Sequence[Sequence[tuple[int, int, int]]]) -> tuple[int, float]:
+    """Hits of a rule and its exact one-sided p. ``groups``: per base record, ``(K, target
+    offset, offset)`` of each of its counterfactuals; a record's hits are dependent (its
+    offsets are distinct), so the null is the convolution of each record's exact law."""
+    hits = sum(1 for group in groups for _, t, o in group if t == o)
+    law = [1.0]
+    for group in groups:
+        part = _group_distribution(group)
+        merged = [0.0] * (len(law) + len(part) - 1)
+        for i, a in enumerate(law):
+            for j, b in enumerate(part):
+                merged[i + j] += a * b
+        law = merged
+    return hits, min(1.0, max(0.0, sum(law[hits:])))
 
 
 def _uniformity(offsets: Sequence[tuple[int, int]]) -> dict[str, Any]:
@@ -184,13 +205,16 @@ def _directory_attacks(
     rules: dict[str, Any] = {}
     for scheme in _ORDINALS:
         for shift in range(1, max_k):
-            hits = 0
+            groups: dict[str, list[tuple[int, int, int]]] = {}
             for task, k in zip(cf, ks, strict=True):
                 fact = cf_labels[task.record_id]
                 assert fact.source_label is not None
-                rule = (fact.source_label + shift + ordinals[scheme][task.record_id]) % k
-                hits += rule == fact.label
-            p = _binomial(hits, [k for k in ks if k > 1])
+                target = (shift + ordinals[scheme][task.record_id]) % k
+                offset = (fact.label - fact.source_label) % k
+                groups.setdefault(fact.base_record_id or task.record_id, []).append(
+                    (k, target, offset)
+                )
+            hits, p = _rule_p(list(groups.values()))
             name = f"answer+{shift}+{scheme}"
             rules[name] = {"hits": hits, "tasks": len(cf), "p_value": p}
             tests.append((f"{directory}: rule label = {name} ordinal", p))
