@@ -37,7 +37,10 @@ runner = CliRunner()
 
 def task_ids(data: Path, directory: str) -> dict[str, set[str]]:
     return {
-        c: {json.loads(x)["record_id"] for x in (data / directory / f"{c}.jsonl").read_text().split()}
+        c: {
+            json.loads(x)["record_id"]
+            for x in (data / directory / f"{c}.jsonl").read_text().split()
+        }
         for c in CONDITIONS
     }
 
@@ -190,7 +193,9 @@ def test_a_property_blind_chat_endpoint_earns_no_claim(
     args += ["--per-view"] if per_view else []
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
-    total = sum(len(ids) for d in DEFAULT_DIRECTORIES for ids in task_ids(default_data(), d).values())
+    total = sum(
+        len(ids) for d in DEFAULT_DIRECTORIES for ids in task_ids(default_data(), d).values()
+    )
     assert trick_server.requests == total
     # blind: no id it was sent is in the release; per view: it found every one
     assert trick_server.unknown == (total if not per_view else 0)
@@ -198,7 +203,11 @@ def test_a_property_blind_chat_endpoint_earns_no_claim(
         report = claim_report(
             default_data(), directory, prediction_paths(tmp_path / "chat", directory), model="chat"
         )
-        assert report["use_claim"] is False, (directory, report["shuffle_drop"], report["counterfactual_flip"])
+        assert report["use_claim"] is False, (
+            directory,
+            report["shuffle_drop"],
+            report["counterfactual_flip"],
+        )
     claim = runner.invoke(
         app, ["p2s", "claim", "--property", "dipole", "--run", str(tmp_path / "chat")]
     )

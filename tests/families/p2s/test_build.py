@@ -28,8 +28,8 @@ from chemgauge.families.p2s.build import (
     select_records,
 )
 from chemgauge.families.p2s.engine.properties import TableProvider
-from chemgauge.families.p2s.release import private_dir
 from chemgauge.families.p2s.library import size_classes
+from chemgauge.families.p2s.release import private_dir
 from chemgauge.families.p2s.taskfile import load_directory
 from chemgauge.families.p2s.validate import check_view
 

@@ -339,6 +339,8 @@ def test_format_claim_states_every_figure(tmp_path: Path) -> None:
     lines = format_claim(both).split("\n")
     assert lines[2].endswith("-> no") and lines[3].endswith("-> holds")
     assert lines[4] == "  use claim: YES"
-    assert format_claim({**both, "presentation": "blind"}).split("\n")[5].startswith(
-        "  from: blind run"
+    assert (
+        format_claim({**both, "presentation": "blind"})
+        .split("\n")[5]
+        .startswith("  from: blind run")
     )

@@ -21,7 +21,6 @@ from chemgauge.families.p2s.compute import PROPERTY_JOURNAL, ComputeExecution
 from chemgauge.families.p2s.config import BuildConfig
 from chemgauge.families.p2s.engine.guard import ComputeLimits, GuardedCompute, close_calculators
 from chemgauge.families.p2s.engine.properties import PropertyResult, TableProvider
-
 from chemgauge.families.p2s.release import private_dir
 
 from .conftest import DIRECTORIES, SECRET, SOURCES, write_table
@@ -136,9 +135,7 @@ def test_timeouts_and_crashes_are_retried_on_resume(
 def test_process_pool_build_equals_serial(table_build: dict[str, Path], tmp_path: Path) -> None:
     pool = ComputeExecution(executor=ExecutorConfig(kind="local", jobs=2, chunk_size=2))
     out = tmp_path / "pool"
-    build(
-        table_build["sources"], out, TableProvider(table_build["table"]), CONFIG, execution=pool
-    )
+    build(table_build["sources"], out, TableProvider(table_build["table"]), CONFIG, execution=pool)
     assert released(out) == released(table_build["clean"])
 
 
@@ -165,9 +162,7 @@ def test_an_audit_worker_that_dies_is_attacked_again_in_the_parent(
     monkeypatch.setattr(build_module, "_attack_units", dies_in_a_worker)
     pool = ComputeExecution(executor=ExecutorConfig(kind="local", jobs=2, chunk_size=2))
     out = tmp_path / "pool"
-    build(
-        table_build["sources"], out, TableProvider(table_build["table"]), CONFIG, execution=pool
-    )
+    build(table_build["sources"], out, TableProvider(table_build["table"]), CONFIG, execution=pool)
     # (a worker's death also fails the other chunks in flight on its pool, which the executor
     # retries; those may end up attacked here too)
     assert "gap" in attacked_here
@@ -195,9 +190,7 @@ def test_audit_units_run_costliest_first_and_report_in_view_order(
     monkeypatch.setattr(build_module, "make_executor", lambda config: Recording(config))
     pool = ComputeExecution(executor=ExecutorConfig(kind="local", jobs=2, chunk_size=2))
     out = tmp_path / "pool"
-    build(
-        table_build["sources"], out, TableProvider(table_build["table"]), CONFIG, execution=pool
-    )
+    build(table_build["sources"], out, TableProvider(table_build["table"]), CONFIG, execution=pool)
     assert sorted(handed_out) == sorted(
         (d, views) for d in DIRECTORIES for views in (("correct", "shuffled"), ("counterfactual",))
     )
@@ -236,9 +229,7 @@ def test_properties_start_before_the_selection_ends(
 
     monkeypatch.setattr(selection, "iter_records", noted)
     out = tmp_path / "streamed"
-    build(
-        table_build["sources"], out, Noting(table_build["table"]), CONFIG, execution=SERIAL
-    )
+    build(table_build["sources"], out, Noting(table_build["table"]), CONFIG, execution=SERIAL)
     assert released(out) == released(table_build["clean"])
     first_molecule, last_record = (
         events.index("molecule"),
@@ -273,9 +264,7 @@ def test_ray_build_equals_serial(table_build: dict[str, Path], tmp_path: Path) -
     require_module("ray")
     ray = ComputeExecution(executor=ExecutorConfig(kind="ray", jobs=2, chunk_size=5))
     out = tmp_path / "ray"
-    build(
-        table_build["sources"], out, TableProvider(table_build["table"]), CONFIG, execution=ray
-    )
+    build(table_build["sources"], out, TableProvider(table_build["table"]), CONFIG, execution=ray)
     assert released(out) == released(table_build["clean"])
 
 
@@ -295,9 +284,7 @@ def test_journal_of_another_provider_or_limits_is_refused(
     with pytest.raises(ConfigError, match="--restart"):
         build(table_build["sources"], out, TableProvider(table), CONFIG, execution=SERIAL)
     restart = ComputeExecution(executor=SERIAL.executor, restart=True)
-    result = build(
-        table_build["sources"], out, TableProvider(table), CONFIG, execution=restart
-    )
+    result = build(table_build["sources"], out, TableProvider(table), CONFIG, execution=restart)
     assert result.resumed_molecules == 0
 
 

@@ -108,7 +108,9 @@ def test_a_source_list_beside_the_tasks_is_refused(nci_build: dict[str, Path]) -
 def test_another_spelling_of_a_source_is_found(nci_build: dict[str, Path]) -> None:
     out = nci_build["root"] / "with_kekule"
     out.mkdir()
-    records = select_records(read_sources(nci_build["sources"], RejectionStats()), CONFIG, Counter())
+    records = select_records(
+        read_sources(nci_build["sources"], RejectionStats()), CONFIG, Counter()
+    )
     from rdkit import Chem
 
     kekule = Chem.MolToSmiles(Chem.MolFromSmiles(records[0].source), kekuleSmiles=True)

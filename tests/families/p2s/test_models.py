@@ -157,7 +157,10 @@ def test_runner_resumes_and_is_deterministic(built: dict[str, Path], tmp_path: P
     assert set(crashing.seen).isdisjoint(resumed.seen)
     # blind: the model saw opaque ids (the resumed run reuses the folder's key; a fresh
     # folder draws its own), never the ids of the task file
-    in_file = {json.loads(x)["record_id"] for x in (built["data"] / "dipole" / "correct.jsonl").read_text().split()}
+    in_file = {
+        json.loads(x)["record_id"]
+        for x in (built["data"] / "dipole" / "correct.jsonl").read_text().split()
+    }
     assert len(crashing.seen) + len(resumed.seen) == len(fresh.seen) == len(in_file)
     assert in_file.isdisjoint(crashing.seen + resumed.seen + fresh.seen)
     target = "counting/dipole/correct.jsonl"

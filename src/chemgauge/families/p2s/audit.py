@@ -49,7 +49,6 @@ from chemgauge.families.p2s.taskfile import (
     tasks_path,
 )
 
-
 __all__ = [
     "AUDIT_SCHEME_VERSION",
     "Attack",
@@ -264,18 +263,22 @@ def release_attacks(
         d: _base_ids(views.get("correct", ()), views.get("counterfactual", ()))
         for d, views in tasks.items()
     }
-    public = public_attacks(
-        {d: (tasks[d], labels[d]) for d in tasks}, bases, seed, alpha
-    )
+    public = public_attacks({d: (tasks[d], labels[d]) for d in tasks}, bases, seed, alpha)
     problems = id_problems(
-        {f"{d}/{c}": [t.record_id for t in ts] for d, views in tasks.items() for c, ts in views.items()}
+        {
+            f"{d}/{c}": [t.record_id for t in ts]
+            for d, views in tasks.items()
+            for c, ts in views.items()
+        }
     )
     for directory, views in tasks.items():
         problems += replayable_ids(
             directory, views.get("counterfactual", ()), bases[directory], seed
         )
     if root is not None:
-        candidates = {c for views in tasks.values() for ts in views.values() for t in ts for c in t.candidates}
+        candidates = {
+            c for views in tasks.values() for ts in views.values() for t in ts for c in t.candidates
+        }
         problems += stray_answer_files(root, release_files([*tasks, *allowed]), candidates)
     return {"public_knowledge": public, "release": {"problems": problems, "passed": not problems}}
 

@@ -43,7 +43,7 @@ from chemgauge.eval.lines import read_lines
 from chemgauge.eval.provenance import run_provenance
 from chemgauge.eval.rejections import RejectionStats
 from chemgauge.eval.splits import SPLIT_PROTOCOL_VERSION
-from chemgauge.families.p2s import audit, selection
+from chemgauge.families.p2s import release, selection
 from chemgauge.families.p2s.audit import (
     Attack,
     attack_views,
@@ -72,7 +72,7 @@ __all__ = [
 ]
 
 BUILD_SCHEME_VERSION = 3  # 3: secret donors, ids and file order; private folder
-MANIFEST = audit.MANIFEST
+MANIFEST = release.MANIFEST
 RECORDS = "build_records.jsonl"
 
 
@@ -250,7 +250,9 @@ def _audit(
         all_tasks[directory] = tasks
         facts[directory] = {
             condition: {
-                r["record_id"]: LabelFacts(r["label"], r.get("base_record_id"), r.get("source_label"))
+                r["record_id"]: LabelFacts(
+                    r["label"], r.get("base_record_id"), r.get("source_label")
+                )
                 for r in rows
             }
             for condition, (_, rows) in views.items()

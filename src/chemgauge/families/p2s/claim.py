@@ -64,6 +64,7 @@ def run_presentation(run_dir: str | Path) -> str:
     found = config.get("presentation") if isinstance(config, dict) else None
     return found if found in PRESENTATIONS else "per_view"
 
+
 CLAIM_SCHEME_VERSION = 2  # 2: rates and differences in the one Rate / Estimate shape
 
 

@@ -81,9 +81,7 @@ def _prior(tasks: Sequence[Task]) -> dict[tuple[str, tuple[str, ...]], int | Non
         graphs.setdefault((task.masked_smiles, task.candidates), task)
     model = StructureOnlyBaseline()
     answers = model.predict([{**t.to_json(), "properties": {}} for t in graphs.values()])
-    return {
-        key: a.get("selected_candidate_index") for key, a in zip(graphs, answers, strict=True)
-    }
+    return {key: a.get("selected_candidate_index") for key, a in zip(graphs, answers, strict=True)}
 
 
 def _ordinals(
@@ -159,9 +157,7 @@ def _uniformity(offsets: Sequence[tuple[int, int]]) -> dict[str, Any]:
         "chi_square": round(statistic, 6),
         "dof": dof,
         "p_value": chi_square_sf(statistic, dof) if dof else 1.0,
-        "counts": {
-            str(k): {str(o): c[o] for o in range(k)} for k, c in sorted(by_k.items())
-        },
+        "counts": {str(k): {str(o): c[o] for o in range(k)} for k, c in sorted(by_k.items())},
     }
 
 
@@ -199,7 +195,9 @@ def _directory_attacks(
         assert fact.source_label is not None
         offsets.append((k, (fact.label - fact.source_label) % k))
     block["offset_uniformity"] = _uniformity(offsets)
-    tests.append((f"{directory}: counterfactual offset uniformity", block["offset_uniformity"]["p_value"]))
+    tests.append(
+        (f"{directory}: counterfactual offset uniformity", block["offset_uniformity"]["p_value"])
+    )
     ordinals = _ordinals(directory, cf, bases, seed)
     max_k = max(ks)
     rules: dict[str, Any] = {}
@@ -242,7 +240,9 @@ def _directory_attacks(
                 pick = prior[(task.masked_smiles, task.candidates)]
                 base = fact.base_record_id
                 base_pick = correct_pick.get(base) if base is not None else None
-                moved = None if pick is None else (pick + shift + ordinals[scheme][task.record_id]) % k
+                moved = (
+                    None if pick is None else (pick + shift + ordinals[scheme][task.record_id]) % k
+                )
                 flips.append(moved == fact.label)
                 base_picks.append(base_pick == fact.label)
             stats = claim_statistics(correct_hits, shuffled_hits, flips, base_picks, _CLAIM)
@@ -261,7 +261,9 @@ def _directory_attacks(
 
 
 def public_attacks(
-    views: Mapping[str, tuple[Mapping[str, Sequence[Task]], Mapping[str, Mapping[str, LabelFacts]]]],
+    views: Mapping[
+        str, tuple[Mapping[str, Sequence[Task]], Mapping[str, Mapping[str, LabelFacts]]]
+    ],
     bases: Mapping[str, Mapping[str, str]],
     seed: int | None,
     alpha: float,

@@ -126,7 +126,9 @@ def _blind_stream(views: Mapping[str, ViewIndex], key: str) -> list[tuple[str, T
     tasks = [(c, t) for c, view in views.items() for t in view.iter_tasks()]
     return sorted(
         tasks,
-        key=lambda ct: hashlib.sha256(f"{key}\x1forder\x1f{ct[0]}\x1f{ct[1].record_id}".encode()).digest(),
+        key=lambda ct: hashlib.sha256(
+            f"{key}\x1forder\x1f{ct[0]}\x1f{ct[1].record_id}".encode()
+        ).digest(),
     )
 
 

@@ -112,7 +112,13 @@ def counterfactual_id(secret: str, directory: str, base_record_id: str, ordinal:
     return (
         "p2s-"
         + seeded_hash(
-            ID_SCHEME_VERSION, "secret", secret, "counterfactual", directory, base_record_id, ordinal
+            ID_SCHEME_VERSION,
+            "secret",
+            secret,
+            "counterfactual",
+            directory,
+            base_record_id,
+            ordinal,
         )[:16]
     )
 

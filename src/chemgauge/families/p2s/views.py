@@ -120,17 +120,25 @@ def donor_order(secret: str, directory: str, record: Record) -> list[int]:
     others = [i for i in range(len(record.candidates)) if i != record.answer]
     return sorted(
         others,
-        key=lambda i: seeded_hash(secret, "donor", directory, record.record_id, record.candidates[i]),
+        key=lambda i: seeded_hash(
+            secret, "donor", directory, record.record_id, record.candidates[i]
+        ),
     )
 
 
 def file_order(
-    secret: str, directory: str, condition: str, tasks: list[dict[str, Any]], labels: list[dict[str, Any]]
+    secret: str,
+    directory: str,
+    condition: str,
+    tasks: list[dict[str, Any]],
+    labels: list[dict[str, Any]],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """A view's tasks and labels (line for line) in a secret order of its own."""
     order = sorted(
         range(len(tasks)),
-        key=lambda i: seeded_hash(secret, "file-order", directory, condition, tasks[i]["record_id"]),
+        key=lambda i: seeded_hash(
+            secret, "file-order", directory, condition, tasks[i]["record_id"]
+        ),
     )
     return [tasks[i] for i in order], [labels[i] for i in order]
 
