@@ -213,3 +213,44 @@ def test_a_property_blind_chat_endpoint_earns_no_claim(
     )
     assert "use claim: no" in claim.output
     assert ("per-view files" if per_view else "from: blind run") in claim.output
+
+
+def picks(path: Path) -> dict[str, int]:
+    rows = [json.loads(x) for x in path.read_text().split("\n") if x]
+    return {r["record_id"]: r["selected_candidate_index"] for r in rows}
+
+
+def test_blind_streams_for_outside_systems_score_like_a_blind_run(
+    built: dict[str, Path], tmp_path: Path
+) -> None:
+    streams, key = tmp_path / "streams", tmp_path / "private" / "key.json"
+    result = runner.invoke(
+        app,
+        ["p2s", "blind", str(built["data"]), "-o", str(streams), "--key", str(key), "-p", "dipole"],
+    )
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(x) for x in (streams / "dipole.jsonl").read_text().split("\n") if x]
+    ids = task_ids(built["data"], "dipole")
+    assert len(lines) == sum(len(v) for v in ids.values())
+    assert all(ID_PATTERN.match(t["record_id"]) for t in lines)
+    assert {t["record_id"] for t in lines}.isdisjoint(set().union(*ids.values()))
+    # an outside system: the structural prior, answered over the stream
+    answers = StructureOnlyBaseline().predict(lines)
+    predictions = tmp_path / "answers.jsonl"
+    predictions.write_text("".join(json.dumps(a) + "\n" for a in answers))
+    run = tmp_path / "outside"
+    args = ["p2s", "score", "--data", str(built["data"]), "--blind-key", str(key)]
+    args += ["--property", "dipole", "--predictions", str(predictions), "--out", str(run), "-q"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    inside = tmp_path / "inside"
+    run_model(
+        built["data"],
+        inside,
+        lambda d: get_model("structure_only"),
+        RunConfig(property=("dipole",)),
+    )
+    for condition in CONDITIONS:
+        mine = picks(run / "dipole" / f"{condition}.jsonl")
+        assert mine == picks(inside / "structure_only" / "dipole" / f"{condition}.jsonl")
+    assert run_presentation(run) == "blind"

@@ -117,6 +117,29 @@ def audit(
         raise typer.Exit(1)
 
 
+def _blind_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
+    return [Output("--out", args["out"], folder=True), Output("--key", args["key"])], [
+        ("DATA", args["data"])
+    ]
+
+
+@app.command("blind")
+@guarded(_blind_files)
+def blind(
+    data: Path | None = typer.Argument(None, help=DATA_HELP),
+    out: Path = typer.Option(..., "--out", "-o", help="Folder for <property>.jsonl streams."),
+    key: Path = typer.Option(..., "--key", help="Private key file (never give it to a system)."),
+    prop: list[str] = typer.Option([], "--property", "-p", help="Directory (repeat; default all)."),
+) -> None:
+    """Write blinded task streams (all views interleaved, opaque ids) for a system run
+    outside chemgauge; score its answers with p2s score --blind-key."""
+    from chemgauge.families.p2s.blindfile import write_blind
+
+    counts = write_blind(_data(data), out, key, prop)
+    for directory, n in counts.items():
+        typer.echo(f"{directory}: {n} blinded tasks in {out / (directory + '.jsonl')}")
+
+
 def _score_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
     inputs = [("--data", args["data"]), ("--predictions", args["predictions"])]
     if args["out"] is None:
@@ -140,11 +163,27 @@ def score(
         "rows.jsonl and report.json (for chemgauge report, verify and compare).",
     ),
     data: Path | None = typer.Option(None, "--data", help=DATA_HELP),
+    blind_key: Path | None = typer.Option(
+        None,
+        "--blind-key",
+        help="With --out and --predictions: the key of p2s blind; the predictions answer "
+        "one directory's blinded stream (--property) and are mapped back into --out.",
+    ),
     strict: bool = typer.Option(False, "--strict", help="Unattributable lines are errors."),
     as_json: bool = typer.Option(False, "--json", help="Print the counts (or report) as JSON."),
     quiet: bool = QUIET,
 ) -> None:
     """Score one prediction file against one property and view, or a whole run folder."""
+    if blind_key is not None:
+        if out is None or prop is None or predictions is None or condition is not None:
+            raise ConfigError("--blind-key needs --out, --property and --predictions")
+        from chemgauge.families.p2s.blindfile import split_predictions
+
+        split = split_predictions(blind_key, {prop: predictions}, out)
+        if split["unknown_lines"] and not quiet:
+            typer.echo(f"{split['unknown_lines']} prediction lines not in the key (dropped)")
+        predictions = None
+        prop = None
     if out is not None:
         if prop or condition or predictions:
             raise ConfigError("give either --out or --property, --condition and --predictions")
