@@ -29,6 +29,7 @@ from chemgauge.families.p2s.embedded import nci_sources
 from chemgauge.families.p2s.engine.models import ModelOptions
 from chemgauge.families.p2s.engine.properties import ProviderOptions, TableProvider
 from chemgauge.families.p2s.engine.registry import get_model, get_provider
+from chemgauge.families.p2s.release import private_dir
 from chemgauge.families.p2s.runner import run_model
 from result_files import add_record_options, figure, record_path, write_result
 
@@ -53,9 +54,9 @@ SETTINGS: dict[str, tuple[str, ProviderOptions, tuple[str, ...], str]] = {
 
 def journal_table(folder: Path) -> Path:
     """The build's journaled values as a property table (the oracle's provider)."""
-    table = folder / "oracle_table.jsonl"
+    table = private_dir(folder) / "oracle_table.jsonl"  # every value: never beside a release
     with open(table, "wb") as handle:
-        for row in iter_journal(folder / PROPERTY_JOURNAL):
+        for row in iter_journal(private_dir(folder) / PROPERTY_JOURNAL):
             if row["error"] is None and row["values"]:
                 line = {"smiles": row["smiles"], "properties": row["values"]}
                 handle.write(orjson.dumps(line) + b"\n")

@@ -1,17 +1,23 @@
 """Build the p2s release embedded in the package (the default data of ``chemgauge p2s``).
 
-Sources: the NCI set in the rdkit wheel, one component, at least 6 heavy atoms, smallest
-first (``nci_sources``); the first 136 records over the directories the shipped xtb provider
-computes (dipole and gap, GFN2-xTB through tblite); seed 0. The build audits itself and
-refuses a release with a leak or a tell. Written to
-``src/chemgauge/families/p2s/data/default``: the task and label files, the source list and
-the build manifest (the answer-bearing build records and the property journal stay out).
+Scaffolds: the NCI set in the rdkit wheel, one component, at least 6 heavy atoms, smallest
+first (``nci_sources``); each record's source is drawn by the build secret among its
+candidate block (``--draw-sources``), so the public NCI list does not name the answer. 136
+records per directory (the seed's correct/shuffled size), dipole and gap (GFN2-xTB through
+tblite), seed 0. The build audits itself and refuses a release with a leak, a tell, a
+public-knowledge rule that earns a use claim, or an answer-bearing file beside it.
 
-    .venv/bin/python scripts/build_p2s_default.py
+Written to ``src/chemgauge/families/p2s/data/default``: the task and label files and the
+build manifest, nothing else. The private folder (the secret, the build records and the
+property journal) goes to ``--private`` (default ``build/p2s_default.private``, git-ignored):
+keep it to rebuild the same bytes; without it a rebuild draws a new secret.
+
+    .venv/bin/python scripts/build_p2s_default.py [--private DIR]
 """
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import tempfile
 from pathlib import Path
@@ -26,27 +32,35 @@ from chemgauge.families.p2s.embedded import (
 )
 from chemgauge.families.p2s.engine.registry import get_provider
 
-TARGET = Path(__file__).resolve().parents[1] / "src/chemgauge/families/p2s/data/default"
+ROOT = Path(__file__).resolve().parents[1]
+TARGET = ROOT / "src/chemgauge/families/p2s/data/default"
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--private", type=Path, default=ROOT / "build/p2s_default.private")
+    args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="p2s_default_") as tmp:
         work = Path(tmp)
-        sources = work / "release" / "sources.smi"
-        sources.parent.mkdir()
+        sources = args.private / "sources.smi"
+        args.private.mkdir(parents=True, exist_ok=True)
         sources.write_text("".join(f"{s}\n" for s in nci_sources(DEFAULT_SOURCES)))
-        config = BuildConfig(directories=DEFAULT_DIRECTORIES, max_records=DEFAULT_RECORDS)
-        result = build_benchmark(sources, work / "release", get_provider("xtb"), config)
+        config = BuildConfig(
+            directories=DEFAULT_DIRECTORIES, records=DEFAULT_RECORDS, draw_sources=True
+        )
+        release = work / "release"
+        result = build_benchmark(
+            sources, release, get_provider("xtb"), config, private=args.private
+        )
         if TARGET.exists():
             shutil.rmtree(TARGET)
         TARGET.mkdir(parents=True)
-        shutil.copy(sources, TARGET / "sources.smi")
-        shutil.copy(work / "release" / MANIFEST, TARGET / MANIFEST)
+        shutil.copy(release / MANIFEST, TARGET / MANIFEST)
         for directory in DEFAULT_DIRECTORIES:
-            shutil.copytree(work / "release" / directory, TARGET / directory)
+            shutil.copytree(release / directory, TARGET / directory)
     print(f"{result.records} records; tasks {result.counts}; skipped {dict(result.skipped)}")
     print(f"audit: {result.audit['tests']} tests, passed {result.audit['passed']}")
-    print(f"written to {TARGET}")
+    print(f"written to {TARGET}; private folder {args.private}")
 
 
 if __name__ == "__main__":

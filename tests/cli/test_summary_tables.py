@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from tests.families.forward.conftest import FIXTURE_CORPUS
-from tests.families.p2s.conftest import SOURCES, write_table
+from tests.families.p2s.conftest import SECRET, SOURCES, write_table
 from typer.testing import CliRunner
 
 from chemgauge.cli.app import app
@@ -135,8 +135,10 @@ def test_p2s_build_run_and_score(tmp_path: Path) -> None:
     table = tmp_path / "t.jsonl"
     write_table(sources, table, BuildConfig(directories=("dipole",)))
     provider = ["--provider", "table", "--table", str(table)]
+    secret = tmp_path / "secret"
+    secret.write_text(SECRET)  # the p2s fixtures' build secret: the same views as theirs
 
-    build = ["p2s", "build", str(sources), "-p", "dipole", *provider]
+    build = ["p2s", "build", str(sources), "-p", "dipole", *provider, "--secret-file", str(secret)]
     out = runner.invoke(app, [*build, "-o", str(tmp_path / "data")]).output
     # Counts have no interval: the build summary is a table of task counts per view.
     assert "| dipole | 10 | 10 | 20 |" in out, out

@@ -79,6 +79,8 @@ def write_table(
 
 
 DIRECTORIES = ("dipole", "gap", "electronic")
+#: The build secret of the fixtures (a fixed one, so rebuilds compare byte for byte).
+SECRET = "p2s-test-secret"
 
 
 @pytest.fixture
@@ -90,7 +92,7 @@ def built(tmp_path: Path) -> dict[str, Path]:
     table = tmp_path / "table.jsonl"
     write_table(sources, table, config)
     data = tmp_path / "data"
-    build_benchmark(sources, data, TableProvider(table), config)
+    build_benchmark(sources, data, TableProvider(table), config, secret=SECRET)
     return {"sources": sources, "table": table, "data": data, "root": tmp_path}
 
 
@@ -127,7 +129,7 @@ def small_build_claims(
     sources = tmp_path / "small.smi"
     sources.write_text("\n".join(SMALL) + "\n")
     config = BuildConfig(directories=(directory,), min_scaffold_heavy_atoms=4)
-    build_benchmark(sources, tmp_path / "data", provider, config)
+    build_benchmark(sources, tmp_path / "data", provider, config, secret=SECRET)
     verdicts = {}
     for model in ("property_oracle", "structure_only"):
         options = ModelOptions(provider=get_provider(name))

@@ -13,7 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 from tests.conftest import assert_valid_report
-from tests.families.p2s.conftest import DIRECTORIES, SOURCES, write_table
+from tests.families.p2s.conftest import DIRECTORIES, SECRET, SOURCES, write_table
 from typer.testing import CliRunner
 
 from chemgauge.cli.app import app
@@ -42,7 +42,7 @@ def _build(root: Path, seed: int) -> tuple[Path, Path]:
     )
     table = root / "table.jsonl"
     write_table(sources, table, config)
-    build_benchmark(sources, root / "data", TableProvider(table), config)
+    build_benchmark(sources, root / "data", TableProvider(table), config, secret=SECRET)
     return root / "data", table
 
 

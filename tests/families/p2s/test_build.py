@@ -29,10 +29,11 @@ from chemgauge.families.p2s.build import (
 )
 from chemgauge.families.p2s.engine.properties import TableProvider
 from chemgauge.families.p2s.library import size_classes
+from chemgauge.families.p2s.release import private_dir
 from chemgauge.families.p2s.taskfile import load_directory
 from chemgauge.families.p2s.validate import check_view
 
-from .conftest import DIRECTORIES, SOURCES, fake_properties, write_table
+from .conftest import DIRECTORIES, SECRET, SOURCES, fake_properties, write_table
 
 
 def jsonl(path: Path) -> list[dict[str, Any]]:
@@ -66,7 +67,7 @@ def test_stereo_survives_masking() -> None:
 
 def test_views_mean_what_they_say(built: dict[str, Path]) -> None:
     data = built["data"]
-    audit = {r["record_id"]: r for r in jsonl(data / RECORDS)}
+    audit = {r["record_id"]: r for r in jsonl(private_dir(data) / RECORDS)}
     table = {canonical_smiles(r["smiles"]): r["properties"] for r in jsonl(built["table"])}
     for directory in DIRECTORIES:
         views = load_directory(data, directory)
@@ -123,7 +124,7 @@ def test_task_files_hold_no_answer(built: dict[str, Path]) -> None:
 def test_build_is_deterministic_and_stable_under_added_sources(built: dict[str, Path]) -> None:
     config = BuildConfig(directories=DIRECTORIES, candidates=4, counterfactuals_per_record=2)
     again = built["root"] / "again"
-    build_benchmark(built["sources"], again, TableProvider(built["table"]), config)
+    build_benchmark(built["sources"], again, TableProvider(built["table"]), config, secret=SECRET)
     for directory in DIRECTORIES:
         for path in sorted((built["data"] / directory).iterdir()):
             assert path.read_bytes() == (again / directory / path.name).read_bytes(), path
@@ -157,7 +158,7 @@ def test_counts_and_rejections_in_manifest(built: dict[str, Path]) -> None:
 
 
 def test_split_groups_by_masked_scaffold(built: dict[str, Path]) -> None:
-    audit = jsonl(built["data"] / RECORDS)
+    audit = jsonl(private_dir(built["data"]) / RECORDS)
     for row in audit:
         assert row["split"] == assign_split(row["masked_smiles"])
     split, _ = Counter(r["split"] for r in audit).most_common(1)[0]
@@ -166,7 +167,7 @@ def test_split_groups_by_masked_scaffold(built: dict[str, Path]) -> None:
     one = built["root"] / "one_split"
     config = BuildConfig(directories=("dipole",), split=split)
     result = build_benchmark(built["sources"], one, TableProvider(built["table"]), config)
-    assert {r["record_id"] for r in jsonl(one / RECORDS)} == wanted
+    assert {r["record_id"] for r in jsonl(private_dir(one) / RECORDS)} == wanted
     assert result.skipped["other_split"] == len(audit) - len(wanted)
 
 

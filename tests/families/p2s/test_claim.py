@@ -288,6 +288,7 @@ def test_report_records_config_input_hashes_and_its_own_hash(tmp_path: Path) -> 
         "property",
         "config",
         "chance",
+        "presentation",
         "views",
         "accuracy",
         "shuffle_drop",
@@ -329,6 +330,8 @@ def test_format_claim_states_every_figure(tmp_path: Path) -> None:
         "  counterfactual flip 25.0% [10.0%, 50.0%] vs 12.5% under the correct property, "
         "McNemar p=0.5 -> no",
         "  use claim: no",
+        "  from: per-view files (a system that can see the file name could know the view; "
+        "the claim cannot rule out view-dependent answers that never read the property)",
     ]
     both = {**report, "use_claim": True}
     both["counterfactual_flip"] = {**report["counterfactual_flip"], "holds": True}
@@ -336,3 +339,8 @@ def test_format_claim_states_every_figure(tmp_path: Path) -> None:
     lines = format_claim(both).split("\n")
     assert lines[2].endswith("-> no") and lines[3].endswith("-> holds")
     assert lines[4] == "  use claim: YES"
+    assert (
+        format_claim({**both, "presentation": "blind"})
+        .split("\n")[5]
+        .startswith("  from: blind run")
+    )

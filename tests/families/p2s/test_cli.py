@@ -14,7 +14,7 @@ from chemgauge.cli import app
 from chemgauge.errors import ConfigError
 from chemgauge.families.p2s.config import BuildConfig
 
-from .conftest import SOURCES, write_table
+from .conftest import SECRET, SOURCES, write_table
 
 runner = CliRunner()
 
@@ -25,6 +25,8 @@ def test_build_tasks_run_score_claim(tmp_path: Path) -> None:
     table = tmp_path / "t.jsonl"
     write_table(sources, table, BuildConfig(directories=("dipole",)))
     data, runs = tmp_path / "data", tmp_path / "runs"
+    secret = tmp_path / "secret"
+    secret.write_text(SECRET)  # the fixtures' build secret: the same views as every fixture
     result = runner.invoke(
         app,
         [
@@ -41,6 +43,8 @@ def test_build_tasks_run_score_claim(tmp_path: Path) -> None:
             "table",
             "--table",
             str(table),
+            "--secret-file",
+            str(secret),
         ],
     )
     assert result.exit_code == 0, result.output

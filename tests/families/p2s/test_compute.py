@@ -9,21 +9,30 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.conftest import require_module
 
 from chemgauge.errors import ConfigError
 from chemgauge.eval.executors import ExecutorConfig
-from chemgauge.families.p2s.build import MANIFEST, build_benchmark
+from chemgauge.families.p2s.build import MANIFEST, BuildResult, build_benchmark
 from chemgauge.families.p2s.compute import PROPERTY_JOURNAL, ComputeExecution
 from chemgauge.families.p2s.config import BuildConfig
 from chemgauge.families.p2s.engine.guard import ComputeLimits, GuardedCompute, close_calculators
 from chemgauge.families.p2s.engine.properties import PropertyResult, TableProvider
+from chemgauge.families.p2s.release import private_dir
 
-from .conftest import DIRECTORIES, SOURCES, write_table
+from .conftest import DIRECTORIES, SECRET, SOURCES, write_table
 
 CONFIG = BuildConfig(directories=DIRECTORIES, candidates=4, counterfactuals_per_record=2)
+
+
+def build(*args: Any, **kwargs: Any) -> BuildResult:
+    """A build with the fixtures' secret, so builds into two folders give the same files."""
+    return build_benchmark(*args, secret=SECRET, **kwargs)
+
+
 SERIAL = ComputeExecution(executor=ExecutorConfig(kind="serial", jobs=1, chunk_size=3))
 
 
@@ -48,7 +57,7 @@ def table_build(tmp_path: Path) -> dict[str, Path]:
     table = tmp_path / "table.jsonl"
     write_table(sources, table, CONFIG)
     clean = tmp_path / "clean"
-    build_benchmark(sources, clean, TableProvider(table), CONFIG, execution=SERIAL)
+    build(sources, clean, TableProvider(table), CONFIG, execution=SERIAL)
     return {"sources": sources, "table": table, "clean": clean}
 
 
@@ -70,15 +79,15 @@ def test_interrupted_build_resumes_to_identical_files(
 ) -> None:
     out = tmp_path / "resumed"
     with pytest.raises(KeyboardInterrupt):
-        build_benchmark(
+        build(
             table_build["sources"], out, Interrupted(table_build["table"], 6), CONFIG,
             execution=SERIAL,
         )  # fmt: skip
     assert not (out / MANIFEST).exists()
-    journal = (out / PROPERTY_JOURNAL).read_text().splitlines()
+    journal = (private_dir(out) / PROPERTY_JOURNAL).read_text().splitlines()
     assert len(journal) == 1 + 6  # header and the two chunks of three finished before the stop
     provider = TableProvider(table_build["table"])
-    result = build_benchmark(table_build["sources"], out, provider, CONFIG, execution=SERIAL)
+    result = build(table_build["sources"], out, provider, CONFIG, execution=SERIAL)
     assert result.resumed_molecules == 6
     assert provider.computed == result.provider_molecules - 6  # the journal was not redone
     assert released(out) == released(table_build["clean"])
@@ -88,13 +97,13 @@ def test_interrupted_build_resumes_to_identical_files(
 
 def test_torn_journal_line_is_recomputed(table_build: dict[str, Path], tmp_path: Path) -> None:
     out = tmp_path / "torn"
-    build_benchmark(
+    build(
         table_build["sources"], out, TableProvider(table_build["table"]), CONFIG, execution=SERIAL
     )
-    journal = out / PROPERTY_JOURNAL
+    journal = private_dir(out) / PROPERTY_JOURNAL
     lines = journal.read_bytes().splitlines(keepends=True)
     journal.write_bytes(b"".join(lines[:5]) + lines[5][:20])  # a kill in the middle of a line
-    result = build_benchmark(
+    result = build(
         table_build["sources"], out, TableProvider(table_build["table"]), CONFIG, execution=SERIAL
     )
     assert result.resumed_molecules == 4
@@ -105,10 +114,10 @@ def test_timeouts_and_crashes_are_retried_on_resume(
     table_build: dict[str, Path], tmp_path: Path
 ) -> None:
     out = tmp_path / "retry"
-    build_benchmark(
+    build(
         table_build["sources"], out, TableProvider(table_build["table"]), CONFIG, execution=SERIAL
     )
-    journal = out / PROPERTY_JOURNAL
+    journal = private_dir(out) / PROPERTY_JOURNAL
     lines = journal.read_text().splitlines()
     rows = [json.loads(line) for line in lines[1:]]
     rows[0].update(values={}, error="timeout: over 600 s")  # the run's outcome: retried
@@ -116,7 +125,7 @@ def test_timeouts_and_crashes_are_retried_on_resume(
     rows[2].update(values={}, error="xTB failed: SCF did not converge")  # the molecule's: kept
     journal.write_text("\n".join([lines[0], *map(json.dumps, rows)]) + "\n")
     provider = TableProvider(table_build["table"])
-    result = build_benchmark(table_build["sources"], out, provider, CONFIG, execution=SERIAL)
+    result = build(table_build["sources"], out, provider, CONFIG, execution=SERIAL)
     assert provider.computed == 2
     assert result.resumed_molecules == result.provider_molecules - 2
     manifest = json.loads((out / MANIFEST).read_text())
@@ -126,9 +135,7 @@ def test_timeouts_and_crashes_are_retried_on_resume(
 def test_process_pool_build_equals_serial(table_build: dict[str, Path], tmp_path: Path) -> None:
     pool = ComputeExecution(executor=ExecutorConfig(kind="local", jobs=2, chunk_size=2))
     out = tmp_path / "pool"
-    build_benchmark(
-        table_build["sources"], out, TableProvider(table_build["table"]), CONFIG, execution=pool
-    )
+    build(table_build["sources"], out, TableProvider(table_build["table"]), CONFIG, execution=pool)
     assert released(out) == released(table_build["clean"])
 
 
@@ -155,9 +162,7 @@ def test_an_audit_worker_that_dies_is_attacked_again_in_the_parent(
     monkeypatch.setattr(build_module, "_attack_units", dies_in_a_worker)
     pool = ComputeExecution(executor=ExecutorConfig(kind="local", jobs=2, chunk_size=2))
     out = tmp_path / "pool"
-    build_benchmark(
-        table_build["sources"], out, TableProvider(table_build["table"]), CONFIG, execution=pool
-    )
+    build(table_build["sources"], out, TableProvider(table_build["table"]), CONFIG, execution=pool)
     # (a worker's death also fails the other chunks in flight on its pool, which the executor
     # retries; those may end up attacked here too)
     assert "gap" in attacked_here
@@ -185,9 +190,7 @@ def test_audit_units_run_costliest_first_and_report_in_view_order(
     monkeypatch.setattr(build_module, "make_executor", lambda config: Recording(config))
     pool = ComputeExecution(executor=ExecutorConfig(kind="local", jobs=2, chunk_size=2))
     out = tmp_path / "pool"
-    build_benchmark(
-        table_build["sources"], out, TableProvider(table_build["table"]), CONFIG, execution=pool
-    )
+    build(table_build["sources"], out, TableProvider(table_build["table"]), CONFIG, execution=pool)
     assert sorted(handed_out) == sorted(
         (d, views) for d in DIRECTORIES for views in (("correct", "shuffled"), ("counterfactual",))
     )
@@ -197,7 +200,7 @@ def test_audit_units_run_costliest_first_and_report_in_view_order(
 
     handed_out.clear()
     one = BuildConfig(directories=("dipole",), candidates=4, counterfactuals_per_record=2)
-    build_benchmark(
+    build(
         table_build["sources"], tmp_path / "one", TableProvider(table_build["table"]), one,
         execution=pool,
     )  # fmt: skip
@@ -226,9 +229,7 @@ def test_properties_start_before_the_selection_ends(
 
     monkeypatch.setattr(selection, "iter_records", noted)
     out = tmp_path / "streamed"
-    build_benchmark(
-        table_build["sources"], out, Noting(table_build["table"]), CONFIG, execution=SERIAL
-    )
+    build(table_build["sources"], out, Noting(table_build["table"]), CONFIG, execution=SERIAL)
     assert released(out) == released(table_build["clean"])
     first_molecule, last_record = (
         events.index("molecule"),
@@ -246,13 +247,13 @@ def test_a_fully_resumed_build_starts_no_executor(
 
     out = tmp_path / "again"
     provider = TableProvider(table_build["table"])
-    build_benchmark(table_build["sources"], out, provider, CONFIG, execution=SERIAL)
+    build(table_build["sources"], out, provider, CONFIG, execution=SERIAL)
 
     def refuse(config: ExecutorConfig) -> None:
         raise AssertionError(f"an executor was started: {config}")
 
     monkeypatch.setattr(compute, "make_executor", refuse)
-    result = build_benchmark(table_build["sources"], out, provider, CONFIG, execution=SERIAL)
+    result = build(table_build["sources"], out, provider, CONFIG, execution=SERIAL)
     assert result.resumed_molecules == result.provider_molecules > 0
     assert released(out) == released(table_build["clean"])
 
@@ -263,9 +264,7 @@ def test_ray_build_equals_serial(table_build: dict[str, Path], tmp_path: Path) -
     require_module("ray")
     ray = ComputeExecution(executor=ExecutorConfig(kind="ray", jobs=2, chunk_size=5))
     out = tmp_path / "ray"
-    build_benchmark(
-        table_build["sources"], out, TableProvider(table_build["table"]), CONFIG, execution=ray
-    )
+    build(table_build["sources"], out, TableProvider(table_build["table"]), CONFIG, execution=ray)
     assert released(out) == released(table_build["clean"])
 
 
@@ -275,7 +274,7 @@ def test_journal_of_another_provider_or_limits_is_refused(
     out = table_build["clean"]
     tighter = ComputeExecution(executor=SERIAL.executor, limits=ComputeLimits(max_heavy_atoms=9))
     with pytest.raises(ConfigError, match=r"another provider or under other limits.*--restart"):
-        build_benchmark(
+        build(
             table_build["sources"], out, TableProvider(table_build["table"]), CONFIG,
             execution=tighter,
         )  # fmt: skip
@@ -283,11 +282,9 @@ def test_journal_of_another_provider_or_limits_is_refused(
     table = table_build["table"]
     table.write_text(table.read_text().replace('"D"', '"D" '))
     with pytest.raises(ConfigError, match="--restart"):
-        build_benchmark(table_build["sources"], out, TableProvider(table), CONFIG, execution=SERIAL)
+        build(table_build["sources"], out, TableProvider(table), CONFIG, execution=SERIAL)
     restart = ComputeExecution(executor=SERIAL.executor, restart=True)
-    result = build_benchmark(
-        table_build["sources"], out, TableProvider(table), CONFIG, execution=restart
-    )
+    result = build(table_build["sources"], out, TableProvider(table), CONFIG, execution=restart)
     assert result.resumed_molecules == 0
 
 
@@ -295,7 +292,7 @@ def test_size_limit_refuses_and_counts(table_build: dict[str, Path], tmp_path: P
     limited = ComputeExecution(executor=SERIAL.executor, limits=ComputeLimits(max_heavy_atoms=9))
     out = tmp_path / "limited"
     provider = TableProvider(table_build["table"])
-    result = build_benchmark(table_build["sources"], out, provider, CONFIG, execution=limited)
+    result = build(table_build["sources"], out, provider, CONFIG, execution=limited)
     manifest = json.loads((out / MANIFEST).read_text())
     refused = manifest["property_failures"]["too_large"]
     assert refused > 0 and provider.computed == result.provider_molecules - refused
@@ -331,7 +328,8 @@ XTB_SOURCES = [s.split()[0] for s in SOURCES[:12]]
 def _build_command(sources: Path, out: Path, *extra: str) -> list[str]:
     return [
         sys.executable, "-m", "chemgauge", "p2s", "build", str(sources), "-o", str(out),
-        "-p", "dipole", "-p", "gap", "--provider", "xtb", "-q", *extra,
+        "-p", "dipole", "-p", "gap", "--provider", "xtb", "-q",
+        "--secret-file", str(sources.with_name("secret")), *extra,
     ]  # fmt: skip
 
 
@@ -350,15 +348,15 @@ def test_sigkill_mid_build_resumes_to_identical_files(tmp_path: Path, executor: 
     sources.write_text("\n".join(XTB_SOURCES) + "\n")
     clean, killed = tmp_path / "clean", tmp_path / "killed"
     subprocess.run(_build_command(sources, clean, *executor), check=True, timeout=600)
-    total = _journal_rows(clean / PROPERTY_JOURNAL)
+    total = _journal_rows(private_dir(clean) / PROPERTY_JOURNAL)
     proc = subprocess.Popen(_build_command(sources, killed, *executor), start_new_session=True)
     deadline = time.monotonic() + 300
-    while _journal_rows(killed / PROPERTY_JOURNAL) < 5 and proc.poll() is None:
+    while _journal_rows(private_dir(killed) / PROPERTY_JOURNAL) < 5 and proc.poll() is None:
         assert time.monotonic() < deadline, "the build journaled nothing in 300 s"
         time.sleep(0.01)
     os.killpg(proc.pid, signal.SIGKILL)  # the whole session: CLI, pool workers, calculators
     proc.wait()
-    done = _journal_rows(killed / PROPERTY_JOURNAL)
+    done = _journal_rows(private_dir(killed) / PROPERTY_JOURNAL)
     assert 5 <= done < total, "the kill must land mid-build"
     assert not (killed / MANIFEST).exists()
     subprocess.run(_build_command(sources, killed, *executor), check=True, timeout=600)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
+from tests.conftest import require_module
 from typer.testing import CliRunner
 
 from chemgauge.cli import app
+from chemgauge.families.p2s.audit import audit_dataset
 from chemgauge.families.p2s.build import MANIFEST
 from chemgauge.families.p2s.embedded import (
     DEFAULT_DIRECTORIES,
@@ -18,6 +21,9 @@ from chemgauge.families.p2s.embedded import (
     default_data,
     nci_sources,
 )
+from chemgauge.families.p2s.publicattack import chi_square_sf
+from chemgauge.families.p2s.release import release_files
+from chemgauge.families.p2s.taskfile import load_directory
 
 runner = CliRunner()
 
@@ -27,17 +33,51 @@ def test_the_release_is_what_the_build_script_asks_for() -> None:
     manifest = json.loads((data / MANIFEST).read_text())
     config = manifest["config"]
     assert tuple(config["directories"]) == DEFAULT_DIRECTORIES
-    assert (config["max_records"], config["seed"], config["provider"]["name"]) == (
+    assert (config["records"], config["draw_sources"], config["seed"]) == (
         DEFAULT_RECORDS,
+        True,
         0,
-        "xtb",
     )
-    shipped = (data / "sources.smi").read_text().split()
-    assert shipped == nci_sources(DEFAULT_SOURCES)
-    digest = hashlib.sha256((data / "sources.smi").read_bytes()).hexdigest()
+    assert config["provider"]["name"] == "xtb"
+    scaffolds = "".join(f"{s}\n" for s in nci_sources(DEFAULT_SOURCES)).encode()
+    digest = hashlib.sha256(scaffolds).hexdigest()
     assert manifest["provenance"]["input_sha256"]["sources"] == digest
     assert manifest["audit"]["passed"] is True
-    assert not (data / "build_records.jsonl").exists()  # source names and lines stay out
+    assert len(manifest["secret_sha256"]) == 64
+    # the release alone: no source list, build records, journal or secret beside it
+    shipped = sorted(p.relative_to(data).as_posix() for p in data.rglob("*") if p.is_file())
+    assert shipped == sorted(release_files(DEFAULT_DIRECTORIES))
+    for directory in DEFAULT_DIRECTORIES:
+        # the seed's correct/shuffled size, exactly
+        assert manifest["tasks"][directory]["correct"] == DEFAULT_RECORDS
+        assert manifest["tasks"][directory]["shuffled"] == DEFAULT_RECORDS
+
+
+def test_counterfactual_offsets_are_uniform() -> None:
+    """(counterfactual label - correct label) mod K over 1..K-1: chi-square at 0.05."""
+    for directory in DEFAULT_DIRECTORIES:
+        view = load_directory(default_data(), directory)["counterfactual"]
+        counts = Counter(
+            (lab.label - (lab.source_label or 0)) % len(task.candidates)
+            for task in view.tasks
+            for lab in [view.labels[task.record_id]]
+        )
+        assert counts[0] == 0 and len(view.tasks) >= 2 * DEFAULT_RECORDS - 10
+        expected = len(view.tasks) / 3
+        statistic = sum((counts[o] - expected) ** 2 / expected for o in (1, 2, 3))
+        assert chi_square_sf(statistic, 2) > 0.05, (directory, counts)
+
+
+def test_no_public_rule_earns_a_claim_on_it() -> None:
+    report = audit_dataset(default_data())
+    assert report["passed"], report["failures"]
+    public = report["public_knowledge"]
+    assert public["claim_attacks_with_unadjusted_use_claim"] == []
+    for directory in DEFAULT_DIRECTORIES:
+        attacks = public["directories"][directory]["claim_attacks"]
+        assert len(attacks) == 13 and not any(a["use_claim"] for a in attacks.values())
+    for view, block in report["views"].items():
+        assert not block["leaks"]["known_molecule"]["beats_chance"], view
 
 
 def test_tasks_and_audit_run_on_it_without_a_data_argument() -> None:
@@ -65,3 +105,16 @@ def test_structure_only_and_random_run_on_it_and_make_no_use_claim(tmp_path: Pat
         app, ["p2s", "claim", "--property", "dipole", "--run", str(tmp_path / "random")]
     )
     assert claim.exit_code == 0 and "use claim: no" in claim.output
+
+
+@pytest.mark.slow
+def test_property_oracle_earns_the_claim_on_every_directory(tmp_path: Path) -> None:
+    require_module("tblite.interface")
+    for per_view in ([], ["--per-view"]):
+        out = tmp_path / ("per_view" if per_view else "blind")
+        args = ["p2s", "run", "-m", "property_oracle", "-o", str(out), "-q", *per_view]
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+        report = json.loads((out / "property_oracle" / "report.json").read_text())
+        for directory in DEFAULT_DIRECTORIES:
+            assert report["metrics"]["properties"][directory]["claim"]["use_claim"] is True

@@ -28,7 +28,7 @@ from chemgauge.families.p2s.selection import (
 )
 from chemgauge.families.p2s.views import same_evidence
 
-from .conftest import SOURCES, fake_properties, write_table
+from .conftest import SECRET, SOURCES, fake_properties, write_table
 
 
 def nci_records(nci_smiles: list[str], tmp_path: Path, n: int = 250) -> list[Any]:
@@ -59,17 +59,20 @@ def test_answer_positions_are_uniform(nci_smiles: list[str], tmp_path: Path) -> 
     assert len(records) > 150 and max(positions.values()) < len(records) / 3
 
 
-def test_counterfactual_donors_follow_the_answer_and_ids_name_no_donor(
-    built: dict[str, Path],
-) -> None:
+def test_counterfactual_donors_and_ids_come_from_the_secret(built: dict[str, Path]) -> None:
+    """Ids rebuild only with the secret (never from the published seed), and the donor is not
+    the candidate after the answer (id scheme 2's rule)."""
     data = built["data"] / "dipole"
     labels = [json.loads(x) for x in (data / "counterfactual.labels.jsonl").read_text().split()]
-    ordinal: Counter[str] = Counter()
+    assert len(labels) >= 16
+    after = 0
     for label in labels:
-        base, j = label["base_record_id"], ordinal[label["base_record_id"]]
-        ordinal[base] += 1
-        assert label["label"] == (label["source_label"] + 1 + j) % 4
-        assert label["record_id"] == counterfactual_id(0, "dipole", base, j)
+        base = label["base_record_id"]
+        secret_ids = {counterfactual_id(SECRET, "dipole", base, j) for j in range(4)}
+        public_ids = {counterfactual_id("0", "dipole", base, j) for j in range(4)}
+        assert label["record_id"] in secret_ids and label["record_id"] not in public_ids
+        after += label["label"] == (label["source_label"] + 1) % 4
+    assert after < len(labels)
 
 
 def rows_of(path: Path) -> list[dict[str, Any]]:

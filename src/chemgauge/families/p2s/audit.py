@@ -9,7 +9,12 @@ one Holm family; a strategy *beats chance* when its Holm-adjusted p is below ``a
 
 The ``structure_only`` baseline is scored beside them as the structural prior (which
 completion is chemically likelier). It may beat chance, since the shuffled and
-counterfactual views exist to control for it, and it never fails an audit.
+counterfactual views exist to control for it, and it never fails an audit by itself; the
+public-knowledge attacks of :mod:`.publicattack` combine it with every rule a system could
+read (file order, ids, the published seed, the view) and run each through the claim's
+statistics, and any that wins fails the audit. The release itself is checked too
+(:mod:`.release`): one id format in every view, no counterfactual id the published seed
+rebuilds, and no file beside the release that holds a candidate SMILES.
 """
 
 from __future__ import annotations
@@ -24,9 +29,17 @@ from typing import Any
 from chemgauge.errors import InputFileError
 from chemgauge.eval.stats import binomial_test_greater, holm_adjust, poisson_binomial_greater
 from chemgauge.families.p2s.engine.models import StructureOnlyBaseline
+from chemgauge.families.p2s.publicattack import LabelFacts, public_attacks
+from chemgauge.families.p2s.release import (  # MANIFEST: build.py reads it here
+    MANIFEST,
+    id_problems,
+    release_files,
+    replayable_ids,
+    stray_answer_files,
+)
 from chemgauge.families.p2s.selection import SelectionConfig
 from chemgauge.families.p2s.shortcuts import STRATEGIES, StrategyContext
-from chemgauge.families.p2s.spec import CONDITIONS
+from chemgauge.families.p2s.spec import CONDITIONS, PROPERTY_DIRECTORIES
 from chemgauge.families.p2s.taskfile import (
     Task,
     iter_objects,
@@ -36,9 +49,6 @@ from chemgauge.families.p2s.taskfile import (
     tasks_path,
 )
 
-# The build manifest's name (build.py imports this module, so the name is kept here too).
-MANIFEST = "build_manifest.json"
-
 __all__ = [
     "AUDIT_SCHEME_VERSION",
     "Attack",
@@ -47,10 +57,11 @@ __all__ = [
     "audit_dataset",
     "format_audit",
     "published_selection",
+    "release_attacks",
     "score_attack",
 ]
 
-AUDIT_SCHEME_VERSION = 1
+AUDIT_SCHEME_VERSION = 2  # 2: public-knowledge attacks and release checks
 PRIOR = "structure_only"
 
 Picks = list[int | None]
@@ -237,19 +248,87 @@ def _find(views: Mapping[str, Any], view: str, strategy: str) -> dict[str, Any]:
     return found
 
 
+def release_attacks(
+    tasks: Mapping[str, Mapping[str, Sequence[Task]]],
+    labels: Mapping[str, Mapping[str, Mapping[str, LabelFacts]]],
+    seed: int | None,
+    alpha: float,
+    root: Path | None = None,
+    allowed: Iterable[str] = (),
+) -> dict[str, Any]:
+    """The public-knowledge attacks and the release checks of a release (``tasks`` and
+    ``labels`` by directory, then view); ``root``: the folder to scan for stray files, where
+    the view files of the ``allowed`` directories (and the manifest) are the release."""
+    bases = {
+        d: _base_ids(views.get("correct", ()), views.get("counterfactual", ()))
+        for d, views in tasks.items()
+    }
+    public = public_attacks({d: (tasks[d], labels[d]) for d in tasks}, bases, seed, alpha)
+    problems = id_problems(
+        {
+            f"{d}/{c}": [t.record_id for t in ts]
+            for d, views in tasks.items()
+            for c, ts in views.items()
+        }
+    )
+    for directory, views in tasks.items():
+        problems += replayable_ids(
+            directory, views.get("counterfactual", ()), bases[directory], seed
+        )
+    if root is not None:
+        candidates = {
+            c for views in tasks.values() for ts in views.values() for t in ts for c in t.candidates
+        }
+        problems += stray_answer_files(root, release_files([*tasks, *allowed]), candidates)
+    return {"public_knowledge": public, "release": {"problems": problems, "passed": not problems}}
+
+
+def merge_release_attacks(report: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """The audit report with the public-knowledge and release blocks folded in."""
+    report.update(extra)
+    report["failures"] = [
+        *report["failures"],
+        *(f"release: {p}" for p in extra["release"]["problems"]),
+        *(f"public knowledge: {f}" for f in extra["public_knowledge"]["failures"]),
+    ]
+    report["passed"] = not report["failures"]
+    return report
+
+
+def published_seed(data_dir: str | Path) -> int | None:
+    """The seed a release's build manifest publishes, if any."""
+    chosen = published_selection(data_dir)
+    return None if chosen is None else chosen.seed
+
+
 def audit_dataset(data_dir: str | Path, alpha: float = 0.05) -> dict[str, Any]:
     """Attack every directory of a released data folder from its task files, then score.
 
-    A build manifest beside the directories lends its seed to the selection replay.
+    A build manifest beside the directories lends its seed to the selection replay and to
+    the public-knowledge attacks; every file in the folder is checked for answers.
     """
     root, present = present_directories(data_dir)
     selection = published_selection(root)
     attacks = [a for d in present for a in attack_directory(root, d, selection)]
     labels: dict[str, dict[str, int]] = {}
+    tasks: dict[str, dict[str, list[Task]]] = {}
+    facts: dict[str, dict[str, dict[str, LabelFacts]]] = {}
     for directory in present:
-        for condition, view in load_directory(root, directory).items():
+        loaded = load_directory(root, directory)
+        tasks[directory] = {c: list(v.tasks) for c, v in loaded.items()}
+        facts[directory] = {
+            c: {
+                r: LabelFacts(lab.label, lab.base_record_id, lab.source_label)
+                for r, lab in v.labels.items()
+            }
+            for c, v in loaded.items()
+        }
+        for condition, view in loaded.items():
             labels[f"{directory}/{condition}"] = {r: lab.label for r, lab in view.labels.items()}
-    return score_attack(attacks, labels, alpha)
+    report = score_attack(attacks, labels, alpha)
+    seed = None if selection is None else selection.seed
+    extra = release_attacks(tasks, facts, seed, alpha, root, PROPERTY_DIRECTORIES)
+    return merge_release_attacks(report, extra)
 
 
 def _pct(x: float | None) -> str:

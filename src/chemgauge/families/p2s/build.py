@@ -6,7 +6,15 @@ class, ids and order that carry no answer); the three views of every requested d
 then built (:mod:`.views`). Before anything is written, two checks: every requested directory
 must hold tasks (an empty one is an error naming what the provider cannot compute), and the
 release must pass the shortcut audit (:mod:`.audit`): no leak and no single-feature tell may
-beat chance. The manifest records the audit, every skip by reason and every re-drawn value.
+beat chance, no public-knowledge rule may earn a use claim, and no file beside the release
+may hold a candidate SMILES. The manifest records the audit, every skip by reason and every
+re-drawn value.
+
+What must not ship lives in the build's private folder (``<out>.private`` unless told): the
+build secret (the counterfactual donors, counterfactual ids, shuffled ring and file orders
+are drawn from it; the manifest holds only its SHA-256 commitment), the answer-bearing build
+records and the property journal. Rebuilding with the same private folder gives the same
+bytes; without it, a rebuild draws a fresh secret.
 
 Everything seeded is drawn from SHA-256 of the seed and stable identities (never an RNG
 stream), so a record's site, candidates and order do not move when other sources are added.
@@ -16,6 +24,8 @@ so one scaffold never straddles two releases.
 
 from __future__ import annotations
 
+import dataclasses
+import secrets as secrets_module
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -33,14 +43,22 @@ from chemgauge.eval.lines import read_lines
 from chemgauge.eval.provenance import run_provenance
 from chemgauge.eval.rejections import RejectionStats
 from chemgauge.eval.splits import SPLIT_PROTOCOL_VERSION
-from chemgauge.families.p2s import audit, selection
-from chemgauge.families.p2s.audit import Attack, attack_views, score_attack
+from chemgauge.families.p2s import release, selection
+from chemgauge.families.p2s.audit import (
+    Attack,
+    attack_views,
+    merge_release_attacks,
+    release_attacks,
+    score_attack,
+)
 from chemgauge.families.p2s.compute import PROPERTY_JOURNAL, ComputeExecution, compute_properties
 from chemgauge.families.p2s.config import BuildConfig
 from chemgauge.families.p2s.engine.properties import PropertyProvider
 from chemgauge.families.p2s.library import LIBRARY_VERSION
+from chemgauge.families.p2s.publicattack import LabelFacts
+from chemgauge.families.p2s.release import SECRET_FILE, private_dir
 from chemgauge.families.p2s.selection import ID_SCHEME_VERSION, Record, SelectionConfig
-from chemgauge.families.p2s.spec import CONDITIONS, components_of
+from chemgauge.families.p2s.spec import CONDITIONS, PROPERTY_DIRECTORIES, components_of
 from chemgauge.families.p2s.taskfile import Task, labels_path, tasks_path
 from chemgauge.families.p2s.views import ViewCounts, Views, directory_views
 
@@ -53,8 +71,8 @@ __all__ = [
     "select_records",
 ]
 
-BUILD_SCHEME_VERSION = 2
-MANIFEST = audit.MANIFEST
+BUILD_SCHEME_VERSION = 3  # 3: secret donors, ids and file order; private folder
+MANIFEST = release.MANIFEST
 RECORDS = "build_records.jsonl"
 
 
@@ -190,11 +208,18 @@ def _attack(units: list[_AttackUnit], executor: ExecutorConfig) -> list[Attack]:
 
 
 def _audit(
-    built: dict[str, Views], alpha: float, selection: SelectionConfig, executor: ExecutorConfig
+    built: dict[str, Views],
+    alpha: float,
+    selection: SelectionConfig,
+    executor: ExecutorConfig,
+    out: Path,
 ) -> dict[str, Any]:
-    """The shortcut audit of the views about to be written; refuses a release that fails."""
+    """The shortcut audit of the views about to be written (and of what already sits in
+    ``out``); refuses a release that fails."""
     units: list[_AttackUnit] = []
     labels: dict[str, dict[str, int]] = {}
+    all_tasks: dict[str, dict[str, list[Task]]] = {}
+    facts: dict[str, dict[str, dict[str, LabelFacts]]] = {}
     for directory, views in built.items():
         tasks = {
             condition: [
@@ -222,8 +247,20 @@ def _audit(
             units.append((directory, needed, selection, present))
         for condition, (_, rows) in views.items():
             labels[f"{directory}/{condition}"] = {r["record_id"]: r["label"] for r in rows}
+        all_tasks[directory] = tasks
+        facts[directory] = {
+            condition: {
+                r["record_id"]: LabelFacts(
+                    r["label"], r.get("base_record_id"), r.get("source_label")
+                )
+                for r in rows
+            }
+            for condition, (_, rows) in views.items()
+        }
     attacks = _attack(units, executor)
     report = score_attack(attacks, labels, alpha)
+    extra = release_attacks(all_tasks, facts, selection.seed, alpha, out, PROPERTY_DIRECTORIES)
+    report = merge_release_attacks(report, extra)
     if not report["passed"]:
         raise AuditError(
             "refusing to write a release that can be answered without its evidence: "
@@ -231,6 +268,33 @@ def _audit(
             + (f" (and {len(report['failures']) - 5} more)" if len(report["failures"]) > 5 else "")
         )
     return report
+
+
+def secret_commitment(secret: str) -> str:
+    """The SHA-256 a manifest publishes for its build secret (proves which one was used)."""
+    return selection.seeded_hash("chemgauge-p2s-build-secret", 1, secret)
+
+
+def load_secret(path: Path) -> str:
+    """The build secret kept at ``path``, drawn (256 random bits) and written if absent."""
+    if path.is_file():
+        text = path.read_text(encoding="utf-8").strip()
+        if not text:
+            raise ConfigError(f"{path}: the build secret file is empty")
+        return text
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = secrets_module.token_hex(32)
+    atomic_write_bytes(path, (text + "\n").encode())
+    return text
+
+
+def drawn_source(record: Record, secret: str) -> Record:
+    """The record with its source drawn by the secret among its candidates (uniformly): the
+    given molecule then only supplies the scaffold and block, so a public list of the given
+    molecules (the NCI set of the embedded release) does not tell the answer."""
+    k = len(record.candidates)
+    index = int(selection.seeded_hash(secret, "source", record.record_id), 16) % k
+    return dataclasses.replace(record, source=record.candidates[index], answer=index)
 
 
 def build_benchmark(
@@ -242,11 +306,16 @@ def build_benchmark(
     strict: bool = False,
     progress: Callable[[int], None] | None = None,
     execution: ComputeExecution | None = None,
+    private: str | Path | None = None,
+    secret: str | None = None,
 ) -> BuildResult:
     """Build the requested property directories under ``out_dir`` (files written atomically).
 
-    Property values are computed by :func:`compute_properties` (journaled in ``out_dir``,
-    resumed when the build is run again, run where ``execution`` says). Raises
+    Property values are computed by :func:`compute_properties` (journaled in the private
+    folder, ``<out>.private`` unless ``private`` is given, resumed when the build is run
+    again, run where ``execution`` says). ``secret`` (default: the private folder's
+    ``build_secret``, drawn on first use) decides donors, counterfactual ids, the shuffled
+    ring and file orders; only its commitment is published. Raises
     :class:`ConfigError` when a directory needs a property the provider cannot compute or
     ends up empty, and :class:`AuditError` when the release fails the audit; in both cases
     no task file is written.
@@ -254,20 +323,27 @@ def build_benchmark(
     check_provider(provider, config.directories)
     start = time.perf_counter()
     out = Path(out_dir)
+    hidden = private_dir(out) if private is None else Path(private)
+    if hidden.resolve() == out.resolve() or out.resolve() in hidden.resolve().parents:
+        raise ConfigError(f"the private folder {hidden} must be outside the release {out}")
     result = BuildResult()
     stats = RejectionStats(path=str(sources_path), strict=strict)
     sources = read_sources(sources_path, stats)
     records: list[Record] = []
+    out.mkdir(parents=True, exist_ok=True)
+    hidden.mkdir(parents=True, exist_ok=True)
+    key = load_secret(hidden / SECRET_FILE) if secret is None else secret
 
     def candidates() -> Iterator[str]:
         # selection streams into the property stage: workers compute while records are chosen
         for record in selection.iter_records(sources, config.selection(), result.skipped):
-            records.append(record)
+            records.append(drawn_source(record, key) if config.draw_sources else record)
             yield from record.candidates
 
     execution = execution or ComputeExecution()
-    out.mkdir(parents=True, exist_ok=True)
-    values, computed = compute_properties(candidates(), provider, out, execution, progress=progress)
+    values, computed = compute_properties(
+        candidates(), provider, hidden, execution, progress=progress
+    )
     result.provider_molecules = computed.molecules
     result.provider_seconds = computed.provider_seconds
     result.resumed_molecules = computed.resumed
@@ -279,14 +355,15 @@ def build_benchmark(
                 directory,
                 records,
                 values,
-                seed=config.seed,
+                secret=key,
                 counterfactuals=config.counterfactuals_per_record,
                 counts=counts,
+                records_wanted=config.records,
             )
             for directory in config.directories
         }
     _check_not_empty(built, result.skipped, failures)
-    result.audit = _audit(built, config.audit_alpha, config.selection(), execution.executor)
+    result.audit = _audit(built, config.audit_alpha, config.selection(), execution.executor, out)
     for directory, views in built.items():
         result.counts[directory] = {}
         for condition, (tasks, labels) in views.items():
@@ -316,7 +393,7 @@ def build_benchmark(
         }
         for r in records
     ]
-    atomic_write_bytes(out / RECORDS, b"".join(_line(a) for a in audit))
+    atomic_write_bytes(hidden / RECORDS, b"".join(_line(a) for a in audit))
     result.seconds = time.perf_counter() - start
     inputs: dict[str, str | Path] = {"sources": sources_path}
     table = getattr(provider, "path", None)
@@ -354,11 +431,29 @@ def build_benchmark(
             "molecules_from_journal": result.resumed_molecules,
             "execution": execution.executor.describe(),
         },
+        "secret_sha256": secret_commitment(key),
+        "counterfactual_counts": {
+            d: {
+                "tasks": result.counts[d]["counterfactual"],
+                "per_record_at_most": config.counterfactuals_per_record,
+                "records": result.counts[d]["correct"],
+            }
+            for d in result.counts
+        },
+        "seed_sizes_note": (
+            "The seed's release has 136 records per correct/shuffled file and 240 or 258 "
+            "counterfactual tasks. A build holds --records N records per directory when the "
+            "sources allow (fewer: the skips above say why) and at most "
+            f"{config.counterfactuals_per_record} counterfactuals per record, one per donor "
+            "candidate whose value differs from the source's; the seed's counterfactual "
+            "counts come from its own donor rule and are not reproduced."
+        ),
         "audit": result.audit,
         "note": (
-            f"{RECORDS} holds the answers; never hand it to a system under test. "
-            f"{PROPERTY_JOURNAL} is the build's resumable property cache (every candidate's "
-            "values): not a release file either."
+            "A release is this manifest and the task and label files; hand a system only "
+            "the task files (p2s run presents them blind). The build secret, the "
+            f"answer-bearing {RECORDS} and the property journal {PROPERTY_JOURNAL} are in the "
+            "private folder, which never ships."
         ),
     }
     atomic_write_json(out / MANIFEST, manifest)

@@ -11,6 +11,12 @@
 Each holds when its difference is positive and McNemar's p is below ``alpha``; the use claim
 is made only when both hold. Chance (the mean of 1/K over the correct view) is shown beside.
 Missing, invalid and out-of-range answers are wrong in every view, as in the scorer.
+
+The report says how the tasks were presented: ``blind`` (``p2s run``'s default: every view of
+the directory interleaved under opaque ids, so the system could not know a task's view) or
+``per_view`` (one file per view: a system that can see the file name could know the view and
+behave differently per view without reading the property, which a per-view claim cannot rule
+out; see the family docs).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 
 from chemgauge.eval.metrics import estimate, interval_method, rate
 from chemgauge.eval.provenance import sha256_file, sha256_json
@@ -29,11 +36,34 @@ from chemgauge.families.p2s.scoring import ScoreResult, read_predictions, score_
 from chemgauge.families.p2s.taskfile import load_directory
 
 __all__ = [
+    "PRESENTATIONS",
     "claim_report",
     "claim_statistics",
     "format_claim",
     "prediction_paths",
+    "run_presentation",
 ]
+
+#: How a run presented the views, and what that lets a claim show.
+PRESENTATIONS = {
+    "blind": "blind run (views interleaved under opaque ids: the system could not know the view)",
+    "per_view": (
+        "per-view files (a system that can see the file name could know the view; the claim "
+        "cannot rule out view-dependent answers that never read the property)"
+    ),
+}
+
+
+def run_presentation(run_dir: str | Path) -> str:
+    """``blind`` or ``per_view`` as the run manifest says (no manifest: per-view files)."""
+    manifest = Path(run_dir) / "run_manifest.json"
+    try:
+        config = orjson.loads(manifest.read_bytes()).get("config", {})
+    except (OSError, orjson.JSONDecodeError, AttributeError):
+        return "per_view"
+    found = config.get("presentation") if isinstance(config, dict) else None
+    return found if found in PRESENTATIONS else "per_view"
+
 
 CLAIM_SCHEME_VERSION = 2  # 2: rates and differences in the one Rate / Estimate shape
 
@@ -115,6 +145,7 @@ def claim_report(
     *,
     model: str,
     config: ClaimConfig | None = None,
+    presentation: str = "per_view",
 ) -> dict[str, Any]:
     """Score the three views of one directory and decide the use claim (a JSON-ready dict)."""
     cfg = config or ClaimConfig()
@@ -159,6 +190,7 @@ def claim_report(
             "resamples": cfg.resamples,
         },
         "chance": chance,
+        "presentation": presentation,
         "views": {c: s.to_dict() for c, s in scores.items()},
         **statistics,
         "input_sha256": inputs,
@@ -190,5 +222,6 @@ def format_claim(report: Mapping[str, Any]) -> str:
         f"{pct(flip['donor_pick_rate_under_correct']['value'])} under the correct property, "
         f"McNemar p={flip['mcnemar']['p_value']:.3g} -> {'holds' if flip['holds'] else 'no'}",
         f"  use claim: {'YES' if report['use_claim'] else 'no'}",
+        f"  from: {PRESENTATIONS.get(report.get('presentation', 'per_view'), 'per-view files')}",
     ]
     return "\n".join(lines)

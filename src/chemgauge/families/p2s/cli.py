@@ -28,12 +28,18 @@ from chemgauge.eval.outputs import Output
 from chemgauge.eval.stats import MAX_SEED
 from chemgauge.families.p2s import CALCULATOR_SEED, combine
 from chemgauge.families.p2s.audit import audit_dataset, format_audit
-from chemgauge.families.p2s.build import MANIFEST, RECORDS, build_benchmark
-from chemgauge.families.p2s.claim import claim_report, format_claim, prediction_paths
+from chemgauge.families.p2s.build import MANIFEST, RECORDS, build_benchmark, load_secret
+from chemgauge.families.p2s.claim import (
+    claim_report,
+    format_claim,
+    prediction_paths,
+    run_presentation,
+)
 from chemgauge.families.p2s.compute import PROPERTY_JOURNAL, ComputeExecution
 from chemgauge.families.p2s.config import BuildConfig, ClaimConfig, RunConfig
 from chemgauge.families.p2s.embedded import default_data
 from chemgauge.families.p2s.engine.guard import DEFAULT_LIMITS, ComputeLimits
+from chemgauge.families.p2s.release import SECRET_FILE, private_dir
 from chemgauge.families.p2s.scoring import score_files
 from chemgauge.families.p2s.spec import CONDITIONS
 from chemgauge.families.p2s.taskfile import load_dataset
@@ -111,6 +117,29 @@ def audit(
         raise typer.Exit(1)
 
 
+def _blind_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
+    return [Output("--out", args["out"], folder=True), Output("--key", args["key"])], [
+        ("DATA", args["data"])
+    ]
+
+
+@app.command("blind")
+@guarded(_blind_files)
+def blind(
+    data: Path | None = typer.Argument(None, help=DATA_HELP),
+    out: Path = typer.Option(..., "--out", "-o", help="Folder for <property>.jsonl streams."),
+    key: Path = typer.Option(..., "--key", help="Private key file (never give it to a system)."),
+    prop: list[str] = typer.Option([], "--property", "-p", help="Directory (repeat; default all)."),
+) -> None:
+    """Write blinded task streams (all views interleaved, opaque ids) for a system run
+    outside chemgauge; score its answers with p2s score --blind-key."""
+    from chemgauge.families.p2s.blindfile import write_blind
+
+    counts = write_blind(_data(data), out, key, prop)
+    for directory, n in counts.items():
+        typer.echo(f"{directory}: {n} blinded tasks in {out / (directory + '.jsonl')}")
+
+
 def _score_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
     inputs = [("--data", args["data"]), ("--predictions", args["predictions"])]
     if args["out"] is None:
@@ -134,11 +163,27 @@ def score(
         "rows.jsonl and report.json (for chemgauge report, verify and compare).",
     ),
     data: Path | None = typer.Option(None, "--data", help=DATA_HELP),
+    blind_key: Path | None = typer.Option(
+        None,
+        "--blind-key",
+        help="With --out and --predictions: the key of p2s blind; the predictions answer "
+        "one directory's blinded stream (--property) and are mapped back into --out.",
+    ),
     strict: bool = typer.Option(False, "--strict", help="Unattributable lines are errors."),
     as_json: bool = typer.Option(False, "--json", help="Print the counts (or report) as JSON."),
     quiet: bool = QUIET,
 ) -> None:
     """Score one prediction file against one property and view, or a whole run folder."""
+    if blind_key is not None:
+        if out is None or prop is None or predictions is None or condition is not None:
+            raise ConfigError("--blind-key needs --out, --property and --predictions")
+        from chemgauge.families.p2s.blindfile import split_predictions
+
+        split = split_predictions(blind_key, {prop: predictions}, out)
+        if split["unknown_lines"] and not quiet:
+            typer.echo(f"{split['unknown_lines']} prediction lines not in the key (dropped)")
+        predictions = None
+        prop = None
     if out is not None:
         if prop or condition or predictions:
             raise ConfigError("give either --out or --property, --condition and --predictions")
@@ -264,7 +309,12 @@ def claim(
     """Shuffle drop and counterfactual flip, with intervals and exact McNemar: the use claim."""
     config = ClaimConfig(alpha=alpha, seed=seed)
     report = claim_report(
-        _data(data), prop, prediction_paths(run, prop), model=model or run.name, config=config
+        _data(data),
+        prop,
+        prediction_paths(run, prop),
+        model=model or run.name,
+        config=config,
+        presentation=run_presentation(run),
     )
     if out is not None:
         atomic_write_json(out, report)
@@ -295,8 +345,10 @@ def _execution(
 
 
 def _build_files(args: Mapping[str, Any]) -> tuple[list[Output], Inputs]:
-    written = Output("--out", args["out"], files=(RECORDS, MANIFEST, PROPERTY_JOURNAL))
-    return [written], [("SOURCES", args["sources"]), ("--table", args["table"])]
+    private = args["private"] or private_dir(args["out"])
+    written = Output("--out", args["out"], files=(MANIFEST,))
+    hidden = Output("--private", private, files=(RECORDS, PROPERTY_JOURNAL, SECRET_FILE))
+    return [written, hidden], [("SOURCES", args["sources"]), ("--table", args["table"])]
 
 
 @app.command("build")
@@ -312,7 +364,32 @@ def build(
     seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Seed of every hashed choice."),
     split: str | None = typer.Option(None, "--split", help="Keep one release: train/val/test."),
     max_records: int | None = typer.Option(
-        None, "--max-records", min=0, help="Stop after N records."
+        None, "--max-records", min=0, help="Stop the selection after N records."
+    ),
+    records: int | None = typer.Option(
+        None,
+        "--records",
+        min=1,
+        help="Keep the first N records of each directory that have every view (exactly N "
+        "when the sources allow).",
+    ),
+    draw_sources: bool = typer.Option(
+        False,
+        "--draw-sources",
+        help="Each record's source drawn by the secret among its candidates (for sources "
+        "from a public list, whose membership would name the answer).",
+    ),
+    private: Path | None = typer.Option(
+        None,
+        "--private",
+        help="Folder for what never ships: build secret, answer-bearing build records, "
+        "property journal (default: <out>.private).",
+    ),
+    secret_file: Path | None = typer.Option(
+        None,
+        "--secret-file",
+        help="The build secret (donors, counterfactual ids, file orders); drawn and written "
+        "there if absent (default: <private>/build_secret).",
     ),
     infrared: bool = typer.Option(False, "--infrared", help="xtb: numerical-Hessian IR."),
     raman: bool = typer.Option(False, "--raman", help="xtb: finite-field Raman activities."),
@@ -356,6 +433,8 @@ def build(
         seed=seed,
         split=split,
         max_records=max_records,
+        records=records,
+        draw_sources=draw_sources,
     )
     if max_heavy_atoms < 0 or time_limit < 0:
         raise ConfigError("--max-heavy-atoms and --time-limit must be >= 0 (0 = no limit)")
@@ -371,6 +450,8 @@ def build(
             strict=strict,
             progress=advance,
             execution=execution,
+            private=private,
+            secret=None if secret_file is None else load_secret(secret_file),
         )
     if not quiet:
         skipped = ", ".join(f"{k} {v}" for k, v in sorted(result.skipped.items()) if v)
@@ -425,6 +506,12 @@ def run(
     chat_model: str | None = typer.Option(None, "--chat-model", help="chat: model name to ask."),
     api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="chat: key variable."),
     omit_properties: bool = typer.Option(False, "--omit-properties", help="Structure-only input."),
+    per_view: bool = typer.Option(
+        False,
+        "--per-view",
+        help="Present each view's file in turn under its own ids (default: blind, every view "
+        "of a directory interleaved under opaque ids, so the system cannot tell the view).",
+    ),
     batch_size: int = typer.Option(16, "--batch-size", min=1, help="Tasks per model call."),
     restart: bool = typer.Option(False, "--restart", help="Discard journals and start over."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary."),
@@ -446,6 +533,7 @@ def run(
         omit_properties=omit_properties,
         batch_size=batch_size,
         restart=restart,
+        per_view=per_view,
     )
     with progress_bar(
         f"p2s run ({model})", total(data, config), quiet=quiet, min_total=1

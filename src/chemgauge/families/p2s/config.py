@@ -49,6 +49,8 @@ class RunConfig:
             structure-only comparison; the folder is ``<model>@no_property``).
         batch_size: tasks per model call.
         restart: discard the journals and start over instead of resuming.
+        per_view: present each view's file in turn under its own ids instead of blind
+            (the default: every view of a directory interleaved under opaque ids).
     """
 
     property: tuple[str, ...] = ()
@@ -64,6 +66,7 @@ class RunConfig:
     omit_properties: bool = False
     batch_size: int = 16
     restart: bool = False
+    per_view: bool = False
 
     def __post_init__(self) -> None:
         """No condition means all three; refuse an unknown one and a batch size below 1."""
@@ -92,7 +95,13 @@ class RunConfig:
 
 @dataclass(frozen=True)
 class BuildConfig:
-    """What to build: directories, candidates per task, counterfactuals per record, release."""
+    """What to build: directories, candidates per task, counterfactuals per record, release.
+
+    ``max_records`` stops the selection after N records; ``records`` keeps the first N
+    records of each directory that have every view (exactly N when the sources allow);
+    ``draw_sources`` makes each record's source a secret uniform draw among its candidates
+    (for sources from a public list, whose membership would otherwise name the answer).
+    """
 
     directories: tuple[str, ...]
     candidates: int = 4
@@ -100,6 +109,8 @@ class BuildConfig:
     seed: int = 0
     split: str | None = None
     max_records: int | None = None
+    records: int | None = None
+    draw_sources: bool = False
     min_scaffold_heavy_atoms: int = 4
     audit_alpha: float = 0.05
 
@@ -120,6 +131,8 @@ class BuildConfig:
             )
         if self.candidates < 2:
             raise ConfigError(f"need at least 2 candidates per task, got {self.candidates}")
+        if self.records is not None and self.records < 1:
+            raise ConfigError(f"--records must be >= 1, got {self.records}")
         if self.counterfactuals_per_record < 1:
             raise ConfigError("need at least 1 counterfactual per record")
         if self.split not in (None, "train", "val", "test"):

@@ -1,8 +1,10 @@
 """The small p2s release shipped inside the package (the default data of ``chemgauge p2s``).
 
-Built by ``scripts/build_p2s_default.py`` from the NCI set in the rdkit wheel with the xtb
-provider (dipole and gap), audited like any build; its answers are in the label files, as in
-every release, and its source list and build manifest ship beside them.
+Built by ``scripts/build_p2s_default.py`` with the xtb provider (dipole and gap), audited
+like any build: the scaffolds come from the NCI set in the rdkit wheel, and each record's
+source is drawn by the build secret among its candidate block, so knowing the public NCI
+list does not single out the answer. What ships is the release alone (task and label files
+and the build manifest); the sources, build records, journal and secret stay private.
 """
 
 from __future__ import annotations
@@ -14,7 +16,13 @@ from chemgauge.chem import try_canonical_smiles
 from chemgauge.chem.properties import structure_counts
 from chemgauge.errors import InputFileError
 
-__all__ = ["DEFAULT_RELEASE", "DEFAULT_SOURCES", "default_data", "nci_sources"]
+__all__ = [
+    "DEFAULT_RELEASE",
+    "DEFAULT_SOURCES",
+    "default_data",
+    "nci_molecules",
+    "nci_sources",
+]
 
 DEFAULT_RELEASE = "data/default"
 #: How the embedded release was built (``scripts/build_p2s_default.py`` reads these).
@@ -23,19 +31,28 @@ DEFAULT_RECORDS = 136
 DEFAULT_DIRECTORIES = ("dipole", "gap")
 
 
-def nci_sources(limit: int, min_heavy_atoms: int = 6) -> list[str]:
-    """The NCI molecules in the rdkit wheel that parse as one component, fewest heavy atoms
-    first (ties in file order), as canonical SMILES: a source list anyone can rebuild."""
+def nci_molecules() -> list[str]:
+    """The NCI molecules in the rdkit wheel that parse as one component, as canonical
+    SMILES in file order."""
     import rdkit
 
     path = Path(rdkit.__file__).parent / "Data" / "NCI" / "first_5K.smi"
-    rows = []
-    for number, line in enumerate(path.read_text().splitlines()):
+    out = []
+    for line in path.read_text().splitlines():
         smiles = line.split()[0] if line.strip() else ""
         key = try_canonical_smiles(smiles)
-        if key is None or "." in key:
-            continue
-        rows.append((structure_counts(key).heavy_atoms, number, key))
+        if key is not None and "." not in key:
+            out.append(key)
+    return out
+
+
+def nci_sources(limit: int, min_heavy_atoms: int = 6) -> list[str]:
+    """The NCI molecules with at least ``min_heavy_atoms``, fewest heavy atoms first (ties
+    in file order): the scaffolds of the embedded release, a list anyone can rebuild. The
+    release's sources are drawn secretly from each one's candidate block (see
+    ``scripts/build_p2s_default.py``), so this list does not say which candidate is the
+    source."""
+    rows = [(structure_counts(k).heavy_atoms, i, k) for i, k in enumerate(nci_molecules())]
     rows.sort()
     return [key for heavy, _, key in rows if heavy >= min_heavy_atoms][:limit]
 

@@ -238,7 +238,12 @@ def write_run_report(
 
     rows_path = atomic_write_rows(folder / "rows.jsonl", rows())
     described = dict(model) if model is not None else _model_of(folder)
-    run_config = {"claim": asdict(config), "model": described, "omit_properties": omitted}
+    run_config = {
+        "claim": asdict(config),
+        "model": described,
+        "omit_properties": omitted,
+        "presentation": _presentation(folder),
+    }
     unattributable = sum(int(p["unattributable_lines"]) for p in predictions.values())
     metrics = {
         **tally.result(config),
@@ -287,6 +292,13 @@ def _model_of(folder: Path) -> dict[str, Any]:
     """The model a run manifest describes, else one named after the folder."""
     described = _manifest_config(folder).get("model")
     return described if isinstance(described, dict) else {"name": folder.name}
+
+
+def _presentation(folder: Path) -> str:
+    """``blind`` or ``per_view`` as the run manifest says (prediction files scored without a
+    manifest were per-view files)."""
+    found = _manifest_config(folder).get("presentation")
+    return found if found in ("blind", "per_view") else "per_view"
 
 
 def _omitted(folder: Path) -> bool:

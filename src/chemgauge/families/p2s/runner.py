@@ -2,12 +2,16 @@
 
 Layout: ``<out>/<model>/<property>/<condition>.jsonl`` (final, task-file order, written
 atomically) beside ``<condition>.journal.jsonl`` (append-only rows keyed by record id and tied
-to the run's config hash, so an interrupted run resumes where it stopped). With
+to the run's config hash, so an interrupted run resumes where it stopped). A run is *blind*
+unless told otherwise: the model gets the tasks of all views of a directory interleaved in a
+random order, each under an opaque id, and ``blind_key.json`` (the run's private key, in the
+run folder, never sent) maps them back. With
 ``omit_properties`` the model sees every task with ``properties`` emptied (the structure-only
 comparison) and the folder is ``<model>@no_property``. At the end the whole folder is scored
 into ``rows.jsonl`` and ``report.json`` (see :mod:`chemgauge.families.p2s.report`).
 
-Nothing grows with the data but a compact index: the data folder is checked into a
+Nothing grows with the data but a compact index (a blind run also holds one directory's
+tasks, to present them in its random order): the data folder is checked into a
 :mod:`~chemgauge.families.p2s.viewindex` (a few numbers and the label per task), tasks are
 read again one batch at a time, the journal keeps only finished ids, and the prediction file
 is streamed back from the journal in task-file order.
@@ -15,9 +19,15 @@ is streamed back from the journal in task-file order.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+import hashlib
+import secrets
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+import orjson
 
 from chemgauge.errors import ConfigError
 from chemgauge.eval.atomic import atomic_write_json, atomic_write_rows
@@ -31,9 +41,11 @@ from chemgauge.families.p2s.scoring import outcome_of, read_predictions
 from chemgauge.families.p2s.taskfile import Task
 from chemgauge.families.p2s.viewindex import ViewIndex, index_dataset
 
-__all__ = ["run_folder", "run_model", "total_tasks"]
+__all__ = ["BLIND_KEY", "blind_key", "run_folder", "run_model", "total_tasks"]
 
-RUN_SCHEME_VERSION = 1
+RUN_SCHEME_VERSION = 2  # 2: blind presentation (the default)
+BLIND_KEY = "blind_key.json"
+_T = TypeVar("_T")
 
 
 def run_folder(out_dir: str | Path, model_name: str, omit_properties: bool) -> Path:
@@ -41,8 +53,8 @@ def run_folder(out_dir: str | Path, model_name: str, omit_properties: bool) -> P
     return Path(out_dir) / (f"{model_name}@no_property" if omit_properties else model_name)
 
 
-def _batches(tasks: Iterator[Task], size: int) -> Iterator[list[Task]]:
-    batch: list[Task] = []
+def _batches(tasks: Iterator[_T], size: int) -> Iterator[list[_T]]:
+    batch: list[_T] = []
     for task in tasks:
         batch.append(task)
         if len(batch) == size:
@@ -91,53 +103,117 @@ def _in_task_order(view: ViewIndex, journal_path: Path) -> Iterator[dict[str, An
         yield row
 
 
-def _run_view(
-    view: ViewIndex,
+def _opaque_id(key: str, condition: str, record_id: str) -> str:
+    """A task's id in a blind run: the record ids' format, from the run's private key."""
+    return "p2s-" + hashlib.sha256(f"{key}\x1f{condition}\x1f{record_id}".encode()).hexdigest()[:16]
+
+
+def blind_key(directory_folder: Path, restart: bool) -> str:
+    """The run's private key for one directory (kept in the run folder, never shown to the
+    system; a resumed run reuses it, ``restart`` draws a new one)."""
+    path = directory_folder / BLIND_KEY
+    if path.is_file() and not restart:
+        key = orjson.loads(path.read_bytes()).get("key")
+        if isinstance(key, str) and key:
+            return key
+    key = secrets.token_hex(16)
+    atomic_write_json(path, {"key": key, "note": "private: maps blind ids to views"})
+    return key
+
+
+def _blind_stream(views: Mapping[str, ViewIndex], key: str) -> list[tuple[str, Task]]:
+    """Every task of the directory's views, interleaved in the key's random order."""
+    tasks = [(c, t) for c, view in views.items() for t in view.iter_tasks()]
+    return sorted(
+        tasks,
+        key=lambda ct: hashlib.sha256(
+            f"{key}\x1forder\x1f{ct[0]}\x1f{ct[1].record_id}".encode()
+        ).digest(),
+    )
+
+
+def _run_directory(
+    views: Mapping[str, ViewIndex],
     model: P2SModel,
     folder: Path,
     config: RunConfig,
     progress: Callable[[int], None] | None,
-) -> dict[str, Any]:
-    target = folder / view.directory / f"{view.condition}.jsonl"
-    journal_config = {
-        "run_scheme_version": RUN_SCHEME_VERSION,
-        "model": model.describe(),
-        "property": view.directory,
-        "condition": view.condition,
-        "tasks_sha256": sha256_file(view.task_path),
-        "omit_properties": config.omit_properties,
-    }
-    journal_path = target.with_name(f"{view.condition}.journal.jsonl")
-    resumed = 0
-    with ResumableJsonlWriter(
-        journal_path,
-        config_sha256=sha256_json(journal_config),
-        key_field="record_id",
-        restart=config.restart,
-        keep_rows=False,
-    ) as journal:
+) -> dict[str, dict[str, Any]]:
+    """Answer every task of one directory's views; per-view prediction files and counts.
 
-        def todo() -> Iterator[Task]:
-            nonlocal resumed
-            for task in view.iter_tasks():
-                if not journal.done(task.record_id):
-                    yield task
+    Blind (the default): the tasks of all views go to the model interleaved in a random
+    order drawn from the run's private key, each with an opaque id of the record ids'
+    format, so nothing in a request names or betrays its view; answers are mapped back to
+    their view and record. Per view: each view's tasks in file order with their own ids.
+    """
+    presentation = "per_view" if config.per_view else "blind"
+    directory = next(iter(views.values())).directory
+    base = folder / directory
+    key = None if config.per_view else blind_key(base, config.restart)
+    resumed: Counter[str] = Counter()
+    with ExitStack() as stack:
+        journals = {}
+        for condition, view in views.items():
+            journal_config = {
+                "run_scheme_version": RUN_SCHEME_VERSION,
+                "model": model.describe(),
+                "property": view.directory,
+                "condition": view.condition,
+                "tasks_sha256": sha256_file(view.task_path),
+                "omit_properties": config.omit_properties,
+                "presentation": presentation,
+                "blind_key_sha256": None if key is None else sha256_json({"key": key}),
+            }
+            journals[condition] = stack.enter_context(
+                ResumableJsonlWriter(
+                    base / f"{condition}.journal.jsonl",
+                    config_sha256=sha256_json(journal_config),
+                    key_field="record_id",
+                    restart=config.restart,
+                    keep_rows=False,
+                )
+            )
+
+        def todo(pairs: Iterable[tuple[str, Task]]) -> Iterator[tuple[str, Task]]:
+            for condition, task in pairs:
+                if not journals[condition].done(task.record_id):
+                    yield condition, task
                     continue
-                resumed += 1
+                resumed[condition] += 1
                 if progress is not None:
                     progress(1)
 
-        for tasks in _batches(todo(), config.batch_size):
-            batch = [t.to_json() for t in tasks]
-            if config.omit_properties:
-                for task in batch:
-                    task["properties"] = {}
-            for row in model.predict(batch):
-                journal.write(row)
-            if progress is not None:
-                progress(len(batch))
-    atomic_write_rows(target, _in_task_order(view, journal_path))
-    return {**_view_counts(view, target), "resumed": resumed, "predictions": str(target)}
+        def answer(pairs: Iterable[tuple[str, Task]]) -> None:
+            for chunk in _batches(todo(pairs), config.batch_size):
+                batch = []
+                for condition, task in chunk:
+                    shown = task.to_json()
+                    if key is not None:
+                        shown["record_id"] = _opaque_id(key, condition, task.record_id)
+                    if config.omit_properties:
+                        shown["properties"] = {}
+                    batch.append(shown)
+                # predict() checks each answer's id against its task, so position maps back
+                for (condition, task), row in zip(chunk, model.predict(batch), strict=True):
+                    journals[condition].write({**row, "record_id": task.record_id})
+                if progress is not None:
+                    progress(len(batch))
+
+        if key is not None:
+            answer(_blind_stream(views, key))
+        else:
+            for condition, view in views.items():
+                answer((condition, t) for t in view.iter_tasks())
+    out = {}
+    for condition, view in views.items():
+        target = base / f"{condition}.jsonl"
+        atomic_write_rows(target, _in_task_order(view, base / f"{condition}.journal.jsonl"))
+        out[condition] = {
+            **_view_counts(view, target),
+            "resumed": resumed[condition],
+            "predictions": str(target),
+        }
+    return out
 
 
 def run_model(
@@ -166,16 +242,15 @@ def run_model(
         model = model_for(directory)
         folder = run_folder(out_dir, model.name, config.omit_properties)
         described = model.describe()
-        results[directory] = {
-            c: _run_view(dataset[directory][c], model, folder, config, progress)
-            for c in config.condition
-        }
+        chosen = {c: dataset[directory][c] for c in config.condition}
+        results[directory] = _run_directory(chosen, model, folder, config, progress)
     assert folder is not None
     run_config = {
         "model": described,
         "directories": list(directories),
         "conditions": list(config.condition),
         "omit_properties": config.omit_properties,
+        "presentation": "per_view" if config.per_view else "blind",
         "run_scheme_version": RUN_SCHEME_VERSION,
     }
     inputs: dict[str, str | Path] = {

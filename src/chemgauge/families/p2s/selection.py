@@ -13,9 +13,9 @@ candidate is equally consistent with being the source:
 * The record id hashes the seed, the masked scaffold and the *sorted* candidate set, and the
   candidate order is a seeded hash sort keyed by that id: neither changes when another member
   of the block is the source.
-* Counterfactual donors are the candidates after the answer in task order (cyclically), so
-  their positions are as uniform as the answer's; their ids hash the base id, the directory
-  and the donor's ordinal, never the donor.
+* Counterfactual donors are drawn by the build secret (:mod:`.views`); their ids hash the
+  secret, the base id, the directory and the donor's ordinal, never the donor, so neither the
+  ordinal nor the view can be read from an id without the secret.
 * The masked site: a source is masked at its first site with a full block, larger groups
   first, then a seeded order of attachment classes, then the masked SMILES. The
   manifest publishes the seed, so anyone can apply that rule to each candidate; a record is
@@ -50,7 +50,7 @@ __all__ = [
     "select_records",
 ]
 
-ID_SCHEME_VERSION = 2
+ID_SCHEME_VERSION = 3  # 3: counterfactual ids from the build secret
 
 
 @dataclass(frozen=True)
@@ -106,12 +106,19 @@ def record_id(seed: int, masked_smiles: str, candidates: Sequence[str]) -> str:
     )
 
 
-def counterfactual_id(seed: int, directory: str, base_record_id: str, ordinal: int) -> str:
-    """The id of a record's ``ordinal``-th counterfactual in one directory (names no donor)."""
+def counterfactual_id(secret: str, directory: str, base_record_id: str, ordinal: int) -> str:
+    """The id of a record's ``ordinal``-th counterfactual in one directory: opaque without the
+    build secret, and in the record ids' format (names no donor, no ordinal, no view)."""
     return (
         "p2s-"
         + seeded_hash(
-            ID_SCHEME_VERSION, seed, "counterfactual", directory, base_record_id, ordinal
+            ID_SCHEME_VERSION,
+            "secret",
+            secret,
+            "counterfactual",
+            directory,
+            base_record_id,
+            ordinal,
         )[:16]
     )
 

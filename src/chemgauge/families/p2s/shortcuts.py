@@ -11,7 +11,8 @@ kinds, reported apart by :mod:`chemgauge.families.p2s.audit`:
   fixed position; the candidate that breaks an otherwise sorted order or sorts first or
   last; the candidate spelled differently from the others (not in canonical form, extra
   marks, longer or shorter than its canonical spelling, closest in text to the masked
-  SMILES).
+  SMILES); the one candidate that is a molecule of a public set anyone has (the NCI set in
+  the rdkit wheel, which the embedded release's scaffolds come from).
 * **single-feature tells**: the odd one out by one structural feature of the completed group:
   the element bonded to the scaffold, the bond there (its two elements and order), the bond
   orders of the group's attachment atom, the heavy-atom count, the element set, ring
@@ -266,6 +267,24 @@ def _closest_text(tasks: Sequence[Task], context: StrategyContext) -> Picks:
     return out
 
 
+@functools.lru_cache(maxsize=1)
+def public_molecules() -> frozenset[str]:
+    """Canonical SMILES of the NCI set in the rdkit wheel (a list every system can hold)."""
+    from chemgauge.families.p2s.embedded import nci_molecules
+
+    return frozenset(nci_molecules())
+
+
+def _known_molecule(tasks: Sequence[Task], context: StrategyContext) -> Picks:
+    """The one candidate that is a molecule of the public set, when exactly one is."""
+    known = public_molecules()
+    out: Picks = []
+    for task in tasks:
+        hits = [i for i, c in enumerate(task.candidates) if (_canonical(c) or c) in known]
+        out.append(hits[0] if len(hits) == 1 else None)
+    return out
+
+
 # ---- single-feature tells ----------------------------------------------------------------
 
 
@@ -369,6 +388,9 @@ STRATEGIES: tuple[Strategy, ...] = (
         "length_shortest", "leak", "shortest beyond its canonical spelling", _extra_length(False)
     ),
     Strategy("closest_text", "leak", "text closest to the masked SMILES", _closest_text),
+    Strategy(
+        "known_molecule", "leak", "the one candidate in a public molecule set", _known_molecule
+    ),
     Strategy(
         "attachment_element",
         "tell",

@@ -1,13 +1,21 @@
 """The three views of one property directory, built from selected records and their values.
 
 * ``correct``: the source's property, label = the source's index;
-* ``shuffled``: the property of another record's source (the next one on a seeded ring whose
+* ``shuffled``: the property of another record's source (the next one on a secret ring whose
   value differs from the record's own within the property's rounding), label unchanged; a
   record whose every possible donor carries its own value is skipped, counted;
-* ``counterfactual``: the property of another candidate, label = that candidate; donors are
-  the candidates after the answer in task order, cyclically, skipping any whose value equals
-  the source's within rounding (the evidence could not tell them apart). Label lines also
+* ``counterfactual``: the property of another candidate, label = that candidate. Donors are
+  drawn uniformly among the other candidates by the build *secret* (never published; the
+  manifest holds only its commitment hash), skipping any whose value equals the source's
+  within rounding (the evidence could not tell them apart): the offset of a counterfactual
+  label from the correct one is uniform over the non-zero values and no public rule
+  (candidate order, file order, the id, the published seed) predicts it. Label lines also
   carry ``base_record_id`` and ``source_label``.
+
+Every counterfactual id is an opaque hash of the secret, in the same ``p2s-`` + 16 hex format
+as a record id, and each view's file order is a secret shuffle of its own: no id and no line
+position carries an ordinal or a view-specific mark. ``records`` keeps the first N records
+(in source order) that have every view, so a directory holds exactly N when the sources allow.
 """
 
 from __future__ import annotations
@@ -22,7 +30,14 @@ from chemgauge.families.p2s.engine.properties import PropertyResult
 from chemgauge.families.p2s.selection import Record, counterfactual_id, seeded_hash
 from chemgauge.families.p2s.spec import CONDITIONS, components_of, validate_property_value
 
-__all__ = ["ViewCounts", "Views", "directory_views", "same_evidence"]
+__all__ = [
+    "ViewCounts",
+    "Views",
+    "directory_views",
+    "donor_order",
+    "file_order",
+    "same_evidence",
+]
 
 # Decimals kept per numeric field when deciding whether two values are the same evidence:
 # the precision the xtb provider writes (3 decimals) and a spectrum's resolution.
@@ -81,10 +96,10 @@ def _task(record: Record, properties: dict[str, Any], rid: str) -> dict[str, Any
 
 
 def _shuffle_donors(
-    directory: str, records: list[Record], own: dict[str, dict[str, Any]], seed: int
+    directory: str, records: list[Record], own: dict[str, dict[str, Any]], secret: str
 ) -> tuple[dict[str, str], Counter[str]]:
     """Each record's shuffled donor (record id -> donor id) and how many were re-drawn."""
-    ring = sorted(records, key=lambda r: seeded_hash(seed, "shuffle", directory, r.record_id))
+    ring = sorted(records, key=lambda r: seeded_hash(secret, "shuffle", directory, r.record_id))
     donors: dict[str, str] = {}
     redrawn: Counter[str] = Counter()
     for start, record in enumerate(ring):
@@ -98,16 +113,47 @@ def _shuffle_donors(
     return donors, redrawn
 
 
+def donor_order(secret: str, directory: str, record: Record) -> list[int]:
+    """The other candidates of a record in a uniform order drawn from the secret: the
+    counterfactual donors are the first valid ones (independent of candidate order and of
+    where the answer sits)."""
+    others = [i for i in range(len(record.candidates)) if i != record.answer]
+    return sorted(
+        others,
+        key=lambda i: seeded_hash(
+            secret, "donor", directory, record.record_id, record.candidates[i]
+        ),
+    )
+
+
+def file_order(
+    secret: str,
+    directory: str,
+    condition: str,
+    tasks: list[dict[str, Any]],
+    labels: list[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A view's tasks and labels (line for line) in a secret order of its own."""
+    order = sorted(
+        range(len(tasks)),
+        key=lambda i: seeded_hash(
+            secret, "file-order", directory, condition, tasks[i]["record_id"]
+        ),
+    )
+    return [tasks[i] for i in order], [labels[i] for i in order]
+
+
 def directory_views(
     directory: str,
     records: list[Record],
     values: Mapping[str, PropertyResult],
     *,
-    seed: int,
+    secret: str,
     counterfactuals: int,
     counts: ViewCounts,
+    records_wanted: int | None = None,
 ) -> Views:
-    """Tasks and labels of the three views of one directory, in record order."""
+    """Tasks and labels of the three views of one directory, each in its secret file order."""
     components = components_of(directory)
     own: dict[str, dict[str, Any]] = {}
     for record in records:
@@ -122,22 +168,25 @@ def directory_views(
         if kept:
             counts.skipped[f"{directory}:too_few_records_to_shuffle"] += len(kept)
         return views
-    donors, redrawn = _shuffle_donors(directory, kept, own, seed)
+    donors, redrawn = _shuffle_donors(directory, kept, own, secret)
     counts.redrawn.update(+redrawn)
+    released = 0
     for record in kept:
         rid = record.record_id
         if rid not in donors:
             counts.skipped[f"{directory}:every_shuffled_value_equal_to_own"] += 1
             continue
+        if records_wanted is not None and released >= records_wanted:
+            counts.skipped[f"{directory}:beyond_records_wanted"] += 1
+            continue
+        released += 1
         views["correct"][0].append(_task(record, own[rid], rid))
         views["correct"][1].append({"record_id": rid, "label": record.answer})
         views["shuffled"][0].append(_task(record, own[donors[rid]], rid))
         views["shuffled"][1].append({"record_id": rid, "label": record.answer})
-        k = len(record.candidates)
         chosen: list[tuple[int, dict[str, Any]]] = []
         tied = False
-        for step in range(1, k):
-            index = (record.answer + step) % k
+        for index in donor_order(secret, directory, record):
             found = _values(values[record.candidates[index]], components, record.candidates[index])
             if found is not None and same_evidence(found, own[rid]):
                 tied = True  # even a perfect property reader cannot separate these two
@@ -148,7 +197,7 @@ def directory_views(
         if not chosen:
             counts.skipped[f"{directory}:no_counterfactual_donor"] += 1
         for ordinal, (index, found) in enumerate(chosen):
-            cf_id = counterfactual_id(seed, directory, rid, ordinal)
+            cf_id = counterfactual_id(secret, directory, rid, ordinal)
             views["counterfactual"][0].append(_task(record, found, cf_id))
             views["counterfactual"][1].append(
                 {
@@ -158,4 +207,4 @@ def directory_views(
                     "source_label": record.answer,
                 }
             )
-    return views
+    return {c: file_order(secret, directory, c, *views[c]) for c in CONDITIONS}

@@ -124,7 +124,7 @@ class StructureOnlyBaseline(P2SModel):
 
 
 class RandomBaseline(P2SModel):
-    """A seeded uniform pick per record."""
+    """A seeded uniform pick per masked graph and candidate list (the same in every view)."""
 
     name = "random"
 
@@ -139,7 +139,10 @@ class RandomBaseline(P2SModel):
     def _predict(self, batch: list[Task]) -> list[dict[str, Any]]:
         out = []
         for task in batch:
-            digest = hashlib.sha256(f"{self.seed}:{task['record_id']}".encode()).digest()
+            # keyed by what every view of a record shares, not by its id (which a blind run
+            # draws afresh), so the pick is the same whichever way the task is presented
+            graph = "\x1f".join([task["masked_smiles"], *task["candidate_completed_smiles"]])
+            digest = hashlib.sha256(f"{self.seed}:{graph}".encode()).digest()
             index = int.from_bytes(digest[:8], "big") % len(task["candidate_completed_smiles"])
             out.append(prediction(task["record_id"], index, f"random (seed {self.seed})"))
         return out
