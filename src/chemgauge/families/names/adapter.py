@@ -14,7 +14,13 @@ from typing import Any
 
 from chemgauge.chem import try_parse_smiles
 from chemgauge.eval.provenance import sha256_json
-from chemgauge.families.names.metrics import LENSES, RowClass, RowResult, aggregate
+from chemgauge.families.names.metrics import (
+    LENSES,
+    RowClass,
+    RowResult,
+    aggregate,
+    completeness,
+)
 from chemgauge.families.names.runner import listings_of
 from chemgauge.report.adapter import (
     FailureCase,
@@ -36,13 +42,21 @@ from chemgauge.report.runs import Run
 __all__ = ["NamesAdapter"]
 
 Row = Mapping[str, Any]
-_RATES = ("coverage", "of_emitted_rt", "abs_rt_valid", "confidently_wrong", "unparseable")
+_RATES = (
+    "coverage",
+    "of_emitted_rt",
+    "abs_rt_valid",
+    "confidently_wrong",
+    "unparseable",
+    "opsin_error",
+)
 _RATE_TITLES = {
     "coverage": "coverage (named / all)",
     "of_emitted_rt": "round-trip valid / named",
     "abs_rt_valid": "round-trip valid / all",
     "confidently_wrong": "confidently wrong / all",
     "unparseable": "unparseable / all",
+    "opsin_error": "OPSIN error / all",
 }
 
 
@@ -94,9 +108,7 @@ class NamesAdapter(FamilyAdapter):
         return ("emitted", *_RT_VALID)
 
     def hits(self, row: Row, run: Run) -> Mapping[str, bool | None]:
-        if row[_LENSES[0]] == RowClass.OPSIN_ERROR:
-            # OPSIN failed on the name: no verdict on the namer (left out of paired tests).
-            return {"emitted": None, **dict.fromkeys(_RT_VALID)}
+        # Every row is in every denominator: an OPSIN error is emitted and never valid.
         out: dict[str, bool | None] = {"emitted": bool(row["emitted"])}
         for metric, lens in _RT_VALID.items():
             out[metric] = row[lens] == RowClass.RT_VALID
@@ -114,7 +126,9 @@ class NamesAdapter(FamilyAdapter):
     def _metrics(self, run: Run) -> dict[str, Any]:
         pin = run.metrics["pin_pct"]  # config, carried verbatim
         rows = (RowResult.from_row(r, _LENSES) for r in run.rows)
-        return aggregate(rows, pin_pct=pin, lenses=_LENSES)
+        tally = aggregate(rows, pin_pct=pin, lenses=_LENSES)
+        limit = (run.config.get("coverage") or {}).get("max_opsin_errors", 0.0)
+        return {**tally, **completeness(tally["opsin_error"], tally["emitted"], limit)}
 
     def recompute(self, run: Run) -> Recomputed:
         return Recomputed(
@@ -128,6 +142,15 @@ class NamesAdapter(FamilyAdapter):
         matchers = {k: v["matcher"] for k, v in run.metrics["lenses"].items()}
         lenses = coverage.get("lenses") or {}
         found += agree("metrics.lenses.*.matcher", matchers, {k: lenses.get(k) for k in matchers})
+        if not run.metrics.get("complete", False):
+            found.append(
+                Mismatch(
+                    "run complete (OPSIN failed on a share of the names over "
+                    "--max-opsin-errors: the run is incomplete)",
+                    False,
+                    True,
+                )
+            )
         found += agree(
             "metrics.input_stats.rejections_by_reason",
             run.metrics["input_stats"]["rejections_by_reason"],
@@ -171,10 +194,14 @@ class NamesAdapter(FamilyAdapter):
             intro=(
                 f"{metrics['total']} structures; {metrics['emitted']} named, "
                 f"{metrics['opsin_parsed']} read back by OPSIN, "
-                f"{metrics['opsin_error']} OPSIN errors (timeouts, crashes, refusals: "
-                "left out of every rate). A name counts only if OPSIN parses it back to the "
-                "input under the lens; unparseable names are never counted as wrong, and a "
-                "pair the lens cannot judge is 'unscorable' (never credited)."
+                f"{metrics['opsin_error']} OPSIN errors (timeouts, crashes on well-formed "
+                "names: inside every rate's denominator, never credited). A name counts only "
+                "if OPSIN parses it back to the input under the lens; unparseable names "
+                "(OPSIN cannot interpret them, or the name itself is refused: a line break, a "
+                "control or invisible character, over 100,000 characters) are never counted "
+                "as wrong, and a pair the lens cannot judge is 'unscorable' (never credited). "
+                "The reference lenses are orthonym.metrics.coverage_metrics's matchers as "
+                "written."
             ),
             tables=(
                 Table("Rates", header, rate_rows),
@@ -196,8 +223,7 @@ class NamesAdapter(FamilyAdapter):
             body = []
             series: dict[str, list[tuple[str, Rate]]] = {lens: [] for lens in lenses}
             for bucket in ordered_buckets(buckets):
-                # Rows OPSIN failed on are in no rate, as in the headline numbers.
-                members = [r for r in buckets[bucket] if r[lenses[0]] != RowClass.OPSIN_ERROR]
+                members = buckets[bucket]  # every row, OPSIN errors too
                 if not members:
                     continue  # no rate to show
                 cells = []

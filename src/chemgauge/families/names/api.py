@@ -222,25 +222,27 @@ def check_opsin_errors(
     warn: Callable[[str], None] | None = None,
 ) -> None:
     """Warn about OPSIN errors; raise under ``--strict`` or when their share is over
-    ``--max-opsin-errors``."""
+    ``--max-opsin-errors`` (the report then says ``complete: false``)."""
     metrics = report["metrics"]
     errors, names = metrics["opsin_error"], metrics["emitted"]
     if not errors:
         return
     share = errors / names
-    kinds = ", ".join(f"{k}: {n}" for k, n in metrics["opsin_error_by_status"].items())
+    by_status = metrics["opsin_error_by_status"]
+    kinds = ", ".join(f"{k}: {n}" for k, n in by_status.items())
     if warn is not None:
         warn(
             f"warning: OPSIN failed on {errors} of {names} names ({share:.1%}; {kinds}); they "
-            f"are opsin_error rows in {rows_file}, in no rate"
+            f"are opsin_error rows in {rows_file}, inside every denominator, never credited"
         )
     if config.strict:
         raise BackendError(f"--strict: {errors} names hit OPSIN errors; the rows are written")
-    if share > config.max_opsin_errors:
+    if not metrics["complete"]:
+        hint = " (timeouts: rerun with a larger --timeout)" if by_status.get("timeout") else ""
         raise BackendError(
             f"{errors} of {names} names ({share:.1%}) hit OPSIN errors, more than "
-            f"--max-opsin-errors {config.max_opsin_errors:g}; the rows and report are written "
-            "(a timeout: rerun with a larger --timeout)"
+            f"--max-opsin-errors {config.max_opsin_errors:g}: the run is incomplete; the rows "
+            f"and report are written{hint}"
         )
 
 

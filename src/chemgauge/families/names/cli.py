@@ -51,7 +51,7 @@ def _print_summary(report: dict[str, Any], rows_file: str) -> None:
         low, high = rate["interval"]
         rates.append(f"{lens} {rate_cell(rate['value'], low, high)}")
     notes = [
-        "round-trip valid / names OPSIN answered for (95% Wilson): " + ", ".join(rates),
+        "round-trip valid / names emitted (95% Wilson): " + ", ".join(rates),
         _rejected_note(metrics["input_stats"]),
     ]
     for lens, values in metrics["lenses"].items():
@@ -71,7 +71,10 @@ def _print_summary(report: dict[str, Any], rows_file: str) -> None:
             f"name round trip: {metrics['total']} structures",
             ("lens", *_CLASSES, "opsin_error", "total"),
             rows,
-            caption=f"{metrics['opsin_error']} OPSIN errors (timeout, crash, refusal): in no rate",
+            caption=(
+                f"{metrics['opsin_error']} OPSIN errors (timeout, crash on a well-formed name): "
+                "inside every denominator, never credited"
+            ),
         ),
         notes=notes,
     )

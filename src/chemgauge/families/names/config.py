@@ -2,9 +2,9 @@
 Python API both take them (``CoverageConfig(jobs=2)`` is ``--jobs 2``).
 
 Only :meth:`CoverageConfig.describe` goes into the run's config hash: the abstention markers,
-the carried ``pin_pct`` and the lenses decide a row's class; everything else (workers,
-timeouts, resuming, how failures exit, which namer named the structures) changes speed or
-how a run ends, never a class. Every check names the flag it is about.
+the carried ``pin_pct`` and the lenses decide a row's class, and ``--max-opsin-errors``
+whether the run is complete; everything else (workers, timeouts, resuming, which namer named
+the structures) changes speed or how a run ends, never a class. Every check names the flag it is about.
 """
 
 from __future__ import annotations
@@ -120,4 +120,5 @@ class CoverageConfig:
             "abstain_markers": sorted(set(self.abstain_marker)),
             "pin_pct": self.pin_pct,
             "lenses": dict(LENSES),
+            "max_opsin_errors": self.max_opsin_errors,
         }

@@ -38,13 +38,16 @@ from chemgauge.families.names.family import FAMILY
 from chemgauge.families.names.inputs import NamePair
 from chemgauge.families.names.metrics import (
     LENSES,
+    NOT_INTERPRETABLE,
     CoverageTally,
     RowClass,
     RowResult,
     classify_parsed,
+    completeness,
     is_abstention,
 )
 from chemgauge.families.names.metrics_model import NamesMetrics
+from chemgauge.families.names.refusals import name_refusal
 
 __all__ = [
     "MAX_WRONG_LISTED",
@@ -61,10 +64,12 @@ __all__ = [
 #: The row field the envelope's ``counts.by_status`` counts (the seed's house lens).
 STATUS_FIELD = "strict"
 MAX_WRONG_LISTED = 200
-# OPSIN statuses that mean OPSIN (or its driver) failed on the name rather than reading it:
-# the pair is ``opsin_error``. ``failure`` (OPSIN read the name and could not interpret it)
-# is the namer's ``unparseable``.
-OPSIN_ERROR_STATUSES = frozenset({"exception", "refused", "timeout", "crashed", "skipped"})
+# OPSIN statuses that mean OPSIN (or its driver) failed on a well-formed name rather than
+# reading it: the pair is ``opsin_error`` (inside ``total``, never credited). ``failure``
+# (OPSIN read the name and could not interpret it) and ``refused`` (the name itself cannot be
+# sent: :mod:`~chemgauge.families.names.refusals`) are the namer's ``unparseable``.
+OPSIN_ERROR_STATUSES = frozenset({"exception", "timeout", "crashed", "skipped"})
+
 # Matching work per group, in SMILES characters (a proxy for atoms): groups are filled
 # heaviest pair first, so one large peptide does not hold a worker while the others idle.
 _GROUP_WEIGHT = 4000
@@ -83,6 +88,7 @@ class ReadBack:
     smiles: str | None
     status: str
     error: str | None = None
+    refusal: str | None = None  # the refusal's code when the name itself was refused
 
     @property
     def opsin_failed(self) -> bool:
@@ -163,11 +169,16 @@ def score_pairs(
         for p in pairs
         if p.name is not None and not is_abstention(p.name, config.abstain_marker)
     ]
-    distinct = list(dict.fromkeys(emitted))
+    lookup: dict[str, ReadBack] = {}
+    for name in dict.fromkeys(emitted):
+        refusal = name_refusal(name)
+        if refusal is not None:  # the namer's failure: never sent to OPSIN
+            lookup[name] = ReadBack(None, "refused", refusal.message, refusal.code)
+    distinct = [name for name in dict.fromkeys(emitted) if name not in lookup]
     answers = list(resolve(distinct))
     if len(answers) != len(distinct):
         raise RuntimeError(f"round trip returned {len(answers)} answers for {len(distinct)} names")
-    lookup = dict(zip(distinct, answers, strict=True))
+    lookup.update(zip(distinct, answers, strict=True))
     to_match = list(
         dict.fromkeys(
             (p.smiles, smiles)
@@ -181,6 +192,7 @@ def score_pairs(
         answer = lookup.get(pair.name) if pair.name is not None else None
         reasons: dict[str, str] = {}
         parsed: bool | None = None
+        unparseable: str | None = None
         if answer is None:
             classes = dict.fromkeys(LENSES, RowClass.ABSTAINED.value)
         elif answer.smiles:
@@ -190,6 +202,9 @@ def score_pairs(
             classes = dict.fromkeys(LENSES, RowClass.OPSIN_ERROR.value)
         else:
             classes, parsed = dict.fromkeys(LENSES, RowClass.UNPARSEABLE.value), False
+            unparseable = answer.refusal or (
+                "refused" if answer.status == "refused" else NOT_INTERPRETABLE
+            )
         rows.append(
             {
                 "id": pair.item_id,
@@ -201,6 +216,7 @@ def score_pairs(
                 "opsin_smiles": answer.smiles if answer is not None and answer.smiles else None,
                 "opsin_status": None if answer is None else answer.status,
                 "opsin_error": None if answer is None else answer.error,
+                "unparseable_reason": unparseable,
                 **{lens: classes[lens] for lens in LENSES},
                 "unscorable_reasons": reasons,
             }
@@ -384,6 +400,9 @@ def build_report(
             metrics=_checked_metrics(
                 {
                     **summary.tally.result(config.pin_pct),
+                    **completeness(
+                        summary.tally.opsin_errors, summary.tally.emitted, config.max_opsin_errors
+                    ),
                     "input_stats": input_stats.to_dict(),
                     **summary.listings(),
                     "complete_lists": COMPLETE_LISTS,
