@@ -30,6 +30,7 @@ class NamePair:
     line: int
     smiles: str
     name: str | None
+    namer_status: str | None = None  # an open namer's outcome on the structure
 
 
 def _table_records(

@@ -217,6 +217,7 @@ def score_pairs(
                 "opsin_status": None if answer is None else answer.status,
                 "opsin_error": None if answer is None else answer.error,
                 "unparseable_reason": unparseable,
+                "namer_status": pair.namer_status,
                 **{lens: classes[lens] for lens in LENSES},
                 "unscorable_reasons": reasons,
             }
@@ -351,11 +352,13 @@ def _checked_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
     return NamesMetrics.model_validate(metrics).model_dump(mode="json")
 
 
-def _backends(engine: dict[str, Any], config: CoverageConfig) -> dict[str, Any]:
+def _backends(
+    engine: dict[str, Any], config: CoverageConfig, namer_provenance: dict[str, Any] | None
+) -> dict[str, Any]:
     """What the run drove: OPSIN, and the namer that named the structures (when one did)."""
     backends: dict[str, Any] = {"opsin": engine}
     if config.namer is not None:
-        namer = {"model": config.namer}
+        namer: dict[str, Any] = {"model": config.namer, **(namer_provenance or {})}
         if config.namer_cmd is not None:
             namer["namer_cmd"] = config.namer_cmd
         backends["namer"] = namer
@@ -373,6 +376,7 @@ def build_report(
     rows_path: str | Path,
     report_path: str | Path | None = None,
     engine_config: dict[str, Any] | None = None,
+    namer_provenance: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Aggregate rows into the report (a run envelope) in one pass (``rows`` may be a stream,
     read once); every number is a pure function of the rows.
@@ -392,7 +396,7 @@ def build_report(
             family_schema_version=FAMILY.schema_version,
             config={"coverage": config.describe(), "engine": dict(engine_config or {})},
             inputs=[record_input("input", input_path)],
-            provenance=base_provenance(_backends(engine, config)),
+            provenance=base_provenance(_backends(engine, config, namer_provenance)),
             rows_path=rows_file,
             reproducibility_sha256=digest,
             timing=timing,
