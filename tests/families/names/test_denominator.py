@@ -13,6 +13,7 @@ from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.names.config import CoverageConfig
 from chemgauge.families.names.inputs import NamePair, read_pairs
 from chemgauge.families.names.metrics import LENSES, RowClass, RowResult, aggregate, classify_parsed
+from chemgauge.families.names.reference import DIFFERENCE_CLASSES, difference_class
 from chemgauge.families.names.refusals import name_refusal
 from chemgauge.families.names.runner import ReadBack, score_pairs
 
@@ -134,3 +135,51 @@ def test_duplicate_column_names_are_a_clear_error(tmp_path: Path) -> None:
     path.write_text("smiles\tname\tname\nC\tmethane\tethane\n", encoding="utf-8")
     with pytest.raises(InputFileError, match="duplicate column.*name"):
         read_pairs(path, RejectionStats())
+
+
+@pytest.mark.parametrize(
+    ("smiles", "read_back", "parity", "reference", "reason"),
+    [
+        ("*C", "C", "unscorable", "confidently_wrong", "input_has_no_key"),
+        ("F[P-](F)(F)(F)(F)F", "FP(F)(F)(F)F", "unscorable", "confidently_wrong",
+         "unscorable_in_parity"),
+        # a name that omits the ring's cis/trans stereo: parity forgives it, the reference not
+        ("C1CC[C@H](C)[C@@H](C)C1", "CC1CCCCC1C", "rt_valid", "confidently_wrong",
+         "stereo_omitted"),
+        ("C/C=C/C", "CC=CC", "rt_valid", "confidently_wrong", "stereo_omitted"),
+        ("C[C@H](O)CC", "C[C@@H](O)CC", "rt_valid", "confidently_wrong", "stereo_differs"),
+        ("[2H]C(Cl)Cl", "ClCCl", "rt_valid", "confidently_wrong", "isotope_differs"),
+    ],
+)  # fmt: skip
+def test_each_parity_reference_difference_has_its_class(
+    smiles: str, read_back: str, parity: str, reference: str, reason: str
+) -> None:
+    classes, reasons = classify_parsed(smiles, read_back, ("parity", "reference_parity"))
+    assert (classes["parity"].value, classes["reference_parity"].value) == (parity, reference)
+    assert difference_class(smiles, read_back, parity, reasons.get("parity")) == reason
+
+
+def test_a_difference_nothing_explains_is_other() -> None:
+    # the classifier's last resort, called on a pair no lens would call the same
+    assert difference_class("CCO", "CCC", "rt_valid", None) == "other"
+    assert set(DIFFERENCE_CLASSES) >= {"stereo_omitted", "other", "input_has_no_key"}
+
+
+def test_the_report_lists_every_parity_reference_difference_with_its_class() -> None:
+    from chemgauge.families.names.runner import RowSummary
+
+    pairs = [
+        NamePair("1", 2, "C/C=C/C", "(2E)-but-2-ene"),
+        NamePair("2", 3, "CC=CC", "but-2-ene"),
+    ]
+    answers = {"(2E)-but-2-ene": "CC=CC", "but-2-ene": "CC=CC"}
+    rows = score_pairs(
+        pairs, lambda ns: [ReadBack(answers[n], "success") for n in ns], CoverageConfig()
+    )
+    summary = RowSummary()
+    for row in rows:
+        summary.add(row)
+    listed = summary.listings()
+    assert listed["parity_reference_by_class"] == {"stereo_omitted": 1}
+    assert [d["id"] for d in listed["parity_reference_differences"]] == ["1"]
+    assert listed["parity_reference_differences"][0]["parity"] == "rt_valid"

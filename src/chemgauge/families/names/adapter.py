@@ -189,6 +189,12 @@ class NamesAdapter(FamilyAdapter):
             },
         )
         header = ("rate", *(f"{lens} ({block['matcher']})" for lens, block in lenses.items()))
+        by_class = metrics.get("parity_reference_by_class") or {}
+        differences = Table(
+            "parity vs reference_parity (orthonym.metrics.coverage_metrics as written)",
+            ("difference class", "rows"),
+            tuple((name, str(count)) for name, count in by_class.items()) or (("none", "0"),),
+        )
         return Section(
             title="Round trip under each identity lens",
             intro=(
@@ -206,6 +212,7 @@ class NamesAdapter(FamilyAdapter):
             tables=(
                 Table("Rates", header, rate_rows),
                 Table("Outcome counts", ("class", *lenses), count_rows),
+                differences,
             ),
             plots=(plot,),
             anchor="lenses",
@@ -291,7 +298,7 @@ class NamesAdapter(FamilyAdapter):
         )
 
     def sections(self, run: Run, *, max_failures: int) -> list[Section]:
-        metrics = self._metrics(run)
+        metrics = {**self._metrics(run), **listings_of(run.rows, _LENSES)}
         return [
             self._lens_section(metrics),
             self._breakdown_section(run),

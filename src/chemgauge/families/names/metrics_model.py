@@ -19,6 +19,7 @@ from pydantic import Field
 from chemgauge.eval.metrics import MetricsModel, Rate, write_metrics_schema
 
 __all__ = [
+    "DifferenceEntry",
     "Diagnostic",
     "InputStats",
     "LensCounts",
@@ -109,6 +110,18 @@ class OpsinErrorEntry(MetricsModel):
     opsin_error: str | None
 
 
+class DifferenceEntry(MetricsModel):
+    """A row where ``parity`` and ``reference_parity`` disagree, and why."""
+
+    id: str
+    smiles: str
+    name: str | None
+    opsin_smiles: str | None
+    parity: str
+    reference_parity: str
+    difference: str = Field(description="One of chemgauge.families.names.reference's classes.")
+
+
 class NamesMetrics(MetricsModel):
     """The ``metrics`` block of ``chemgauge names coverage``'s report."""
 
@@ -135,6 +148,11 @@ class NamesMetrics(MetricsModel):
     opsin_error_rows: list[OpsinErrorEntry] = Field(description="The first 200 OPSIN errors.")
     opsin_error_by_status: dict[str, int]
     opsin_error_listed_truncated: bool
+    parity_reference_differences: list[DifferenceEntry] = Field(
+        description="The first 200 rows where parity and reference_parity differ."
+    )
+    parity_reference_by_class: dict[str, int] = Field(description="Every difference by class.")
+    parity_reference_listed_truncated: bool
     complete_lists: str = Field(description="Where every listed kind of row is in full.")
 
 

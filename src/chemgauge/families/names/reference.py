@@ -31,11 +31,12 @@ RDLogger.DisableLog("rdApp.*")
 #: Why ``parity`` and ``reference_parity`` disagree on a pair, one class each.
 DIFFERENCE_CLASSES = (
     "input_has_no_key",  # chemgauge: unscorable under every lens; the reference: a mismatch
-    "stereo_kept_by_reference",  # equal without stereo: the reference compares stereo
-    "isotope_kept_by_reference",  # equal without isotopes: the reference compares isotopes
-    "fragments_differ",  # salts or solvents the reference's FragmentParent keeps apart
-    "unscorable_in_parity",  # chemgauge cannot judge (capped search...), the reference can
-    "tautomer_or_resonance",  # one lens merges forms the other keeps apart
+    "unscorable_in_parity",  # chemgauge cannot judge (not standardizable...); the reference
+    # fails closed
+    "stereo_omitted",  # one side has no stereo the other has; the reference compares stereo
+    "stereo_differs",  # both have stereo, and it differs (an inversion)
+    "isotope_differs",  # equal without isotopes: the reference compares isotopes
+    "other",  # none of the above (tautomer or resonance forms one lens merges)
 )
 
 
@@ -85,32 +86,37 @@ def reference_strict_match(input_smiles: str, opsin_smiles: str) -> bool:
     return a is not None and b is not None and a == b
 
 
-def _without(smiles: str, *, stereo: bool, isotopes: bool) -> str | None:
+def _plain(smiles: str, *, isotopes: bool) -> str | None:
+    """Canonical SMILES without stereo (and, with ``isotopes``, without isotopes)."""
     mol = Chem.MolFromSmiles(smiles)
     if mol is None:
         return None
     if isotopes:
         for atom in mol.GetAtoms():
             atom.SetIsotope(0)
-    if stereo:
-        Chem.RemoveStereochemistry(mol)
+        mol = Chem.RemoveHs(mol)
+    Chem.RemoveStereochemistry(mol)
     return str(Chem.MolToSmiles(mol))
+
+
+def _has_stereo(smiles: str) -> bool:
+    return _plain(smiles, isotopes=False) != Chem.CanonSmiles(smiles)
 
 
 def difference_class(
     input_smiles: str, opsin_smiles: str, parity_class: str, parity_reason: str | None
 ) -> str:
-    """Why ``parity`` (class ``parity_class``) and ``reference_parity`` disagree on a pair."""
+    """Why ``parity`` (class ``parity_class``) and ``reference_parity`` disagree on a pair
+    (one of :data:`DIFFERENCE_CLASSES`)."""
     if parity_reason == "input_has_no_key":
         return "input_has_no_key"
     if parity_class == "unscorable":
         return "unscorable_in_parity"
     a, b = reference_parity_key(input_smiles), reference_parity_key(opsin_smiles)
-    if a is not None and b is not None:
-        if _without(a, stereo=True, isotopes=False) == _without(b, stereo=True, isotopes=False):
-            return "stereo_kept_by_reference"
-        if _without(a, stereo=True, isotopes=True) == _without(b, stereo=True, isotopes=True):
-            return "isotope_kept_by_reference"
-    if "." in input_smiles or "." in opsin_smiles:
-        return "fragments_differ"
-    return "tautomer_or_resonance"
+    if a is None or b is None:
+        return "other"
+    if _plain(a, isotopes=False) == _plain(b, isotopes=False):
+        return "stereo_differs" if _has_stereo(a) and _has_stereo(b) else "stereo_omitted"
+    if _plain(a, isotopes=True) == _plain(b, isotopes=True):
+        return "isotope_differs"
+    return "other"

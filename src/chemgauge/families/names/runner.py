@@ -47,6 +47,7 @@ from chemgauge.families.names.metrics import (
     is_abstention,
 )
 from chemgauge.families.names.metrics_model import NamesMetrics
+from chemgauge.families.names.reference import difference_class
 from chemgauge.families.names.refusals import name_refusal
 
 __all__ = [
@@ -251,6 +252,24 @@ def _opsin_error_entry(row: dict[str, Any], lenses: Sequence[str]) -> dict[str, 
     }
 
 
+def _difference_entry(row: dict[str, Any]) -> dict[str, Any] | None:
+    """A row's listing as a parity / reference_parity difference (with its class), or
+    ``None`` when the two lenses agree."""
+    parity, reference = row.get("parity"), row.get("reference_parity")
+    if reference is None or parity == reference:
+        return None
+    reason = row["unscorable_reasons"].get("parity")
+    return {
+        "id": row["id"],
+        "smiles": row["smiles"],
+        "name": row["name"],
+        "opsin_smiles": row["opsin_smiles"],
+        "parity": parity,
+        "reference_parity": reference,
+        "difference": difference_class(row["smiles"], row["opsin_smiles"], parity, reason),
+    }
+
+
 def confidently_wrong_rows(
     rows: Iterable[dict[str, Any]], lenses: Sequence[str]
 ) -> list[dict[str, Any]]:
@@ -289,6 +308,7 @@ class RowSummary:
         self.tally = CoverageTally()
         self._wrong = _Listing()
         self._errors = _Listing("opsin_status")
+        self._differences = _Listing("difference")
 
     @property
     def wrong(self) -> list[dict[str, Any]]:
@@ -305,6 +325,7 @@ class RowSummary:
         self.tally.add(RowResult.from_row(row, tuple(LENSES)))
         self._wrong.add(_wrong_entry(row, tuple(LENSES)))
         self._errors.add(_opsin_error_entry(row, tuple(LENSES)))
+        self._differences.add(_difference_entry(row))
 
     def fold(self, rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         """Pass rows through unchanged, adding each on the way (one pass for several uses)."""
@@ -314,11 +335,14 @@ class RowSummary:
 
     def listings(self) -> dict[str, Any]:
         """The report's bounded row listings and their totals."""
-        return _listing_fields(self._wrong, self._errors)
+        return _listing_fields(self._wrong, self._errors, self._differences)
 
 
-def _listing_fields(wrong: _Listing, errors: _Listing) -> dict[str, Any]:
+def _listing_fields(wrong: _Listing, errors: _Listing, differences: _Listing) -> dict[str, Any]:
     return {
+        "parity_reference_differences": differences.entries,
+        "parity_reference_by_class": dict(sorted(differences.counts.items())),
+        "parity_reference_listed_truncated": differences.total > len(differences.entries),
         "confidently_wrong_rows": wrong.entries,
         "confidently_wrong_total": wrong.total,
         "confidently_wrong_listed_truncated": wrong.total > len(wrong.entries),
@@ -330,11 +354,12 @@ def _listing_fields(wrong: _Listing, errors: _Listing) -> dict[str, Any]:
 
 def listings_of(rows: Iterable[dict[str, Any]], lenses: Sequence[str]) -> dict[str, Any]:
     """The report's row listings (bounded) and totals, computed from rows."""
-    wrong, errors = _Listing(), _Listing("opsin_status")
+    wrong, errors, differences = _Listing(), _Listing("opsin_status"), _Listing("difference")
     for row in rows:
         wrong.add(_wrong_entry(row, lenses))
         errors.add(_opsin_error_entry(row, lenses))
-    return _listing_fields(wrong, errors)
+        differences.add(_difference_entry(row))
+    return _listing_fields(wrong, errors, differences)
 
 
 def journal_rows(path: str | Path, keys: Sequence[str]) -> Iterator[dict[str, Any]]:
