@@ -58,7 +58,12 @@ def _reference(run: Path) -> dict[str, Any]:
 
     python = find_env("orthonym").python
     done = subprocess.run(
-        [str(python), "-I", str(REPO / "bench" / "names_reference_check.py"), str(run / "rows.jsonl")],
+        [
+            str(python),
+            "-I",
+            str(REPO / "bench" / "names_reference_check.py"),
+            str(run / "rows.jsonl"),
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -141,7 +146,7 @@ def main() -> None:
     )
     markdown = table(results)
     print(markdown)
-    print("reference module agreement:", "exact" if not disagreements else disagreements)
+    print("reference module agreement:", disagreements if disagreements else "exact")
     figures = []
     for namer in NAMERS:
         metrics = results[namer]["metrics"]
@@ -166,7 +171,8 @@ def main() -> None:
     figures.append(
         figure("names", "reference lens counts against orthonym.metrics.coverage_metrics",
                "identical" if not disagreements else "differ", target="== identical",
-               detail="; ".join(disagreements) or f"{len(NAMERS)} namers x 2 matchers, {count} rows each")
+               detail="; ".join(disagreements)
+               or f"{len(NAMERS)} namers x 2 matchers, {count} rows each")
     )  # fmt: skip
     (args.out / "table.md").write_text(markdown + "\n")
     target = record_path(args, "names_namers", full_size=args.limit is None)

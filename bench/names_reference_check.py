@@ -15,11 +15,11 @@ from orthonym.metrics.coverage_metrics import aggregate, classify_row
 
 
 def main():
-    rows = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8")]
+    with open(sys.argv[1], encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle]
     read_back = {r["name"]: r["opsin_smiles"] for r in rows if r["emitted"]}
     results = [
-        classify_row(r["smiles"], r["name"] if r["emitted"] else None, read_back.get)
-        for r in rows
+        classify_row(r["smiles"], r["name"] if r["emitted"] else None, read_back.get) for r in rows
     ]
     print(json.dumps(aggregate(results), sort_keys=True))
 

@@ -37,17 +37,13 @@ def _report(pairs: list[NamePair], **flags: object) -> dict:
 
 
 def _right(count: int) -> list[NamePair]:
-    return [
-        NamePair(str(i), i + 2, ALKANES[i % 4], NAMES[ALKANES[i % 4]]) for i in range(count)
-    ]
+    return [NamePair(str(i), i + 2, ALKANES[i % 4], NAMES[ALKANES[i % 4]]) for i in range(count)]
 
 
 def _refused(count: int, start: int) -> list[NamePair]:
     # every kind of name OPSIN is never sent, round-robin
     bad = ["methane\nethane", "x" * 100_001, "meth\x00ane", "meth\u200bane", "eth\x07ane"]
-    return [
-        NamePair(str(start + i), start + i + 2, "C", bad[i % len(bad)]) for i in range(count)
-    ]
+    return [NamePair(str(start + i), start + i + 2, "C", bad[i % len(bad)]) for i in range(count)]
 
 
 def test_99_right_and_1_refused_is_99_of_100_with_1_unparseable() -> None:
@@ -133,7 +129,7 @@ def test_an_input_without_a_key_is_one_class_under_every_lens() -> None:
 def test_duplicate_column_names_are_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "pairs.tsv"
     path.write_text("smiles\tname\tname\nC\tmethane\tethane\n", encoding="utf-8")
-    with pytest.raises(InputFileError, match="duplicate column.*name"):
+    with pytest.raises(InputFileError, match=r"duplicate column.*name"):
         read_pairs(path, RejectionStats())
 
 

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import missing
 
 from chemgauge.errors import ConfigError
 from chemgauge.families.names import coverage
 from chemgauge.families.names.namer_envs import find_env
-from tests.conftest import missing
 
 pytestmark = pytest.mark.external
 
@@ -63,7 +63,9 @@ def test_a_molecule_over_the_timeout_is_the_namers_timeout(name: str, tmp_path: 
     _env(name)
     smiles = tmp_path / "in.smi"
     # a mid-sized drug: no namer answers it within a tenth of a millisecond
-    smiles.write_text("CC(C)c1c(C(=O)Nc2ccccc2)c(-c2ccccc2)c(-c2ccc(F)cc2)n1CC[C@@H](O)C[C@@H](O)CC(=O)O\n")
+    smiles.write_text(
+        "CC(C)c1c(C(=O)Nc2ccccc2)c(-c2ccccc2)c(-c2ccc(F)cc2)n1CC[C@@H](O)C[C@@H](O)CC(=O)O\n"
+    )
     report = coverage(
         smiles=smiles, out=tmp_path / "run", namer=name, jobs=1, molecule_timeout=0.0001
     )

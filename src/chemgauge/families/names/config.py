@@ -2,9 +2,10 @@
 Python API both take them (``CoverageConfig(jobs=2)`` is ``--jobs 2``).
 
 Only :meth:`CoverageConfig.describe` goes into the run's config hash: the abstention markers,
-the carried ``pin_pct`` and the lenses decide a row's class, and ``--max-opsin-errors``
-whether the run is complete; everything else (workers, timeouts, resuming, which namer named
-the structures) changes speed or how a run ends, never a class. Every check names the flag it is about.
+the carried ``pin_pct`` and the lenses decide a row's class, and
+``--max-opsin-errors`` whether the run is complete; everything else (workers, timeouts,
+resuming, which namer named the structures) changes speed or how a run ends, never a class.
+Every check names the flag it is about.
 """
 
 from __future__ import annotations

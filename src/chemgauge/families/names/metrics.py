@@ -328,7 +328,11 @@ def completeness(opsin_errors: int, emitted: int, max_share: float) -> dict[str,
     """Whether OPSIN failed on few enough names for the run to be complete: over
     ``max_share`` (``--max-opsin-errors``) of the emitted names, it is not."""
     share = opsin_errors / emitted if emitted else 0.0
-    return {"opsin_error_share": share, "max_opsin_errors": max_share, "complete": share <= max_share}
+    return {
+        "opsin_error_share": share,
+        "max_opsin_errors": max_share,
+        "complete": share <= max_share,
+    }
 
 
 def aggregate(

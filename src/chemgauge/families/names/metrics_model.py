@@ -19,8 +19,8 @@ from pydantic import Field
 from chemgauge.eval.metrics import MetricsModel, Rate, write_metrics_schema
 
 __all__ = [
-    "DifferenceEntry",
     "Diagnostic",
+    "DifferenceEntry",
     "InputStats",
     "LensCounts",
     "LensMetrics",

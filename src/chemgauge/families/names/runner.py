@@ -256,7 +256,7 @@ def _difference_entry(row: dict[str, Any]) -> dict[str, Any] | None:
     """A row's listing as a parity / reference_parity difference (with its class), or
     ``None`` when the two lenses agree."""
     parity, reference = row.get("parity"), row.get("reference_parity")
-    if reference is None or parity == reference:
+    if reference is None or parity is None or parity == reference:
         return None
     reason = row["unscorable_reasons"].get("parity")
     return {

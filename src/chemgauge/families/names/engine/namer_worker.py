@@ -11,43 +11,47 @@ process exit at once on that input, the way a crash in native code would.
 import json
 import os
 import sys
+from collections.abc import Callable
+from typing import Any
+
+Namer = Callable[[str], tuple[str | None, Any]]
 
 
-def _orthonym():
-    import orthonym
-    from orthonym.errors import is_failure_name
+def _orthonym() -> tuple[str, Namer]:
+    import orthonym  # type: ignore[import-not-found]
+    from orthonym.errors import is_failure_name  # type: ignore[import-not-found]
 
-    def name(smiles):
+    def name(smiles: str) -> tuple[str | None, Any]:
         result = orthonym.name_compound(smiles)
         return None if is_failure_name(result) else result, result
 
-    return orthonym.__version__, name
+    return str(orthonym.__version__), name
 
 
-def _openclatura():
-    import openclatura
+def _openclatura() -> tuple[str, Namer]:
+    import openclatura  # type: ignore[import-not-found]
 
-    def name(smiles):
+    def name(smiles: str) -> tuple[str | None, Any]:
         result = openclatura.name_smiles(smiles)
         return (result if result and result.strip() else None), result
 
-    return openclatura.__version__, name
+    return str(openclatura.__version__), name
 
 
-def _nispo():
-    import nispo
+def _nispo() -> tuple[str, Namer]:
+    import nispo  # type: ignore[import-not-found]
 
-    def name(smiles):
+    def name(smiles: str) -> tuple[str | None, Any]:
         result = nispo.smiles_to_iupac(smiles)
         return (result if result and result.strip() else None), result
 
-    return nispo.__version__, name
+    return str(nispo.__version__), name
 
 
 LOADERS = {"orthonym": _orthonym, "openclatura": _openclatura, "nispo": _nispo}
 
 
-def main():
+def main() -> None:
     out = sys.stdout
     sys.stdout = sys.stderr  # a namer that prints cannot break the protocol
     version, name = LOADERS[sys.argv[1]]()
@@ -60,7 +64,7 @@ def main():
             os._exit(70)
         try:
             named, raw = name(smiles)
-            answer = {"name": named} if named is not None else {"abstained": raw or ""}
+            answer: Any = {"name": named} if named is not None else {"abstained": raw or ""}
         except Exception as error:  # the namer's failure on this molecule
             answer = {"raised": f"{type(error).__name__}: {error}"[:500]}
         out.write(json.dumps(answer) + "\n")

@@ -115,7 +115,7 @@ class OpenNamer:
         return env
 
     def _start(self) -> None:
-        self._stderr = tempfile.TemporaryFile()
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed by _stop)
         argv = [str(self.env.python), "-I", str(_worker_path()), self.env.spec.name]
         self._proc = subprocess.Popen(
             argv,
@@ -139,7 +139,7 @@ class OpenNamer:
         if self._stderr is None:
             return ""
         self._stderr.seek(0)
-        return self._stderr.read()[-800:].decode("utf-8", "replace")
+        return str(self._stderr.read()[-800:].decode("utf-8", "replace"))
 
     def _next(self, timeout: float) -> bytes | None:
         assert self._lines is not None
