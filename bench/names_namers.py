@@ -107,6 +107,7 @@ def table(results: dict[str, dict[str, Any]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("/tmp/names-namers"))
+    parser.add_argument("--reuse", action="store_true", help="keep finished namer runs")
     parser.add_argument("--limit", type=int, default=None, help="first N structures (a trial)")
     add_record_options(parser)
     args = parser.parse_args()
@@ -121,6 +122,8 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     procs, began = {}, {}
     for namer in NAMERS:
+        if args.reuse and (args.out / namer / "report.json").is_file():
+            continue
         began[namer] = time.perf_counter()
         command = ["names", "coverage", "--namer", namer, "--smiles", str(source)]
         command += ["--out", str(args.out / namer), "-j", "1", "-q", "--restart"]

@@ -179,3 +179,8 @@ def test_the_report_lists_every_parity_reference_difference_with_its_class() -> 
     assert listed["parity_reference_by_class"] == {"stereo_omitted": 1}
     assert [d["id"] for d in listed["parity_reference_differences"]] == ["1"]
     assert listed["parity_reference_differences"][0]["parity"] == "rt_valid"
+
+
+def test_a_reference_key_rdkit_cannot_read_back_is_other_never_a_crash() -> None:
+    # an unparsable key on either side: nothing finer to say than 'other'
+    assert difference_class("CCO", "C1CC", "confidently_wrong", None) == "other"

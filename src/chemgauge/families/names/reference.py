@@ -91,16 +91,20 @@ def _plain(smiles: str, *, isotopes: bool) -> str | None:
     mol = Chem.MolFromSmiles(smiles)
     if mol is None:
         return None
-    if isotopes:
-        for atom in mol.GetAtoms():
-            atom.SetIsotope(0)
-        mol = Chem.RemoveHs(mol)
-    Chem.RemoveStereochemistry(mol)
-    return str(Chem.MolToSmiles(mol))
+    try:
+        if isotopes:
+            for atom in mol.GetAtoms():
+                atom.SetIsotope(0)
+            mol = Chem.RemoveHs(mol)
+        Chem.RemoveStereochemistry(mol)
+        return str(Chem.MolToSmiles(mol))
+    except Exception:  # RDKit refuses the edited structure: no plain form
+        return None
 
 
 def _has_stereo(smiles: str) -> bool:
-    return _plain(smiles, isotopes=False) != str(Chem.CanonSmiles(smiles))  # type: ignore[no-untyped-call]
+    mol = Chem.MolFromSmiles(smiles)
+    return mol is not None and _plain(smiles, isotopes=False) != str(Chem.MolToSmiles(mol))
 
 
 def difference_class(
@@ -113,8 +117,8 @@ def difference_class(
     if parity_class == "unscorable":
         return "unscorable_in_parity"
     a, b = reference_parity_key(input_smiles), reference_parity_key(opsin_smiles)
-    if a is None or b is None:
-        return "other"
+    if a is None or b is None or _plain(a, isotopes=False) is None:
+        return "other"  # a key RDKit cannot read back: nothing finer to say
     if _plain(a, isotopes=False) == _plain(b, isotopes=False):
         return "stereo_differs" if _has_stereo(a) and _has_stereo(b) else "stereo_omitted"
     if _plain(a, isotopes=True) == _plain(b, isotopes=True):
