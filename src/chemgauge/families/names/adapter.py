@@ -8,7 +8,7 @@ so two runs on the same corpus bucket every item the same way.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from chemgauge.chem import try_parse_smiles
 from chemgauge.eval.provenance import sha256_json
 from chemgauge.families.names.metrics import (
     LENSES,
+    REFERENCE_LENSES,
     RowClass,
     RowResult,
     aggregate,
@@ -61,6 +62,8 @@ _RATE_TITLES = {
 
 
 _LENSES = tuple(LENSES)
+_REFERENCE = tuple(lens for lens in _LENSES if lens in REFERENCE_LENSES)
+_OURS = tuple(lens for lens in _LENSES if lens not in REFERENCE_LENSES)
 # Hit metric name -> the lens it judges by (names built from the lenses, never parsed).
 _RT_VALID = {f"rt_valid[{lens}]": lens for lens in _LENSES}
 
@@ -170,10 +173,15 @@ class NamesAdapter(FamilyAdapter):
 
     def _lens_section(self, metrics: Mapping[str, Any]) -> Section:
         lenses: Mapping[str, Any] = metrics["lenses"]
-        rate_rows = tuple(
-            (_RATE_TITLES[name], *(_cell(Rate.of(name, block[name])) for block in lenses.values()))
-            for name in _RATES
-        )
+
+        def rate_table(title: str, names: Sequence[str]) -> Table:
+            header = ("rate", *(f"{lens} ({lenses[lens]['matcher']})" for lens in names))
+            body = tuple(
+                (_RATE_TITLES[rate], *(_cell(Rate.of(rate, lenses[lens][rate])) for lens in names))
+                for rate in _RATES
+            )
+            return Table(title, header, body)
+
         classes = [c.value for c in RowClass]
         count_rows = tuple(
             (cls, *(str(block["counts"][cls]) for block in lenses.values())) for cls in classes
@@ -182,13 +190,10 @@ class NamesAdapter(FamilyAdapter):
             title="Outcome rates per identity lens (95% Wilson intervals)",
             xlabel="identity lens",
             series={
-                _RATE_TITLES[name]: [
-                    (lens, Rate.of(name, block[name])) for lens, block in lenses.items()
-                ]
+                _RATE_TITLES[name]: [(lens, Rate.of(name, lenses[lens][name])) for lens in _OURS]
                 for name in ("abs_rt_valid", "of_emitted_rt", "confidently_wrong")
             },
         )
-        header = ("rate", *(f"{lens} ({block['matcher']})" for lens, block in lenses.items()))
         by_class = metrics.get("parity_reference_by_class") or {}
         differences = Table(
             "parity vs reference_parity (orthonym.metrics.coverage_metrics as written)",
@@ -210,7 +215,8 @@ class NamesAdapter(FamilyAdapter):
                 "written."
             ),
             tables=(
-                Table("Rates", header, rate_rows),
+                rate_table("Rates", _OURS),
+                rate_table("Rates under the reference lenses", _REFERENCE),
                 Table("Outcome counts", ("class", *lenses), count_rows),
                 differences,
             ),
@@ -219,7 +225,7 @@ class NamesAdapter(FamilyAdapter):
         )
 
     def _breakdown_section(self, run: Run) -> Section:
-        lenses = _LENSES
+        lenses = _OURS
         groups: dict[str, dict[str, list[Row]]] = {}
         for row in run.rows:
             for dim, bucket in self.breakdowns(row).items():
