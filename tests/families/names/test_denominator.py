@@ -184,3 +184,13 @@ def test_the_report_lists_every_parity_reference_difference_with_its_class() -> 
 def test_a_reference_key_rdkit_cannot_read_back_is_other_never_a_crash() -> None:
     # an unparsable key on either side: nothing finer to say than 'other'
     assert difference_class("CCO", "C1CC", "confidently_wrong", None) == "other"
+
+
+def test_the_reference_lens_judges_the_spellings_as_given() -> None:
+    # uspto50k-test:939 and openclatura's read-back: one molecule, two spellings whose
+    # canonical tautomers differ, so the module (keys of the spellings) calls it a mismatch
+    smiles = "CN1CCN(CCN2C(=O)C(NC(=O)c3cc4ccccc4[nH]3)N=C(c3ccccc3)c3ccccc32)CC1"
+    read_back = "CN1CCN(CC1)CCN1C(C(N=C(C2=C1C=CC=C2)C2=CC=CC=C2)NC(=O)C=2NC1=CC=CC=C1C2)=O"
+    classes, _ = classify_parsed(smiles, read_back, ("parity", "reference_parity"))
+    assert classes["reference_parity"] == RowClass.CONFIDENTLY_WRONG
+    assert classes["parity"] == RowClass.RT_VALID

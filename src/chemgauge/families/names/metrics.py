@@ -214,8 +214,17 @@ def classify_keyed(
 def classify_parsed(
     smiles: str, opsin_smiles: str, lenses: Iterable[str] = tuple(LENSES)
 ) -> tuple[dict[str, RowClass], dict[str, str]]:
-    """Match an OPSIN read-back against the input under each lens (fail closed)."""
-    return classify_keyed(keyed(smiles), keyed(opsin_smiles), lenses)
+    """Match an OPSIN read-back against the input under each lens (fail closed).
+
+    The reference lenses judge the two spellings as given: the module's keys depend on the
+    spelling (RDKit's canonical tautomer of a Kekulé form can differ from that of the
+    aromatic one), so they never go through the memo, which merges spellings."""
+    lens_names = tuple(lenses)
+    classes, reasons = classify_keyed(keyed(smiles), keyed(opsin_smiles), lens_names)
+    raw = KeyedStructure(smiles, None, None), KeyedStructure(opsin_smiles, None, None)
+    for lens in REFERENCE_LENSES.intersection(lens_names):
+        classes[lens] = _JUDGES[lens](*raw)[0]
+    return classes, reasons
 
 
 def classify_row(
