@@ -156,7 +156,7 @@ def main() -> None:
         named_s = results[namer]["timing"]["load_s"]
         figures.append(
             figure("names", f"{namer}: structures named per second", round(count / named_s, 2),
-                   "/s", detail=f"{count} structures in {named_s:.0f} s, three namers at once")
+                   "/s", detail=f"{count} structures in {named_s:.0f} s, namers run side by side")
         )  # fmt: skip
         for lens in LENSES:
             block = metrics["lenses"][lens]
