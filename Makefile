@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.chemgauge-installed
 
-.PHONY: setup demo test lint typecheck pytest docs bench results clean system-deps mutation check durations
+.PHONY: setup demo test lint typecheck pytest docs bench results clean system-deps mutation check durations namers
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "error: Python 3.11+ not found (set PYTHON=...)"; exit 1; }
@@ -14,7 +14,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $@
 
-setup: $(STAMP) system-deps
+setup: $(STAMP) system-deps namers
+
+# The open structure-to-name generators the names tests and bench drive (orthonym,
+# openclatura, nispo), each in a virtual environment of its own under the user cache (each
+# pins its own RDKit; none goes into .venv). Reused when already installed.
+namers: $(STAMP)
+	$(BIN)/chemgauge names namers install orthonym openclatura nispo
 
 # External programs the real back-ends need (Java for OPSIN). Installed with apt when
 # running as root (CI); otherwise the message says what to install.

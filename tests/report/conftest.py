@@ -86,6 +86,7 @@ def make_names_run(
     smiles: Sequence[str] = CORPUS,
     opsin: Mapping[str, str] = FAKE_OPSIN,
     input_path: Path | None = None,
+    max_opsin_errors: float = 0.01,
 ) -> Path:
     """Write rows.jsonl and report.json exactly as ``chemgauge names coverage`` does."""
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -104,7 +105,7 @@ def make_names_run(
             for n in batch
         ]
 
-    config = CoverageConfig()
+    config = CoverageConfig(max_opsin_errors=max_opsin_errors)
     rows = score_pairs(pairs, resolve, config)
     report = build_report(
         rows,

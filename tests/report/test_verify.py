@@ -249,22 +249,27 @@ def test_cli_verify_missing_input_exits_3_unless_no_inputs(names_run: Path) -> N
 
 def test_a_run_with_opsin_errors_verifies_and_its_listing_is_recomputed(tmp_path: Path) -> None:
     names = ("ethanol", "slow name", "acetic acid", "slow other", *NAMES_A[4:])
-    run_dir = make_names_run(tmp_path / "errors", names)
+    # over the default --max-opsin-errors share: the run is incomplete, and verify says so
+    incomplete = verify_run(load_run(make_names_run(tmp_path / "incomplete", names)))
+    assert [d.where.split(" (")[0] for d in incomplete.differences] == ["run complete"]
+    run_dir = make_names_run(tmp_path / "errors", names, max_opsin_errors=0.5)
     run = load_run(run_dir)
-    assert run.metrics["opsin_error"] == 2
+    assert run.metrics["opsin_error"] == 2 and run.metrics["complete"] is True
     assert [e["id"] for e in run.metrics["opsin_error_rows"]] == ["m01", "m03"]
     assert verify_run(run).differences == []
     assert_valid_report(run_dir / "report.json")
 
     def edit(report: dict[str, Any]) -> None:
         report["metrics"]["opsin_error_rows"] = report["metrics"]["opsin_error_rows"][:1]
-        coverage = report["metrics"]["lenses"]["strict"]["coverage"]
-        coverage.update(n=10, value=coverage["count"] / 10)
+        # a report that leaves the two OPSIN errors out of the denominator is caught
+        coverage = report["metrics"]["lenses"]["strict"]["abs_rt_valid"]
+        rated = report["metrics"]["total"] - 2
+        coverage.update(n=rated, value=coverage["count"] / rated)
 
     _edit_report(run_dir, edit)
     wheres = {d.where for d in verify_run(load_run(run_dir)).differences}
     assert wheres == {
         "metrics.opsin_error_rows (length)",
-        "metrics.lenses.strict.coverage.n",
-        "metrics.lenses.strict.coverage.value",
+        "metrics.lenses.strict.abs_rt_valid.n",
+        "metrics.lenses.strict.abs_rt_valid.value",
     }

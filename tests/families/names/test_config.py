@@ -61,7 +61,14 @@ def test_only_what_decides_a_class_is_described() -> None:
     assert described == {
         "abstain_markers": ["?", "n/a"],
         "pin_pct": 97.5,
-        "lenses": {"parity": "parity", "strict": "strict_key", "exact": "inchikey"},
+        "lenses": {
+            "parity": "parity",
+            "strict": "strict_key",
+            "exact": "inchikey",
+            "reference_parity": "orthonym_reference.parity",
+            "reference_strict": "orthonym_reference.strict",
+        },
+        "max_opsin_errors": 0.01,
     }
     timing = CoverageConfig(
         abstain_marker=("?", "n/a"), pin_pct=97.5, jobs=4, timeout=5.0, restart=True

@@ -10,6 +10,7 @@ from chemgauge.families.names import metrics as metrics_module
 from chemgauge.families.names.config import CoverageConfig
 from chemgauge.families.names.inputs import NamePair
 from chemgauge.families.names.metrics import (
+    LENSES,
     CoverageTally,
     RowClass,
     RowResult,
@@ -54,6 +55,7 @@ def classes(smiles: str, name: str | None) -> tuple[RowClass, RowClass, RowClass
     return row.classes["parity"], row.classes["strict"], row.classes["exact"]
 
 
+OURS = ("parity", "strict", "exact")
 V, W, U, A = RowClass.RT_VALID, RowClass.CONFIDENTLY_WRONG, RowClass.UNPARSEABLE, RowClass.ABSTAINED
 
 
@@ -118,7 +120,7 @@ def test_a_read_back_whose_key_is_none_never_matches_under_any_lens(
     # the precondition, by hand: the input has both keys, the read-back neither
     assert expected.inchikey is not None and expected.strict_key is not None
     assert parsed.inchikey is None and parsed.strict_key is None
-    classes, _ = classify_keyed(expected, parsed)
+    classes, _ = classify_keyed(expected, parsed, OURS)
     assert set(classes) == {"parity", "strict", "exact"}
     assert V not in classes.values()
     # the key lenses call it wrong: the namer emitted a name for another (unkeyable) thing
@@ -127,7 +129,7 @@ def test_a_read_back_whose_key_is_none_never_matches_under_any_lens(
     for lens in ("parity", "strict", "exact"):
         assert classify_keyed(expected, parsed, (lens,))[0] == {lens: classes[lens]}
     # and so does the whole row, whatever OPSIN's spelling of the read-back
-    row = classify_row(smiles, "a name", lambda name: read_back)
+    row = classify_row(smiles, "a name", lambda name: read_back, lenses=OURS)
     assert row.emitted and row.opsin_parsed and row.opsin_smiles == read_back
     assert dict(row.classes) == classes
 
@@ -151,7 +153,7 @@ def test_a_key_lens_never_matches_a_read_back_without_a_key_to_one_with_a_key() 
 def test_parity_unscorable_is_counted_with_its_reason_never_wrong() -> None:
     # Uncharging hexafluorophosphate gives a structure RDKit cannot read back: no parity
     # form, so a pair strict does not settle is unscorable under parity, with the reason.
-    classes, reasons = classify_parsed("F[P-](F)(F)(F)(F)F", "FP(F)(F)(F)F")
+    classes, reasons = classify_parsed("F[P-](F)(F)(F)(F)F", "FP(F)(F)(F)F", OURS)
     assert classes == {"parity": RowClass.UNSCORABLE, "strict": W, "exact": W}
     assert reasons == {"parity": "not_standardizable"}
     tally = CoverageTally()
@@ -161,7 +163,7 @@ def test_parity_unscorable_is_counted_with_its_reason_never_wrong() -> None:
     assert parity["unscorable_reasons"] == {"not_standardizable": 1}
 
 
-def test_opsin_errors_are_their_own_class_and_leave_the_rates() -> None:
+def test_opsin_errors_are_their_own_class_inside_every_denominator() -> None:
     rows = [
         classify_row("CCO", "ethanol", fake),  # valid
         classify_row("CCO", "methanol", fake),  # wrong
@@ -173,13 +175,14 @@ def test_opsin_errors_are_their_own_class_and_leave_the_rates() -> None:
     assert set(error.classes.values()) == {RowClass.OPSIN_ERROR}
     assert error.emitted and error.opsin_parsed is None
     report = aggregate(rows)
-    assert (report["total"], report["opsin_error"], report["rated"]) == (5, 1, 4)
+    assert (report["total"], report["opsin_error"]) == (5, 1)
     assert (report["emitted"], report["abstained"], report["unparseable"]) == (4, 1, 1)
     strict = report["lenses"]["strict"]
-    assert (strict["coverage"]["count"], strict["coverage"]["n"]) == (3, 4)
-    assert (strict["of_emitted_rt"]["count"], strict["of_emitted_rt"]["n"]) == (1, 3)
-    assert (strict["abs_rt_valid"]["count"], strict["abs_rt_valid"]["n"]) == (1, 4)
-    assert strict["confidently_wrong"]["n"] == strict["unparseable"]["n"] == 4
+    assert (strict["coverage"]["count"], strict["coverage"]["n"]) == (4, 5)
+    assert (strict["of_emitted_rt"]["count"], strict["of_emitted_rt"]["n"]) == (1, 4)
+    assert (strict["abs_rt_valid"]["count"], strict["abs_rt_valid"]["n"]) == (1, 5)
+    assert strict["confidently_wrong"]["n"] == strict["unparseable"]["n"] == 5
+    assert (strict["opsin_error"]["count"], strict["opsin_error"]["n"]) == (1, 5)
     assert strict["counts"]["opsin_error"] == 1
     for lens in report["lenses"].values():  # every lens adds up to the total
         assert sum(lens["counts"].values()) == report["total"]
@@ -242,9 +245,14 @@ def test_tally_folds_rows_one_at_a_time_to_hand_checked_counts() -> None:
         classify_row("CCO", "methanol", fake),  # W W W
         classify_row("CCO", "gibberish", fake),  # U U U
         classify_row("CCO", "", fake),  # A A A
-        classify_row("*CC", "ethyl", lambda n: "*CC"),  # V, then no key under strict and exact
+        classify_row("*CC", "ethyl", lambda n: "*CC"),  # no key: unscorable under every lens
     ]
-    tally = CoverageTally()
+    rows = [
+        RowResult(r.smiles, r.name, r.emitted, r.opsin_parsed, r.opsin_smiles,
+                  {k: v for k, v in r.classes.items() if k in OURS}, r.reasons)
+        for r in rows
+    ]  # fmt: skip
+    tally = CoverageTally(OURS)
     for row in rows:
         tally.add(row)
     report = tally.result(pin_pct=90.0)
@@ -252,8 +260,8 @@ def test_tally_folds_rows_one_at_a_time_to_hand_checked_counts() -> None:
     assert (report["opsin_parsed"], report["unparseable"], report["pin_pct"]) == (5, 1, 90.0)
     counts = {lens: block["counts"] for lens, block in report["lenses"].items()}
     assert counts == {
-        "parity": {"abstained": 1, "rt_valid": 4, "confidently_wrong": 1, "unparseable": 1,
-                   "unscorable": 0, "opsin_error": 0},
+        "parity": {"abstained": 1, "rt_valid": 3, "confidently_wrong": 1, "unparseable": 1,
+                   "unscorable": 1, "opsin_error": 0},
         "strict": {"abstained": 1, "rt_valid": 2, "confidently_wrong": 2, "unparseable": 1,
                    "unscorable": 1, "opsin_error": 0},
         "exact": {"abstained": 1, "rt_valid": 1, "confidently_wrong": 3, "unparseable": 1,
@@ -268,9 +276,9 @@ def test_tally_folds_rows_one_at_a_time_to_hand_checked_counts() -> None:
     assert strict["of_emitted_rt"]["interval"] == pytest.approx([0.09677, 0.70001], abs=1e-5)
     assert strict["abs_rt_valid"]["value"] == pytest.approx(2 / 7)
     assert report["lenses"]["exact"]["confidently_wrong"]["value"] == pytest.approx(3 / 7)
-    assert report["lenses"]["parity"]["abs_rt_valid"]["value"] == pytest.approx(4 / 7)
+    assert report["lenses"]["parity"]["abs_rt_valid"]["value"] == pytest.approx(3 / 7)
     # The list wrapper is the same fold; reading the result twice changes nothing.
-    assert aggregate(rows, pin_pct=90.0) == report == tally.result(pin_pct=90.0)
+    assert aggregate(rows, pin_pct=90.0, lenses=OURS) == report == tally.result(pin_pct=90.0)
     empty = CoverageTally(lenses=("exact",)).result()
     assert list(empty["lenses"]) == ["exact"] and empty["total"] == 0
 
@@ -285,11 +293,10 @@ def test_unparseable_is_never_wrong_and_empty_set_has_no_rates() -> None:
 
 
 def test_input_without_a_key_is_unscorable_not_wrong() -> None:
-    # A dummy atom has no standard InChI: the exact lens cannot judge it.
-    row = classify_row("*CC", "ethyl", lambda n: "*CC")
-    assert row.classes["exact"] == RowClass.UNSCORABLE
-    assert row.classes["strict"] == RowClass.UNSCORABLE
-    assert row.reasons == {"strict": "input_has_no_key", "exact": "input_has_no_key"}
+    # A dummy atom has no standard InChI: no lens of ours judges it, all alike.
+    row = classify_row("*CC", "ethyl", lambda n: "*CC", lenses=OURS)
+    assert set(row.classes.values()) == {RowClass.UNSCORABLE}
+    assert row.reasons == dict.fromkeys(OURS, "input_has_no_key")
 
 
 def test_score_pairs_batches_distinct_names_and_keeps_order() -> None:
@@ -318,13 +325,20 @@ def test_score_pairs_keeps_opsin_errors_apart_from_unparseable() -> None:
         "gibberish": ReadBack(None, "failure", "unparsable"),
         "slow": ReadBack(None, "timeout", "no answer within 0.001 s"),
         "crash": ReadBack(None, "crashed", "OPSIN process exited with code 137"),
-        "bad\tname": ReadBack(None, "refused", "name contains a tab"),
+        "bad\tname": ReadBack(None, "refused", "name contains a tab"),  # never sent
         "raised": ReadBack(None, "exception", "java.lang.StackOverflowError"),
         "skipped": ReadBack(None, "skipped", "not sent"),
     }
     pairs = [NamePair(str(i), i, "CCO", n) for i, n in enumerate(answers, start=1)]
     rows = score_pairs(pairs, lambda names: [answers[n] for n in names], CoverageConfig())
-    assert [r["strict"] for r in rows] == ["rt_valid", "unparseable", *["opsin_error"] * 5]
+    assert [r["strict"] for r in rows] == [
+        "rt_valid",
+        "unparseable",
+        *["opsin_error"] * 2,
+        "unparseable",  # the name itself is refused: the namer's failure
+        *["opsin_error"] * 2,
+    ]
+    assert rows[4]["unparseable_reason"] == "control_character"
     assert rows[2]["opsin_status"] == "timeout" and rows[2]["opsin_error"]
     assert all(r["unscorable_reasons"] == {} for r in rows)
 
@@ -333,7 +347,7 @@ def test_every_opsin_status_is_a_parse_outcome_or_an_opsin_error() -> None:
     from chemgauge.families.names.engine.process import OpsinStatus
     from chemgauge.families.names.runner import OPSIN_ERROR_STATUSES
 
-    outcomes = {"success", "warning", "failure"}
+    outcomes = {"success", "warning", "failure", "refused"}
     assert {s.value for s in OpsinStatus} == outcomes | OPSIN_ERROR_STATUSES
     assert not outcomes & OPSIN_ERROR_STATUSES
 
@@ -377,8 +391,8 @@ def test_a_structure_is_keyed_once_whatever_its_spelling(monkeypatch: pytest.Mon
 
     monkeypatch.setattr(parity, "inchi_key_of", counting)
     metrics_module.clear_structure_memo()
-    first = classify_parsed("CCO", "OCC")
-    again = classify_parsed("C(O)C", "[CH3][CH2][OH]")
+    first = classify_parsed("CCO", "OCC", OURS)
+    again = classify_parsed("C(O)C", "[CH3][CH2][OH]", OURS)
     assert first == again == ({"parity": V, "strict": V, "exact": V}, {})
     assert len(calls) == 1
 
@@ -417,7 +431,7 @@ def test_a_rows_file_row_reads_back_as_the_result_it_records() -> None:
         pairs, lambda ns: [ReadBack(fake(n), "success" if fake(n) else "failure") for n in ns],
         CoverageConfig(),
     )  # fmt: skip
-    lenses = ("parity", "strict", "exact")
+    lenses = tuple(LENSES)
     for pair, row in zip(pairs, rows, strict=True):
         result = RowResult.from_row(row, lenses)
         assert result == classify_row(pair.smiles, pair.name, fake)
@@ -426,7 +440,7 @@ def test_a_rows_file_row_reads_back_as_the_result_it_records() -> None:
             result.classes["strict"],
         )
     ethyl = RowResult.from_row(rows[4], lenses)
-    assert ethyl.reasons == {"strict": "input_has_no_key", "exact": "input_has_no_key"}
+    assert ethyl.reasons == dict.fromkeys(OURS, "input_has_no_key")
     assert ethyl.opsin_smiles == "*CC" and ethyl.opsin_parsed is True
     alanine = RowResult.from_row(rows[1], ("exact",))
     assert dict(alanine.classes) == {"exact": W}
@@ -436,18 +450,18 @@ def test_tally_counts_every_repeat_of_an_opsin_error_and_of_a_reason() -> None:
     rows = [
         classify_row("CCO", "timed out", fake),
         classify_row("CCC", "timed out", fake),
-        classify_row("*CC", "ethyl", fake),  # no key: unscorable under strict and exact
+        classify_row("*CC", "ethyl", fake),  # no key: unscorable under every lens of ours
         classify_row("*C", "methyl", lambda n: "*C"),
         classify_row("CCO", "ethanol", fake),
     ]
     report = aggregate(rows)
-    assert (report["total"], report["opsin_error"], report["rated"]) == (5, 2, 3)
-    for lens in ("strict", "exact"):
+    assert (report["total"], report["opsin_error"]) == (5, 2)
+    for lens in OURS:
         block = report["lenses"][lens]
         assert block["unscorable"] == 2
         assert block["unscorable_reasons"] == {"input_has_no_key": 2}
-        assert (block["abs_rt_valid"]["count"], block["abs_rt_valid"]["n"]) == (1, 3)
-    assert report["lenses"]["parity"]["unscorable_reasons"] == {}
+        assert (block["abs_rt_valid"]["count"], block["abs_rt_valid"]["n"]) == (1, 5)
+    assert report["lenses"]["reference_strict"]["counts"]["confidently_wrong"] == 2
 
 
 def test_a_spelling_met_again_is_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:

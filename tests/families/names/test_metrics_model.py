@@ -20,7 +20,7 @@ from chemgauge.report.loading import load_run
 
 def test_the_shipped_schema_is_the_models(tmp_path: Path) -> None:
     shipped = FAMILY.metrics_schema_path()
-    assert shipped.name == "metrics.v3.schema.json"
+    assert shipped.name == "metrics.v4.schema.json"
     fresh = write_schema(tmp_path / "schema.json")
     assert json.loads(shipped.read_text()) == json.loads(fresh.read_text()), (
         "regenerate it: python -c 'from chemgauge.families.names.metrics_model import "

@@ -277,25 +277,43 @@ def test_a_tiny_timeout_gives_opsin_errors_a_warning_and_a_nonzero_exit(tmp_path
     assert "warning: OPSIN failed on 3 of 3 names (100.0%; " in result.stderr
     assert report_path.exists()
     report = json.loads(report_path.read_text())  # written before the error: nothing lost
-    assert report["metrics"]["opsin_error"] == 3 and report["metrics"]["rated"] == 0
+    assert report["metrics"]["opsin_error"] == 3 and report["metrics"]["complete"] is False
+    strict = report["metrics"]["lenses"]["strict"]
+    assert (strict["opsin_error"]["count"], strict["opsin_error"]["n"]) == (3, 3)
+    assert (strict["coverage"]["count"], strict["coverage"]["n"]) == (3, 3)
+    assert "timeouts: rerun with a larger --timeout" in str(result.exception)
+    verified = CliRunner().invoke(app, ["verify", str(report_path.parent)])
+    assert verified.exit_code == 1 and "incomplete" in verified.output
     assert [e["id"] for e in report["metrics"]["opsin_error_rows"]] == ["2", "3", "4"]
     assert sum(report["metrics"]["opsin_error_by_status"].values()) == 3
     assert report["metrics"]["lenses"]["strict"]["unparseable"]["count"] == 0
 
 
-def test_a_few_opsin_errors_warn_and_strict_makes_any_an_error(tmp_path: Path) -> None:
-    # A name longer than OPSIN's limit is refused (never sent): an OPSIN error, 1 in 101.
+def test_a_refused_name_is_the_namers_unparseable_never_an_opsin_error(tmp_path: Path) -> None:
+    # A name longer than OPSIN's limit is refused (never sent): the namer's failure, inside
+    # every denominator, and no OPSIN error at all.
     names = "".join(f"{'C' * (i + 1)}\t{name}\n" for i, name in enumerate(ALKANES * 10))
     body = names + f"CCO\t{'x' * 100_001}\n"
-    result, rows, _ = _run(tmp_path, body)
+    result, rows, report_path = _run(tmp_path, body)
     assert result.exit_code == 0, result.output
-    assert [r["id"] for r in rows if r["strict"] == "opsin_error"] == ["102"]
-    assert "warning: OPSIN failed on 1 of 101 names (1.0%; refused: 1)" in result.stderr
-    strict, _, _ = _run(tmp_path, body, "--strict")
+    refused = [r for r in rows if r["id"] == "102"]
+    assert refused[0]["strict"] == "unparseable"
+    assert refused[0]["unparseable_reason"] == "name_too_long"
+    assert "warning: OPSIN failed" not in result.stderr and "--timeout" not in result.stderr
+    metrics = json.loads(report_path.read_text())["metrics"]
+    assert metrics["opsin_error"] == 0 and metrics["unparseable_by_reason"] == {"name_too_long": 1}
+    strict = metrics["lenses"]["strict"]
+    assert strict["abs_rt_valid"]["n"] == strict["unparseable"]["n"] == 101
+    assert strict["unparseable"]["count"] == 1
+    assert metrics["complete"] is True
+    assert CliRunner().invoke(app, ["verify", str(report_path.parent)]).exit_code == 0
+
+
+def test_any_opsin_error_under_strict_is_an_error(tmp_path: Path) -> None:
+    body = "CCO\tethanol\nCO\tmethanol\n"
+    strict, _, _ = _run(tmp_path, body, "--timeout", "0.001", "--strict", "-q")
     assert isinstance(strict.exception, BackendError)
     assert "--strict" in str(strict.exception)
-    lower, _, _ = _run(tmp_path, body, "--max-opsin-errors", "0.005")
-    assert isinstance(lower.exception, BackendError)
 
 
 def test_the_summary_shows_every_class_per_lens_and_rejected_lines(tmp_path: Path) -> None:

@@ -8,13 +8,20 @@ so two runs on the same corpus bucket every item the same way.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from chemgauge.chem import try_parse_smiles
 from chemgauge.eval.provenance import sha256_json
-from chemgauge.families.names.metrics import LENSES, RowClass, RowResult, aggregate
+from chemgauge.families.names.metrics import (
+    LENSES,
+    REFERENCE_LENSES,
+    RowClass,
+    RowResult,
+    aggregate,
+    completeness,
+)
 from chemgauge.families.names.runner import listings_of
 from chemgauge.report.adapter import (
     FailureCase,
@@ -36,17 +43,27 @@ from chemgauge.report.runs import Run
 __all__ = ["NamesAdapter"]
 
 Row = Mapping[str, Any]
-_RATES = ("coverage", "of_emitted_rt", "abs_rt_valid", "confidently_wrong", "unparseable")
+_RATES = (
+    "coverage",
+    "of_emitted_rt",
+    "abs_rt_valid",
+    "confidently_wrong",
+    "unparseable",
+    "opsin_error",
+)
 _RATE_TITLES = {
     "coverage": "coverage (named / all)",
     "of_emitted_rt": "round-trip valid / named",
     "abs_rt_valid": "round-trip valid / all",
     "confidently_wrong": "confidently wrong / all",
     "unparseable": "unparseable / all",
+    "opsin_error": "OPSIN error / all",
 }
 
 
 _LENSES = tuple(LENSES)
+_REFERENCE = tuple(lens for lens in _LENSES if lens in REFERENCE_LENSES)
+_OURS = tuple(lens for lens in _LENSES if lens not in REFERENCE_LENSES)
 # Hit metric name -> the lens it judges by (names built from the lenses, never parsed).
 _RT_VALID = {f"rt_valid[{lens}]": lens for lens in _LENSES}
 
@@ -94,9 +111,7 @@ class NamesAdapter(FamilyAdapter):
         return ("emitted", *_RT_VALID)
 
     def hits(self, row: Row, run: Run) -> Mapping[str, bool | None]:
-        if row[_LENSES[0]] == RowClass.OPSIN_ERROR:
-            # OPSIN failed on the name: no verdict on the namer (left out of paired tests).
-            return {"emitted": None, **dict.fromkeys(_RT_VALID)}
+        # Every row is in every denominator: an OPSIN error is emitted and never valid.
         out: dict[str, bool | None] = {"emitted": bool(row["emitted"])}
         for metric, lens in _RT_VALID.items():
             out[metric] = row[lens] == RowClass.RT_VALID
@@ -114,7 +129,9 @@ class NamesAdapter(FamilyAdapter):
     def _metrics(self, run: Run) -> dict[str, Any]:
         pin = run.metrics["pin_pct"]  # config, carried verbatim
         rows = (RowResult.from_row(r, _LENSES) for r in run.rows)
-        return aggregate(rows, pin_pct=pin, lenses=_LENSES)
+        tally = aggregate(rows, pin_pct=pin, lenses=_LENSES)
+        limit = (run.config.get("coverage") or {}).get("max_opsin_errors", 0.0)
+        return {**tally, **completeness(tally["opsin_error"], tally["emitted"], limit)}
 
     def recompute(self, run: Run) -> Recomputed:
         return Recomputed(
@@ -128,6 +145,15 @@ class NamesAdapter(FamilyAdapter):
         matchers = {k: v["matcher"] for k, v in run.metrics["lenses"].items()}
         lenses = coverage.get("lenses") or {}
         found += agree("metrics.lenses.*.matcher", matchers, {k: lenses.get(k) for k in matchers})
+        if not run.metrics.get("complete", False):
+            found.append(
+                Mismatch(
+                    "run complete (OPSIN failed on a share of the names over "
+                    "--max-opsin-errors: the run is incomplete)",
+                    False,
+                    True,
+                )
+            )
         found += agree(
             "metrics.input_stats.rejections_by_reason",
             run.metrics["input_stats"]["rejections_by_reason"],
@@ -147,10 +173,15 @@ class NamesAdapter(FamilyAdapter):
 
     def _lens_section(self, metrics: Mapping[str, Any]) -> Section:
         lenses: Mapping[str, Any] = metrics["lenses"]
-        rate_rows = tuple(
-            (_RATE_TITLES[name], *(_cell(Rate.of(name, block[name])) for block in lenses.values()))
-            for name in _RATES
-        )
+
+        def rate_table(title: str, names: Sequence[str]) -> Table:
+            header = ("rate", *(f"{lens} ({lenses[lens]['matcher']})" for lens in names))
+            body = tuple(
+                (_RATE_TITLES[rate], *(_cell(Rate.of(rate, lenses[lens][rate])) for lens in names))
+                for rate in _RATES
+            )
+            return Table(title, header, body)
+
         classes = [c.value for c in RowClass]
         count_rows = tuple(
             (cls, *(str(block["counts"][cls]) for block in lenses.values())) for cls in classes
@@ -159,33 +190,42 @@ class NamesAdapter(FamilyAdapter):
             title="Outcome rates per identity lens (95% Wilson intervals)",
             xlabel="identity lens",
             series={
-                _RATE_TITLES[name]: [
-                    (lens, Rate.of(name, block[name])) for lens, block in lenses.items()
-                ]
+                _RATE_TITLES[name]: [(lens, Rate.of(name, lenses[lens][name])) for lens in _OURS]
                 for name in ("abs_rt_valid", "of_emitted_rt", "confidently_wrong")
             },
         )
-        header = ("rate", *(f"{lens} ({block['matcher']})" for lens, block in lenses.items()))
+        by_class = metrics.get("parity_reference_by_class") or {}
+        differences = Table(
+            "parity vs reference_parity (orthonym.metrics.coverage_metrics as written)",
+            ("difference class", "rows"),
+            tuple((name, str(count)) for name, count in by_class.items()) or (("none", "0"),),
+        )
         return Section(
             title="Round trip under each identity lens",
             intro=(
                 f"{metrics['total']} structures; {metrics['emitted']} named, "
                 f"{metrics['opsin_parsed']} read back by OPSIN, "
-                f"{metrics['opsin_error']} OPSIN errors (timeouts, crashes, refusals: "
-                "left out of every rate). A name counts only if OPSIN parses it back to the "
-                "input under the lens; unparseable names are never counted as wrong, and a "
-                "pair the lens cannot judge is 'unscorable' (never credited)."
+                f"{metrics['opsin_error']} OPSIN errors (timeouts, crashes on well-formed "
+                "names: inside every rate's denominator, never credited). A name counts only "
+                "if OPSIN parses it back to the input under the lens; unparseable names "
+                "(OPSIN cannot interpret them, or the name itself is refused: a line break, a "
+                "control or invisible character, over 100,000 characters) are never counted "
+                "as wrong, and a pair the lens cannot judge is 'unscorable' (never credited). "
+                "The reference lenses are orthonym.metrics.coverage_metrics's matchers as "
+                "written."
             ),
             tables=(
-                Table("Rates", header, rate_rows),
+                rate_table("Rates", _OURS),
+                rate_table("Rates under the reference lenses", _REFERENCE),
                 Table("Outcome counts", ("class", *lenses), count_rows),
+                differences,
             ),
             plots=(plot,),
             anchor="lenses",
         )
 
     def _breakdown_section(self, run: Run) -> Section:
-        lenses = _LENSES
+        lenses = _OURS
         groups: dict[str, dict[str, list[Row]]] = {}
         for row in run.rows:
             for dim, bucket in self.breakdowns(row).items():
@@ -196,8 +236,7 @@ class NamesAdapter(FamilyAdapter):
             body = []
             series: dict[str, list[tuple[str, Rate]]] = {lens: [] for lens in lenses}
             for bucket in ordered_buckets(buckets):
-                # Rows OPSIN failed on are in no rate, as in the headline numbers.
-                members = [r for r in buckets[bucket] if r[lenses[0]] != RowClass.OPSIN_ERROR]
+                members = buckets[bucket]  # every row, OPSIN errors too
                 if not members:
                     continue  # no rate to show
                 cells = []
@@ -265,7 +304,7 @@ class NamesAdapter(FamilyAdapter):
         )
 
     def sections(self, run: Run, *, max_failures: int) -> list[Section]:
-        metrics = self._metrics(run)
+        metrics = {**self._metrics(run), **listings_of(run.rows, _LENSES)}
         return [
             self._lens_section(metrics),
             self._breakdown_section(run),

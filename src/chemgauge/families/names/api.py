@@ -108,9 +108,14 @@ def run_outputs(out: Path) -> list[Output]:
 
 
 def _pairs(
-    input: Path | None, smiles: Path | None, config: CoverageConfig, stats: RejectionStats
+    input: Path | None,
+    smiles: Path | None,
+    config: CoverageConfig,
+    stats: RejectionStats,
+    provenance: dict[str, Any],
 ) -> tuple[Iterable[NamePair], Path]:
-    """The pairs to score and the file they come from (the namer's run on ``smiles``)."""
+    """The pairs to score and the file they come from (the namer's run on ``smiles``); an
+    open namer's provenance goes into ``provenance``."""
     check_source(input, smiles, config)
     if input is not None:
         # Checked whole before it streams (under --strict every line), so a refused file
@@ -118,14 +123,20 @@ def _pairs(
         return iter_pairs(input, stats), input
     assert smiles is not None  # check_source: a namer comes with its SMILES file
     structures = read_smiles_file(smiles, stats)
-    names = list(build_namer(config).name([p.smiles for p in structures]))
+    namer = build_namer(config)
+    names = list(namer.name([p.smiles for p in structures]))
+    statuses = list(getattr(namer, "statuses", lambda: [None] * len(names))())
+    describe = getattr(namer, "provenance", None)
+    if describe is not None:
+        provenance.update(describe())
     if len(names) != len(structures):
         raise BackendError(
             f"{config.namer_flag} returned {len(names)} names for {len(structures)} "
             "structures; a namer answers each structure once (None or empty: abstained)"
         )
     named = [
-        NamePair(p.item_id, p.line, p.smiles, n) for p, n in zip(structures, names, strict=True)
+        NamePair(p.item_id, p.line, p.smiles, n, status)
+        for p, n, status in zip(structures, names, statuses, strict=True)
     ]
     return named, smiles
 
@@ -148,7 +159,8 @@ def score_coverage(
     rows_file, report_file = out / ROWS_NAME, out / REPORT_NAME
     stats = RejectionStats(strict=config.strict)
     started = time.perf_counter()
-    stream, source = _pairs(input, smiles, config, stats)
+    namer_provenance: dict[str, Any] = {}
+    stream, source = _pairs(input, smiles, config, stats, namer_provenance)
     opsin_config = OpsinConfig(
         allow_radicals=config.radicals,
         allow_uninterpretable_stereo=config.lenient_stereo,
@@ -208,6 +220,7 @@ def score_coverage(
         rows_path=rows_file,
         report_path=report_file,
         engine_config=opsin_options,
+        namer_provenance=namer_provenance,
     )
     atomic_write_rows(rows_file, journal_rows(journal_file, order))
     journal_file.unlink(missing_ok=True)
@@ -222,25 +235,27 @@ def check_opsin_errors(
     warn: Callable[[str], None] | None = None,
 ) -> None:
     """Warn about OPSIN errors; raise under ``--strict`` or when their share is over
-    ``--max-opsin-errors``."""
+    ``--max-opsin-errors`` (the report then says ``complete: false``)."""
     metrics = report["metrics"]
     errors, names = metrics["opsin_error"], metrics["emitted"]
     if not errors:
         return
     share = errors / names
-    kinds = ", ".join(f"{k}: {n}" for k, n in metrics["opsin_error_by_status"].items())
+    by_status = metrics["opsin_error_by_status"]
+    kinds = ", ".join(f"{k}: {n}" for k, n in by_status.items())
     if warn is not None:
         warn(
             f"warning: OPSIN failed on {errors} of {names} names ({share:.1%}; {kinds}); they "
-            f"are opsin_error rows in {rows_file}, in no rate"
+            f"are opsin_error rows in {rows_file}, inside every denominator, never credited"
         )
     if config.strict:
         raise BackendError(f"--strict: {errors} names hit OPSIN errors; the rows are written")
-    if share > config.max_opsin_errors:
+    if not metrics["complete"]:
+        hint = " (timeouts: rerun with a larger --timeout)" if by_status.get("timeout") else ""
         raise BackendError(
             f"{errors} of {names} names ({share:.1%}) hit OPSIN errors, more than "
-            f"--max-opsin-errors {config.max_opsin_errors:g}; the rows and report are written "
-            "(a timeout: rerun with a larger --timeout)"
+            f"--max-opsin-errors {config.max_opsin_errors:g}: the run is incomplete; the rows "
+            f"and report are written{hint}"
         )
 
 

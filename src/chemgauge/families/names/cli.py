@@ -51,7 +51,7 @@ def _print_summary(report: dict[str, Any], rows_file: str) -> None:
         low, high = rate["interval"]
         rates.append(f"{lens} {rate_cell(rate['value'], low, high)}")
     notes = [
-        "round-trip valid / names OPSIN answered for (95% Wilson): " + ", ".join(rates),
+        "round-trip valid / names emitted (95% Wilson): " + ", ".join(rates),
         _rejected_note(metrics["input_stats"]),
     ]
     for lens, values in metrics["lenses"].items():
@@ -71,7 +71,10 @@ def _print_summary(report: dict[str, Any], rows_file: str) -> None:
             f"name round trip: {metrics['total']} structures",
             ("lens", *_CLASSES, "opsin_error", "total"),
             rows,
-            caption=f"{metrics['opsin_error']} OPSIN errors (timeout, crash, refusal): in no rate",
+            caption=(
+                f"{metrics['opsin_error']} OPSIN errors (timeout, crash on a well-formed name): "
+                "inside every denominator, never credited"
+            ),
         ),
         notes=notes,
     )
@@ -83,6 +86,7 @@ def _config(args: Mapping[str, Any]) -> CoverageConfig:
         model=args["model"],
         namer_cmd=args["namer_cmd"],
         namer_timeout=args["namer_timeout"],
+        molecule_timeout=args["molecule_timeout"],
         jobs=args["jobs"],
         radicals=args["radicals"],
         lenient_stereo=args["lenient_stereo"],
@@ -111,9 +115,14 @@ def coverage(
     ),
     model: str | None = typer.Option(
         None,
+        "--namer",
         "--model",
         "-m",
-        help="Namer to score on --smiles (chemgauge list names); --namer-cmd means command.",
+        help=(
+            "Namer to score on --smiles (chemgauge list names: orthonym, openclatura, nispo, "
+            "each installed by `chemgauge names namers install NAME`); --namer-cmd means "
+            "command."
+        ),
     ),
     namer_cmd: str | None = typer.Option(
         None,
@@ -146,7 +155,14 @@ def coverage(
         None, "--pin-pct", help="Curated gold-gate pass rate, carried verbatim."
     ),
     timeout: float = typer.Option(30.0, "--timeout", help="Seconds OPSIN may take per name."),
-    namer_timeout: float = typer.Option(600.0, "--namer-timeout", help="Seconds for the namer."),
+    namer_timeout: float = typer.Option(
+        600.0, "--namer-timeout", help="Seconds the command namer may take for the batch."
+    ),
+    molecule_timeout: float = typer.Option(
+        60.0,
+        "--molecule-timeout",
+        help="Seconds an open namer may take on one molecule (over it: that molecule's timeout).",
+    ),
     strict: bool = typer.Option(
         False, "--strict", help="Any bad input line, or any OPSIN error, is a hard error."
     ),
@@ -186,3 +202,37 @@ def coverage(
     if not quiet:
         _print_summary(report, ROWS_NAME)
     check_opsin_errors(report, ROWS_NAME, config, lambda text: typer.echo(text, err=True))
+
+
+namers_app = typer.Typer(
+    help="The open structure-to-name generators, each in a virtual environment of its own.",
+    no_args_is_help=True,
+)
+app.add_typer(namers_app, name="namers")
+
+
+@namers_app.command("install")
+def namers_install(
+    names: list[str] = typer.Argument(..., help="orthonym, openclatura and/or nispo."),
+    force: bool = typer.Option(False, "--force", help="Reinstall even if installed."),
+) -> None:
+    """Create (or reuse) each namer's environment under the cache (never chemgauge's)."""
+    from chemgauge.families.names.namer_envs import install_env
+
+    for name in names:
+        env = install_env(name, force=force)
+        typer.echo(f"{name} {env.spec.version}: {env.path} (env sha256 {env.sha256[:12]})")
+
+
+@namers_app.command("list")
+def namers_list() -> None:
+    """The registered open namers and whether each is installed."""
+    from chemgauge.errors import ConfigError
+    from chemgauge.families.names.namer_envs import NAMER_SPECS, find_env
+
+    for name, spec in NAMER_SPECS.items():
+        try:
+            where = str(find_env(name).path)
+        except ConfigError:
+            where = "not installed"
+        typer.echo(f"{name}\t{spec.version}\t{where}")

@@ -2,9 +2,10 @@
 Python API both take them (``CoverageConfig(jobs=2)`` is ``--jobs 2``).
 
 Only :meth:`CoverageConfig.describe` goes into the run's config hash: the abstention markers,
-the carried ``pin_pct`` and the lenses decide a row's class; everything else (workers,
-timeouts, resuming, how failures exit, which namer named the structures) changes speed or
-how a run ends, never a class. Every check names the flag it is about.
+the carried ``pin_pct`` and the lenses decide a row's class, and
+``--max-opsin-errors`` whether the run is complete; everything else (workers, timeouts,
+resuming, which namer named the structures) changes speed or how a run ends, never a class.
+Every check names the flag it is about.
 """
 
 from __future__ import annotations
@@ -43,7 +44,9 @@ class CoverageConfig:
             it means a pairs file is scored.
         namer_cmd: the ``command`` namer's program and arguments, split with shell rules and
             run without a shell.
-        namer_timeout: seconds the namer may take for the whole batch.
+        namer_timeout: seconds the ``command`` namer may take for the whole batch.
+        molecule_timeout: seconds an open namer (orthonym, openclatura, nispo) may take on
+            one molecule; over it the molecule is the namer's ``timeout`` (not emitted).
         jobs: OPSIN JVMs (the second and later start once 2,000 names were answered) and
             matching workers.
         radicals: OPSIN ``-r``: allow radicals.
@@ -60,6 +63,7 @@ class CoverageConfig:
     model: str | None = None
     namer_cmd: str | None = None
     namer_timeout: float = 600.0
+    molecule_timeout: float = 60.0
     jobs: int = 2
     radicals: bool = False
     lenient_stereo: bool = False
@@ -79,6 +83,7 @@ class CoverageConfig:
         check_jobs(self.jobs, zero=False)
         _positive("--timeout", self.timeout)
         _positive("--namer-timeout", self.namer_timeout)
+        _positive("--molecule-timeout", self.molecule_timeout)
         if self.namer_cmd is not None and self.model not in (None, COMMAND_NAMER):
             raise ConfigError(
                 f"--namer-cmd runs the {COMMAND_NAMER!r} namer; it cannot go with "
@@ -92,6 +97,11 @@ class CoverageConfig:
         """The config of the flags given by name, as the Python API takes them (an unknown
         name fails with "did you mean"; one ``abstain_marker`` may be a single string)."""
         known = [f.name for f in fields(cls)]
+        flags = dict(flags)
+        if "namer" in flags:  # ``namer=`` is ``--namer``, the same field as ``model``
+            if "model" in flags:
+                raise ConfigError("give namer= or model=, not both (they are one option)")
+            flags["model"] = flags.pop("namer")
         for name in flags:
             if name not in known:
                 close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
@@ -120,4 +130,5 @@ class CoverageConfig:
             "abstain_markers": sorted(set(self.abstain_marker)),
             "pin_pct": self.pin_pct,
             "lenses": dict(LENSES),
+            "max_opsin_errors": self.max_opsin_errors,
         }

@@ -10,7 +10,9 @@ FAMILY = Family(
     ),
     package="chemgauge.families.names",
     # 3: every rate is the one Rate shape (value, interval, method; was rate, ci95).
-    schema_version=3,
+    # 4: every rate over total (opsin_error inside it); refused names unparseable with a
+    # reason; the reference lenses; complete.
+    schema_version=4,
     cli="chemgauge.families.names.cli:app",
     adapter="chemgauge.families.names.adapter:NamesAdapter",
     metrics="chemgauge.families.names.metrics_model:NamesMetrics",

@@ -30,6 +30,7 @@ class NamePair:
     line: int
     smiles: str
     name: str | None
+    namer_status: str | None = None  # an open namer's outcome on the structure
 
 
 def _table_records(
@@ -51,6 +52,14 @@ def _table_records(
     if isinstance(cells, str):
         raise InputFileError(f"unreadable header ({cells})", path=path, line=1)
     header = [h.strip() for h in cells]
+    repeated = sorted({h for h in header if h and header.count(h) > 1})
+    if repeated:
+        raise InputFileError(
+            f"duplicate column name(s) {', '.join(repeated)} in the header {header}: "
+            "each column must be named once",
+            path=path,
+            line=1,
+        )
     missing = [c for c in ("smiles", "name") if c not in header]
     if missing:
         raise InputFileError(

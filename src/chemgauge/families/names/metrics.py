@@ -1,25 +1,29 @@
 """The three-metric coverage contract: pure classifiers and a streaming tally of their classes.
 
 Nothing here runs Java or a namer: the round trip is an injected ``name_to_smiles`` callable,
-so every branch is testable with a dict-backed fake. Rates, over the *rated* pairs (every
-pair but those OPSIN itself failed on, see ``opsin_error`` below):
+so every branch is testable with a dict-backed fake. Every rate is over ``total`` (every
+accepted pair; nothing leaves a denominator):
 
-- coverage = emitted / rated (an abstention is a configured failure marker or an empty name);
+- coverage = emitted / total (an abstention is a configured failure marker or an empty name);
 - of_emitted_rt = round-trip-valid / emitted;
-- confidently_wrong = emitted, parsed by OPSIN, wrong structure, as a fraction of rated;
-- unparseable = emitted, OPSIN read it and could not interpret it, as a fraction of rated
-  (never counted as wrong);
-- abs_rt_valid = coverage x of_emitted_rt = round-trip-valid / rated.
+- confidently_wrong = emitted, parsed by OPSIN, wrong structure, as a fraction of total;
+- unparseable = emitted, and OPSIN could not interpret the name or the name itself was
+  refused (a line break, a control or invisible character, over 100,000 characters:
+  :mod:`~chemgauge.families.names.refusals`), as a fraction of total (never counted as
+  wrong); the reason is kept;
+- abs_rt_valid = coverage x of_emitted_rt = round-trip-valid / total.
 
-``opsin_error`` (OPSIN timed out, crashed, refused the name or answered out of protocol) is
-OPSIN's failure, not the namer's: counted and listed, but in no rate. ``unscorable`` (the lens
-cannot judge the pair, with a reason) is in the denominators and never credited.
+``opsin_error`` (OPSIN timed out, crashed or answered out of protocol on a well-formed name)
+is its own bucket inside ``total``: emitted, never credited, shown in every table; over the
+``--max-opsin-errors`` share the run is incomplete. ``unscorable`` (the lens cannot judge
+the pair, with a reason) is in the denominators and never credited.
 
 Each rate is reported under three lenses side by side: ``parity`` (stereo, salts, charge
 state, tautomers, resonance forms and isotopes forgiven; never stricter than strict),
 ``strict`` (InChIKey skeleton plus net charge, stereo-insensitive) and ``exact`` (full
 InChIKey: stereo and isotopes count, so a stereo inversion, omission or addition is caught).
-Every lens fails closed: a read-back without a key is never round-trip valid.
+Every lens fails closed, and alike: a read-back without a key is never round-trip valid, and
+an input structure without an InChI (a dummy atom) is ``unscorable`` under every lens.
 """
 
 from __future__ import annotations
@@ -33,10 +37,14 @@ from typing import Any
 from chemgauge.chem.parity import KeyedStructure, ParityVerdict, keyed_structure, parity_verdict
 from chemgauge.errors import RoundTripError
 from chemgauge.eval.metrics import rate
+from chemgauge.families.names.reference import reference_parity_match, reference_strict_match
+from chemgauge.families.names.refusals import name_refusal
 
 __all__ = [
     "DEFAULT_ABSTAIN_MARKERS",
     "LENSES",
+    "NOT_INTERPRETABLE",
+    "REFERENCE_LENSES",
     "CoverageTally",
     "RoundTripError",
     "RowClass",
@@ -46,13 +54,25 @@ __all__ = [
     "classify_parsed",
     "classify_row",
     "clear_structure_memo",
+    "completeness",
     "is_abstention",
     "keyed",
 ]
 
-# Lens name -> registered matcher; the seed's two lenses first, then ours.
-LENSES: Mapping[str, str] = {"parity": "parity", "strict": "strict_key", "exact": "inchikey"}
+# Lens name -> registered matcher; the seed's two lenses first, then ours, then the seed's
+# reference module's two matchers as written (:mod:`~chemgauge.families.names.reference`).
+LENSES: Mapping[str, str] = {
+    "parity": "parity",
+    "strict": "strict_key",
+    "exact": "inchikey",
+    "reference_parity": "orthonym_reference.parity",
+    "reference_strict": "orthonym_reference.strict",
+}
+#: The lenses judged as the module is written (fail closed as a mismatch).
+REFERENCE_LENSES = frozenset({"reference_parity", "reference_strict"})
 DEFAULT_ABSTAIN_MARKERS: frozenset[str] = frozenset()
+#: ``unparseable_reason`` of a name OPSIN read and could not interpret.
+NOT_INTERPRETABLE = "opsin_cannot_interpret"
 
 NameToSmiles = Callable[[str], "str | None"]
 
@@ -67,7 +87,8 @@ class RowClass(enum.StrEnum):
     # The lens cannot judge the pair (the input has no key, a structure cannot be
     # standardized, a capped tautomer search): neither valid nor wrong; the reason is kept.
     UNSCORABLE = "unscorable"
-    # OPSIN failed on the name (timeout, crash, refusal, protocol error): in no rate.
+    # OPSIN failed on a well-formed name (timeout, crash, protocol error): in total, never
+    # credited.
     OPSIN_ERROR = "opsin_error"
 
 
@@ -82,6 +103,7 @@ class RowResult:
     opsin_smiles: str | None
     classes: Mapping[str, RowClass] = field(default_factory=dict)
     reasons: Mapping[str, str] = field(default_factory=dict)  # lens -> why unscorable
+    unparseable_reason: str | None = None
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any], lenses: Iterable[str]) -> RowResult:
@@ -94,6 +116,7 @@ class RowResult:
             row["opsin_smiles"],
             {lens: RowClass(row[lens]) for lens in lenses},
             row["unscorable_reasons"],
+            row.get("unparseable_reason"),
         )
 
     @property
@@ -156,10 +179,16 @@ def _parity(expected: KeyedStructure, parsed: KeyedStructure) -> Judgement:
     return RowClass.UNSCORABLE, verdict.value
 
 
+def _as_written(matched: bool) -> Judgement:
+    return (RowClass.RT_VALID if matched else RowClass.CONFIDENTLY_WRONG), None
+
+
 _JUDGES: Mapping[str, Callable[[KeyedStructure, KeyedStructure], Judgement]] = {
     "parity": _parity,
     "strict": lambda e, p: _by_key(e.strict_key, p.strict_key),
     "exact": lambda e, p: _by_key(e.inchikey, p.inchikey),
+    "reference_parity": lambda e, p: _as_written(reference_parity_match(e.smiles, p.smiles)),
+    "reference_strict": lambda e, p: _as_written(reference_strict_match(e.smiles, p.smiles)),
 }
 
 
@@ -169,7 +198,13 @@ def classify_keyed(
     """Classes of a read-back under each lens, and why a lens could not judge it."""
     classes: dict[str, RowClass] = {}
     reasons: dict[str, str] = {}
+    no_key = expected.inchikey is None or expected.strict_key is None
     for lens in lenses:
+        if no_key and lens not in REFERENCE_LENSES:
+            # The input is outside what chemgauge's lenses can judge: unscorable under each
+            # alike (the reference lenses, as written, call it a mismatch).
+            classes[lens], reasons[lens] = RowClass.UNSCORABLE, "input_has_no_key"
+            continue
         classes[lens], reason = _JUDGES[lens](expected, parsed)
         if reason is not None:
             reasons[lens] = reason
@@ -179,8 +214,17 @@ def classify_keyed(
 def classify_parsed(
     smiles: str, opsin_smiles: str, lenses: Iterable[str] = tuple(LENSES)
 ) -> tuple[dict[str, RowClass], dict[str, str]]:
-    """Match an OPSIN read-back against the input under each lens (fail closed)."""
-    return classify_keyed(keyed(smiles), keyed(opsin_smiles), lenses)
+    """Match an OPSIN read-back against the input under each lens (fail closed).
+
+    The reference lenses judge the two spellings as given: the module's keys depend on the
+    spelling (RDKit's canonical tautomer of a Kekulé form can differ from that of the
+    aromatic one), so they never go through the memo, which merges spellings."""
+    lens_names = tuple(lenses)
+    classes, reasons = classify_keyed(keyed(smiles), keyed(opsin_smiles), lens_names)
+    raw = KeyedStructure(smiles, None, None), KeyedStructure(opsin_smiles, None, None)
+    for lens in REFERENCE_LENSES.intersection(lens_names):
+        classes[lens] = _JUDGES[lens](*raw)[0]
+    return classes, reasons
 
 
 def classify_row(
@@ -202,6 +246,10 @@ def classify_row(
             smiles, name, False, None, None, dict.fromkeys(lens_names, RowClass.ABSTAINED)
         )
     assert name is not None
+    refusal = name_refusal(name)
+    if refusal is not None:
+        unparseable = dict.fromkeys(lens_names, RowClass.UNPARSEABLE)
+        return RowResult(smiles, name, True, False, None, unparseable, {}, refusal.code)
     try:
         parsed = name_to_smiles(name)
     except RoundTripError:
@@ -209,9 +257,8 @@ def classify_row(
             smiles, name, True, None, None, dict.fromkeys(lens_names, RowClass.OPSIN_ERROR)
         )
     if not parsed:
-        return RowResult(
-            smiles, name, True, False, None, dict.fromkeys(lens_names, RowClass.UNPARSEABLE)
-        )
+        unparseable = dict.fromkeys(lens_names, RowClass.UNPARSEABLE)
+        return RowResult(smiles, name, True, False, None, unparseable, {}, NOT_INTERPRETABLE)
     classes, reasons = classify_parsed(smiles, parsed, lens_names)
     return RowResult(smiles, name, True, True, parsed, classes, reasons)
 
@@ -233,6 +280,7 @@ class CoverageTally:
             lens: dict.fromkeys(RowClass, 0) for lens in self.lenses
         }
         self.reasons: dict[str, Counter[str]] = {lens: Counter() for lens in self.lenses}
+        self.unparseable_reasons: Counter[str] = Counter()
 
     def add(self, row: RowResult) -> None:
         """Count one classified pair under every lens."""
@@ -241,6 +289,8 @@ class CoverageTally:
         self.parsed += bool(row.opsin_parsed)
         if row.emitted and row.opsin_parsed is None:
             self.opsin_errors += 1
+        if row.emitted and row.opsin_parsed is False:
+            self.unparseable_reasons[row.unparseable_reason or NOT_INTERPRETABLE] += 1
         for lens, counts in self.counts.items():
             counts[row.classes[lens]] += 1
             reason = row.reasons.get(lens)
@@ -250,37 +300,48 @@ class CoverageTally:
     def result(self, pin_pct: float | None = None) -> dict[str, Any]:
         """The coverage report under each lens; ``pin_pct`` is carried verbatim, never derived.
 
-        Every rate leaves out the pairs OPSIN failed on (``opsin_error``); each lens's
-        ``counts`` still add up to ``total``. Each rate has the one rate shape (count, n,
-        value and a 95% Wilson interval, :func:`chemgauge.eval.metrics.rate`).
+        Every rate is over ``total`` (``of_emitted_rt`` over ``emitted``); each lens's
+        ``counts`` add up to ``total``, ``opsin_error`` among them. Each rate has the one rate
+        shape (count, n, value and a 95% Wilson interval, :func:`chemgauge.eval.metrics.rate`).
         """
-        rated = self.total - self.opsin_errors
-        emitted = self.emitted - self.opsin_errors  # names OPSIN answered for
+        total, emitted = self.total, self.emitted
         by_lens: dict[str, Any] = {}
         for lens, counts in self.counts.items():
             valid = counts[RowClass.RT_VALID]
             by_lens[lens] = {
-                "matcher": LENSES[lens],
-                "coverage": rate(emitted, rated),
+                "matcher": LENSES.get(lens, lens),
+                "coverage": rate(emitted, total),
                 "of_emitted_rt": rate(valid, emitted),
-                "confidently_wrong": rate(counts[RowClass.CONFIDENTLY_WRONG], rated),
-                "unparseable": rate(counts[RowClass.UNPARSEABLE], rated),
-                "abs_rt_valid": rate(valid, rated),
+                "confidently_wrong": rate(counts[RowClass.CONFIDENTLY_WRONG], total),
+                "unparseable": rate(counts[RowClass.UNPARSEABLE], total),
+                "abs_rt_valid": rate(valid, total),
+                "opsin_error": rate(counts[RowClass.OPSIN_ERROR], total),
                 "unscorable": counts[RowClass.UNSCORABLE],
                 "unscorable_reasons": dict(sorted(self.reasons[lens].items())),
                 "counts": {c.value: counts[c] for c in RowClass},
             }
         return {
-            "total": self.total,
+            "total": total,
             "opsin_error": self.opsin_errors,
-            "rated": rated,
-            "emitted": self.emitted,
-            "abstained": self.total - self.emitted,
+            "emitted": emitted,
+            "abstained": total - emitted,
             "opsin_parsed": self.parsed,
-            "unparseable": emitted - self.parsed,
+            "unparseable": emitted - self.parsed - self.opsin_errors,
+            "unparseable_by_reason": dict(sorted(self.unparseable_reasons.items())),
             "lenses": by_lens,
             "pin_pct": pin_pct,
         }
+
+
+def completeness(opsin_errors: int, emitted: int, max_share: float) -> dict[str, Any]:
+    """Whether OPSIN failed on few enough names for the run to be complete: over
+    ``max_share`` (``--max-opsin-errors``) of the emitted names, it is not."""
+    share = opsin_errors / emitted if emitted else 0.0
+    return {
+        "opsin_error_share": share,
+        "max_opsin_errors": max_share,
+        "complete": share <= max_share,
+    }
 
 
 def aggregate(

@@ -1,4 +1,4 @@
-"""The typed ``metrics`` block of a names report, published as ``metrics.v3.schema.json``.
+"""The typed ``metrics`` block of a names report, published as ``metrics.v4.schema.json``.
 
 The report writer builds the block (:class:`~chemgauge.families.names.metrics.CoverageTally`
 plus the input statistics and the bounded listings) and validates it through
@@ -20,6 +20,7 @@ from chemgauge.eval.metrics import MetricsModel, Rate, write_metrics_schema
 
 __all__ = [
     "Diagnostic",
+    "DifferenceEntry",
     "InputStats",
     "LensCounts",
     "LensMetrics",
@@ -43,14 +44,15 @@ class LensCounts(MetricsModel):
 
 
 class LensMetrics(MetricsModel):
-    """The rates under one identity lens, over the rated rows (all but ``opsin_error``)."""
+    """The rates under one identity lens, every one over all rows (``total``)."""
 
     matcher: str = Field(description="The registered identity policy the lens compares by.")
-    coverage: Rate = Field(description="Names emitted (and answered by OPSIN) / rated rows.")
-    of_emitted_rt: Rate = Field(description="Round-trip valid / names OPSIN answered for.")
-    confidently_wrong: Rate = Field(description="Parsed to another structure / rated rows.")
-    unparseable: Rate = Field(description="Read by OPSIN, not interpretable / rated rows.")
-    abs_rt_valid: Rate = Field(description="Round-trip valid / rated rows.")
+    coverage: Rate = Field(description="Names emitted / all rows.")
+    of_emitted_rt: Rate = Field(description="Round-trip valid / names emitted.")
+    confidently_wrong: Rate = Field(description="Parsed to another structure / all rows.")
+    unparseable: Rate = Field(description="Not interpretable or refused / all rows.")
+    abs_rt_valid: Rate = Field(description="Round-trip valid / all rows.")
+    opsin_error: Rate = Field(description="OPSIN failed on a well-formed name / all rows.")
     unscorable: int = Field(ge=0, description="Rows the lens cannot judge (never credited).")
     unscorable_reasons: dict[str, int] = Field(description="Unscorable rows by reason.")
     counts: LensCounts
@@ -62,6 +64,12 @@ class Lenses(MetricsModel):
     parity: LensMetrics
     strict: LensMetrics
     exact: LensMetrics
+    reference_parity: LensMetrics = Field(
+        description="orthonym.metrics.coverage_metrics's parity matcher, as written."
+    )
+    reference_strict: LensMetrics = Field(
+        description="orthonym.metrics.coverage_metrics's strict matcher, as written."
+    )
 
 
 class Diagnostic(MetricsModel):
@@ -102,16 +110,35 @@ class OpsinErrorEntry(MetricsModel):
     opsin_error: str | None
 
 
+class DifferenceEntry(MetricsModel):
+    """A row where ``parity`` and ``reference_parity`` disagree, and why."""
+
+    id: str
+    smiles: str
+    name: str | None
+    opsin_smiles: str | None
+    parity: str
+    reference_parity: str
+    difference: str = Field(description="One of chemgauge.families.names.reference's classes.")
+
+
 class NamesMetrics(MetricsModel):
     """The ``metrics`` block of ``chemgauge names coverage``'s report."""
 
     total: int = Field(ge=0, description="Rows (accepted input pairs).")
-    opsin_error: int = Field(ge=0, description="Rows OPSIN failed on: in no rate.")
-    rated: int = Field(ge=0, description="Rows every rate is over (total - opsin_error).")
+    opsin_error: int = Field(
+        ge=0, description="Rows OPSIN failed on (well-formed name): in total, never credited."
+    )
     emitted: int = Field(ge=0, description="Rows with a name (not abstained).")
     abstained: int = Field(ge=0)
     opsin_parsed: int = Field(ge=0, description="Names OPSIN read back to a structure.")
-    unparseable: int = Field(ge=0, description="Names OPSIN read and could not interpret.")
+    unparseable: int = Field(ge=0, description="Names not interpretable or refused.")
+    unparseable_by_reason: dict[str, int] = Field(
+        description="Unparseable names by reason (a refusal's code, or OPSIN's failure)."
+    )
+    opsin_error_share: float = Field(ge=0, description="opsin_error / emitted.")
+    max_opsin_errors: float = Field(ge=0, le=1, description="--max-opsin-errors.")
+    complete: bool = Field(description="opsin_error_share is at most max_opsin_errors.")
     lenses: Lenses
     pin_pct: float | None = Field(description="--pin-pct, carried verbatim (never derived).")
     input_stats: InputStats
@@ -121,6 +148,11 @@ class NamesMetrics(MetricsModel):
     opsin_error_rows: list[OpsinErrorEntry] = Field(description="The first 200 OPSIN errors.")
     opsin_error_by_status: dict[str, int]
     opsin_error_listed_truncated: bool
+    parity_reference_differences: list[DifferenceEntry] = Field(
+        description="The first 200 rows where parity and reference_parity differ."
+    )
+    parity_reference_by_class: dict[str, int] = Field(description="Every difference by class.")
+    parity_reference_listed_truncated: bool
     complete_lists: str = Field(description="Where every listed kind of row is in full.")
 
 

@@ -38,13 +38,17 @@ from chemgauge.families.names.family import FAMILY
 from chemgauge.families.names.inputs import NamePair
 from chemgauge.families.names.metrics import (
     LENSES,
+    NOT_INTERPRETABLE,
     CoverageTally,
     RowClass,
     RowResult,
     classify_parsed,
+    completeness,
     is_abstention,
 )
 from chemgauge.families.names.metrics_model import NamesMetrics
+from chemgauge.families.names.reference import difference_class
+from chemgauge.families.names.refusals import name_refusal
 
 __all__ = [
     "MAX_WRONG_LISTED",
@@ -61,10 +65,12 @@ __all__ = [
 #: The row field the envelope's ``counts.by_status`` counts (the seed's house lens).
 STATUS_FIELD = "strict"
 MAX_WRONG_LISTED = 200
-# OPSIN statuses that mean OPSIN (or its driver) failed on the name rather than reading it:
-# the pair is ``opsin_error``. ``failure`` (OPSIN read the name and could not interpret it)
-# is the namer's ``unparseable``.
-OPSIN_ERROR_STATUSES = frozenset({"exception", "refused", "timeout", "crashed", "skipped"})
+# OPSIN statuses that mean OPSIN (or its driver) failed on a well-formed name rather than
+# reading it: the pair is ``opsin_error`` (inside ``total``, never credited). ``failure``
+# (OPSIN read the name and could not interpret it) and ``refused`` (the name itself cannot be
+# sent: :mod:`~chemgauge.families.names.refusals`) are the namer's ``unparseable``.
+OPSIN_ERROR_STATUSES = frozenset({"exception", "timeout", "crashed", "skipped"})
+
 # Matching work per group, in SMILES characters (a proxy for atoms): groups are filled
 # heaviest pair first, so one large peptide does not hold a worker while the others idle.
 _GROUP_WEIGHT = 4000
@@ -83,6 +89,7 @@ class ReadBack:
     smiles: str | None
     status: str
     error: str | None = None
+    refusal: str | None = None  # the refusal's code when the name itself was refused
 
     @property
     def opsin_failed(self) -> bool:
@@ -163,11 +170,16 @@ def score_pairs(
         for p in pairs
         if p.name is not None and not is_abstention(p.name, config.abstain_marker)
     ]
-    distinct = list(dict.fromkeys(emitted))
+    lookup: dict[str, ReadBack] = {}
+    for name in dict.fromkeys(emitted):
+        refusal = name_refusal(name)
+        if refusal is not None:  # the namer's failure: never sent to OPSIN
+            lookup[name] = ReadBack(None, "refused", refusal.message, refusal.code)
+    distinct = [name for name in dict.fromkeys(emitted) if name not in lookup]
     answers = list(resolve(distinct))
     if len(answers) != len(distinct):
         raise RuntimeError(f"round trip returned {len(answers)} answers for {len(distinct)} names")
-    lookup = dict(zip(distinct, answers, strict=True))
+    lookup.update(zip(distinct, answers, strict=True))
     to_match = list(
         dict.fromkeys(
             (p.smiles, smiles)
@@ -181,6 +193,7 @@ def score_pairs(
         answer = lookup.get(pair.name) if pair.name is not None else None
         reasons: dict[str, str] = {}
         parsed: bool | None = None
+        unparseable: str | None = None
         if answer is None:
             classes = dict.fromkeys(LENSES, RowClass.ABSTAINED.value)
         elif answer.smiles:
@@ -190,6 +203,9 @@ def score_pairs(
             classes = dict.fromkeys(LENSES, RowClass.OPSIN_ERROR.value)
         else:
             classes, parsed = dict.fromkeys(LENSES, RowClass.UNPARSEABLE.value), False
+            unparseable = answer.refusal or (
+                "refused" if answer.status == "refused" else NOT_INTERPRETABLE
+            )
         rows.append(
             {
                 "id": pair.item_id,
@@ -201,6 +217,8 @@ def score_pairs(
                 "opsin_smiles": answer.smiles if answer is not None and answer.smiles else None,
                 "opsin_status": None if answer is None else answer.status,
                 "opsin_error": None if answer is None else answer.error,
+                "unparseable_reason": unparseable,
+                "namer_status": pair.namer_status,
                 **{lens: classes[lens] for lens in LENSES},
                 "unscorable_reasons": reasons,
             }
@@ -231,6 +249,24 @@ def _opsin_error_entry(row: dict[str, Any], lenses: Sequence[str]) -> dict[str, 
         "name": row["name"],
         "opsin_status": row.get("opsin_status"),
         "opsin_error": row.get("opsin_error"),
+    }
+
+
+def _difference_entry(row: dict[str, Any]) -> dict[str, Any] | None:
+    """A row's listing as a parity / reference_parity difference (with its class), or
+    ``None`` when the two lenses agree."""
+    parity, reference = row.get("parity"), row.get("reference_parity")
+    if reference is None or parity is None or parity == reference:
+        return None
+    reason = row["unscorable_reasons"].get("parity")
+    return {
+        "id": row["id"],
+        "smiles": row["smiles"],
+        "name": row["name"],
+        "opsin_smiles": row["opsin_smiles"],
+        "parity": parity,
+        "reference_parity": reference,
+        "difference": difference_class(row["smiles"], row["opsin_smiles"], parity, reason),
     }
 
 
@@ -272,6 +308,7 @@ class RowSummary:
         self.tally = CoverageTally()
         self._wrong = _Listing()
         self._errors = _Listing("opsin_status")
+        self._differences = _Listing("difference")
 
     @property
     def wrong(self) -> list[dict[str, Any]]:
@@ -288,6 +325,7 @@ class RowSummary:
         self.tally.add(RowResult.from_row(row, tuple(LENSES)))
         self._wrong.add(_wrong_entry(row, tuple(LENSES)))
         self._errors.add(_opsin_error_entry(row, tuple(LENSES)))
+        self._differences.add(_difference_entry(row))
 
     def fold(self, rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         """Pass rows through unchanged, adding each on the way (one pass for several uses)."""
@@ -297,11 +335,14 @@ class RowSummary:
 
     def listings(self) -> dict[str, Any]:
         """The report's bounded row listings and their totals."""
-        return _listing_fields(self._wrong, self._errors)
+        return _listing_fields(self._wrong, self._errors, self._differences)
 
 
-def _listing_fields(wrong: _Listing, errors: _Listing) -> dict[str, Any]:
+def _listing_fields(wrong: _Listing, errors: _Listing, differences: _Listing) -> dict[str, Any]:
     return {
+        "parity_reference_differences": differences.entries,
+        "parity_reference_by_class": dict(sorted(differences.counts.items())),
+        "parity_reference_listed_truncated": differences.total > len(differences.entries),
         "confidently_wrong_rows": wrong.entries,
         "confidently_wrong_total": wrong.total,
         "confidently_wrong_listed_truncated": wrong.total > len(wrong.entries),
@@ -313,11 +354,12 @@ def _listing_fields(wrong: _Listing, errors: _Listing) -> dict[str, Any]:
 
 def listings_of(rows: Iterable[dict[str, Any]], lenses: Sequence[str]) -> dict[str, Any]:
     """The report's row listings (bounded) and totals, computed from rows."""
-    wrong, errors = _Listing(), _Listing("opsin_status")
+    wrong, errors, differences = _Listing(), _Listing("opsin_status"), _Listing("difference")
     for row in rows:
         wrong.add(_wrong_entry(row, lenses))
         errors.add(_opsin_error_entry(row, lenses))
-    return _listing_fields(wrong, errors)
+        differences.add(_difference_entry(row))
+    return _listing_fields(wrong, errors, differences)
 
 
 def journal_rows(path: str | Path, keys: Sequence[str]) -> Iterator[dict[str, Any]]:
@@ -335,11 +377,13 @@ def _checked_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
     return NamesMetrics.model_validate(metrics).model_dump(mode="json")
 
 
-def _backends(engine: dict[str, Any], config: CoverageConfig) -> dict[str, Any]:
+def _backends(
+    engine: dict[str, Any], config: CoverageConfig, namer_provenance: dict[str, Any] | None
+) -> dict[str, Any]:
     """What the run drove: OPSIN, and the namer that named the structures (when one did)."""
     backends: dict[str, Any] = {"opsin": engine}
     if config.namer is not None:
-        namer = {"model": config.namer}
+        namer: dict[str, Any] = {"model": config.namer, **(namer_provenance or {})}
         if config.namer_cmd is not None:
             namer["namer_cmd"] = config.namer_cmd
         backends["namer"] = namer
@@ -357,6 +401,7 @@ def build_report(
     rows_path: str | Path,
     report_path: str | Path | None = None,
     engine_config: dict[str, Any] | None = None,
+    namer_provenance: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Aggregate rows into the report (a run envelope) in one pass (``rows`` may be a stream,
     read once); every number is a pure function of the rows.
@@ -376,7 +421,7 @@ def build_report(
             family_schema_version=FAMILY.schema_version,
             config={"coverage": config.describe(), "engine": dict(engine_config or {})},
             inputs=[record_input("input", input_path)],
-            provenance=base_provenance(_backends(engine, config)),
+            provenance=base_provenance(_backends(engine, config, namer_provenance)),
             rows_path=rows_file,
             reproducibility_sha256=digest,
             timing=timing,
@@ -384,6 +429,9 @@ def build_report(
             metrics=_checked_metrics(
                 {
                     **summary.tally.result(config.pin_pct),
+                    **completeness(
+                        summary.tally.opsin_errors, summary.tally.emitted, config.max_opsin_errors
+                    ),
                     "input_stats": input_stats.to_dict(),
                     **summary.listings(),
                     "complete_lists": COMPLETE_LISTS,

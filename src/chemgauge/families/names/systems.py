@@ -32,6 +32,9 @@ class Namer(Protocol):
 
 NAMES_SYSTEMS: Systems[CoverageConfig, Namer] = Systems("names", Namer)
 NAMES_SYSTEMS.register_lazy("command", "chemgauge.families.names.engine.namer:command_namer")
+# The open namers, each in its own environment (`chemgauge names namers install NAME`).
+for _name in ("orthonym", "openclatura", "nispo"):
+    NAMES_SYSTEMS.register_lazy(_name, f"chemgauge.families.names.engine.open_namer:{_name}")
 
 
 def build_namer(config: CoverageConfig) -> Namer:
