@@ -2,11 +2,11 @@
 
 Every model is built by a factory registered in :data:`RETRO_SYSTEMS` and called with one
 :class:`~chemgauge.families.retro.engine.base.RetroModelOptions`: ``predictions``
-(precomputed outputs from a JSONL file), ``templates`` (rdchiral template baseline) and
-``syntheseus`` (a syntheseus backward model, named ``syntheseus:<ModelClass>``: the part
-after the colon reaches the factory as ``options.variant``). Third-party packages register
-``factory(options) -> RetroModel`` under the entry-point group ``chemgauge.retro_systems``;
-any Python callable works through
+(precomputed outputs from a JSONL file), ``templates`` (rdchiral template baseline),
+``neuralsym`` (a trained template classifier) and ``syntheseus`` (a syntheseus backward
+model, named ``syntheseus:<ModelClass>``: the part after the colon reaches the factory as
+``options.variant``). Third-party packages register ``factory(options) -> RetroModel``
+under the entry-point group ``chemgauge.retro_systems``; any Python callable works through
 :class:`~chemgauge.families.retro.engine.base.CallableRetroModel`.
 """
 
@@ -85,6 +85,14 @@ def _templates_factory(options: RetroModelOptions) -> RetroModel:
     return TemplateRetroModel.from_dir(options.model_dir, **dict(options.model_kwargs))
 
 
+def _neuralsym_factory(options: RetroModelOptions) -> RetroModel:
+    """NeuralSym from a folder written by ``chemgauge retro train neuralsym`` (``model_dir``)."""
+    from chemgauge.families.retro.engine.neuralsym import NeuralSymRetroModel
+
+    _no_variant("neuralsym", options)
+    return NeuralSymRetroModel.from_options(options.model_dir, **dict(options.model_kwargs))
+
+
 def _syntheseus_factory(options: RetroModelOptions) -> RetroModel:
     """A syntheseus backward model, ``syntheseus:<ModelClass>``."""
     from chemgauge.families.retro.engine.syntheseus_model import SyntheseusModel
@@ -104,6 +112,7 @@ def _syntheseus_factory(options: RetroModelOptions) -> RetroModel:
 
 RETRO_SYSTEMS.register("predictions", _predictions_factory)
 RETRO_SYSTEMS.register("templates", _templates_factory)
+RETRO_SYSTEMS.register("neuralsym", _neuralsym_factory)
 RETRO_SYSTEMS.register(SYNTHESEUS, _syntheseus_factory)
 
 
