@@ -149,6 +149,7 @@ def test_models_and_targets_commands(tmp_path: Path) -> None:
         "predictions",
         "templates",
         "neuralsym",
+        "similarity",
         "syntheseus:<ModelClass>",
     ]
     targets = runner.invoke(app, ["retro", "targets", str(data)])

@@ -166,3 +166,27 @@ def test_feature_selection_keeps_the_most_variable_columns() -> None:
     x = FeatureMap(kept).transform(products)
     assert x[0].tolist()[0] == 0 and x[0][-1] == len(x[1])
     assert float(x[2].max()) > 0
+
+
+def test_similarity_baseline_puts_the_nearest_training_products_template_first(
+    tiny: dict[str, Any], tmp_path: Path
+) -> None:
+    inputs = tiny["inputs"]
+    for source, name in (
+        (inputs.products, "train_products.smi"),
+        (inputs.labels, "labels_train.txt"),
+        (inputs.templates, "training_templates.txt"),
+    ):
+        (tmp_path / name).write_bytes(source.read_bytes())
+    model = build_retro_model("similarity", RetroModelOptions(model_dir=tmp_path))
+    products = read_products(inputs.products)
+    labels = read_labels(inputs.labels)
+    reference = NeuralSymRetroModel(tiny["a"])
+    for i in (0, PER_CLASS):
+        order = model.template_order(products[i])  # type: ignore[attr-defined]
+        assert order[0] == labels[i] and len(order) == len(set(order))
+        own = reference._apply(products[i], np.array([labels[i]]), 50)
+        assert model.predict([products[i]], 5)[0].outputs[0] == own[0]
+    assert model.describe()["training_products"] == len(products)
+    with pytest.raises(ConfigError, match="lacks"):
+        build_retro_model("similarity", RetroModelOptions(model_dir=tmp_path / "none"))

@@ -10,6 +10,7 @@ first kept). Train a folder with ``chemgauge retro train neuralsym``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from chemgauge.families.retro.engine.templates import (
     _pattern_bits,
 )
 
-__all__ = ["NeuralSymRetroModel", "rank_templates"]
+__all__ = ["NeuralSymRetroModel", "RankedTemplates", "rank_templates"]
 
 SCORE_SCHEME = "template-probability-first-kept-v1"
 DEFAULT_MAX_TEMPLATES = 200
@@ -41,48 +42,13 @@ def rank_templates(logits: np.ndarray, limit: int) -> np.ndarray:
     return order[:, :limit]
 
 
-class NeuralSymRetroModel(RetroModel):
-    """NeuralSym (Segler and Waller, 2017) from a model folder."""
+class RankedTemplates:
+    """Templates by index, compiled on first use, applied in a given order."""
 
-    name = "neuralsym"
-
-    def __init__(self, model_dir: Path, *, max_templates: int = DEFAULT_MAX_TEMPLATES) -> None:
-        from chemgauge.families.retro.engine.neuralsym_net import NeuralSymNet
-        from chemgauge.families.retro.engine.neuralsym_train import MANIFEST
-
-        super().__init__()
-        manifest_path = model_dir / MANIFEST
-        if not manifest_path.is_file():
-            raise ConfigError(
-                f"model_dir {str(model_dir)!r} has no {MANIFEST}; train one with "
-                "'chemgauge retro train neuralsym --out DIR'"
-            )
-        if max_templates < 1:
-            raise ConfigError("max_templates must be at least 1")
-        self.model_dir = model_dir
-        self.manifest = orjson.loads(manifest_path.read_bytes())
-        self.manifest_sha256 = sha256_file(manifest_path)
-        self.max_templates = max_templates
-        self.net = NeuralSymNet.load(model_dir)
-        self.features = FeatureMap(np.load(model_dir / "features.npy", allow_pickle=False))
-        self.templates = (model_dir / "templates.txt").read_text().splitlines()
-        if len(self.templates) != self.net.params["out_b"].shape[0]:
-            raise ConfigError(
-                f"{model_dir}: {len(self.templates)} templates but "
-                f"{self.net.params['out_b'].shape[0]} network outputs"
-            )
+    def __init__(self, templates: list[str]) -> None:
+        self.templates = templates
         self._compiled: dict[int, _Compiled | None] = {}
         self._canon = Canonicalizer("exact")
-
-    @classmethod
-    def from_options(cls, model_dir: Path | None, **kwargs: Any) -> NeuralSymRetroModel:
-        """The model of ``model_dir`` (``max_templates`` the only argument)."""
-        if model_dir is None:
-            raise ConfigError("model_class=neuralsym needs model_dir (a trained model folder)")
-        unknown = sorted(set(kwargs) - {"max_templates"})
-        if unknown:
-            raise ConfigError(f"model 'neuralsym' takes only max_templates, got {unknown}")
-        return cls(model_dir, max_templates=int(kwargs.get("max_templates", DEFAULT_MAX_TEMPLATES)))
 
     def _template(self, index: int) -> _Compiled | None:
         if index not in self._compiled:
@@ -90,15 +56,8 @@ class NeuralSymRetroModel(RetroModel):
             self._compiled[index] = compiled[0] if compiled else None
         return self._compiled[index]
 
-    def logits(self, products: list[str]) -> np.ndarray:
-        """Template logits for products (rows in input order)."""
-        from scipy import sparse
-
-        indptr, indices, data = self.features.transform(products)
-        x = sparse.csr_matrix((data, indices, indptr), shape=(len(products), self.features.size))
-        return np.asarray(self.net.logits(x))
-
-    def _apply(self, product: str, ranked: np.ndarray, limit: int) -> list[str]:
+    def apply(self, product: str, ranked: Sequence[int] | np.ndarray, limit: int) -> list[str]:
+        """Reactant sets of the templates in ``ranked`` order, the first proposal kept."""
         from rdchiral.main import rdchiralReactants, rdchiralRun
 
         mol = try_parse_smiles(product)
@@ -131,6 +90,60 @@ class NeuralSymRetroModel(RetroModel):
             if len(kept) >= limit:
                 break
         return list(kept)[:limit]
+
+
+class NeuralSymRetroModel(RetroModel):
+    """NeuralSym (Segler and Waller, 2017) from a model folder."""
+
+    name = "neuralsym"
+
+    def __init__(self, model_dir: Path, *, max_templates: int = DEFAULT_MAX_TEMPLATES) -> None:
+        from chemgauge.families.retro.engine.neuralsym_net import NeuralSymNet
+        from chemgauge.families.retro.engine.neuralsym_train import MANIFEST
+
+        super().__init__()
+        manifest_path = model_dir / MANIFEST
+        if not manifest_path.is_file():
+            raise ConfigError(
+                f"model_dir {str(model_dir)!r} has no {MANIFEST}; train one with "
+                "'chemgauge retro train neuralsym --out DIR'"
+            )
+        if max_templates < 1:
+            raise ConfigError("max_templates must be at least 1")
+        self.model_dir = model_dir
+        self.manifest = orjson.loads(manifest_path.read_bytes())
+        self.manifest_sha256 = sha256_file(manifest_path)
+        self.max_templates = max_templates
+        self.net = NeuralSymNet.load(model_dir)
+        self.features = FeatureMap(np.load(model_dir / "features.npy", allow_pickle=False))
+        self.templates = (model_dir / "templates.txt").read_text().splitlines()
+        if len(self.templates) != self.net.params["out_b"].shape[0]:
+            raise ConfigError(
+                f"{model_dir}: {len(self.templates)} templates but "
+                f"{self.net.params['out_b'].shape[0]} network outputs"
+            )
+        self.ranked_templates = RankedTemplates(self.templates)
+
+    @classmethod
+    def from_options(cls, model_dir: Path | None, **kwargs: Any) -> NeuralSymRetroModel:
+        """The model of ``model_dir`` (``max_templates`` the only argument)."""
+        if model_dir is None:
+            raise ConfigError("model_class=neuralsym needs model_dir (a trained model folder)")
+        unknown = sorted(set(kwargs) - {"max_templates"})
+        if unknown:
+            raise ConfigError(f"model 'neuralsym' takes only max_templates, got {unknown}")
+        return cls(model_dir, max_templates=int(kwargs.get("max_templates", DEFAULT_MAX_TEMPLATES)))
+
+    def logits(self, products: list[str]) -> np.ndarray:
+        """Template logits for products (rows in input order)."""
+        from scipy import sparse
+
+        indptr, indices, data = self.features.transform(products)
+        x = sparse.csr_matrix((data, indices, indptr), shape=(len(products), self.features.size))
+        return np.asarray(self.net.logits(x))
+
+    def _apply(self, product: str, ranked: np.ndarray, limit: int) -> list[str]:
+        return self.ranked_templates.apply(product, ranked, limit)
 
     def _predict(self, products: list[str], num_results: int) -> list[list[str]]:
         out: list[list[str]] = []

@@ -3,7 +3,8 @@
 Every model is built by a factory registered in :data:`RETRO_SYSTEMS` and called with one
 :class:`~chemgauge.families.retro.engine.base.RetroModelOptions`: ``predictions``
 (precomputed outputs from a JSONL file), ``templates`` (rdchiral template baseline),
-``neuralsym`` (a trained template classifier) and ``syntheseus`` (a syntheseus backward
+``neuralsym`` (a trained template classifier), ``similarity`` (nearest training products'
+templates) and ``syntheseus`` (a syntheseus backward
 model, named ``syntheseus:<ModelClass>``: the part after the colon reaches the factory as
 ``options.variant``). Third-party packages register ``factory(options) -> RetroModel``
 under the entry-point group ``chemgauge.retro_systems``; any Python callable works through
@@ -93,6 +94,14 @@ def _neuralsym_factory(options: RetroModelOptions) -> RetroModel:
     return NeuralSymRetroModel.from_options(options.model_dir, **dict(options.model_kwargs))
 
 
+def _similarity_factory(options: RetroModelOptions) -> RetroModel:
+    """Templates of the most similar training products (``model_dir``: the training files)."""
+    from chemgauge.families.retro.engine.similarity import SimilarityRetroModel
+
+    _no_variant("similarity", options)
+    return SimilarityRetroModel.from_options(options.model_dir, **dict(options.model_kwargs))
+
+
 def _syntheseus_factory(options: RetroModelOptions) -> RetroModel:
     """A syntheseus backward model, ``syntheseus:<ModelClass>``."""
     from chemgauge.families.retro.engine.syntheseus_model import SyntheseusModel
@@ -113,6 +122,7 @@ def _syntheseus_factory(options: RetroModelOptions) -> RetroModel:
 RETRO_SYSTEMS.register("predictions", _predictions_factory)
 RETRO_SYSTEMS.register("templates", _templates_factory)
 RETRO_SYSTEMS.register("neuralsym", _neuralsym_factory)
+RETRO_SYSTEMS.register("similarity", _similarity_factory)
 RETRO_SYSTEMS.register(SYNTHESEUS, _syntheseus_factory)
 
 
