@@ -42,24 +42,35 @@ TARGET_GAP = 2.0
 _MODEL: Any = None
 
 
-def _init(model_dir: str, max_templates: int) -> None:
+def _init(model_class: str, model_dir: str, kwargs: dict[str, Any]) -> None:
     global _MODEL
-    from chemgauge.families.retro.engine.neuralsym import NeuralSymRetroModel
+    from chemgauge.families.retro.engine.base import RetroModelOptions
+    from chemgauge.families.retro.engine.registry import build_retro_model
 
-    _MODEL = NeuralSymRetroModel(Path(model_dir), max_templates=max_templates)
+    options = RetroModelOptions(model_dir=Path(model_dir), model_kwargs=kwargs)
+    _MODEL = build_retro_model(model_class, options)
 
 
 def _predict_chunk(products: list[str]) -> list[list[str]]:
     return [list(o.outputs) for o in _MODEL.predict(products, 50)]
 
 
-def _predict(model_dir: Path, products: list[str], jobs: int, max_templates: int) -> dict:
-    chunks = [products[i : i + 64] for i in range(0, len(products), 64)]
+def predict_products(
+    model_class: str, model_dir: Path, products: list[str], jobs: int, kwargs: dict[str, Any]
+) -> dict[str, list[str]]:
+    """Top-50 raw outputs of a registered model for each product, in ``jobs`` processes."""
+    chunks = [products[i : i + 16] for i in range(0, len(products), 16)]
     with ProcessPoolExecutor(
-        max_workers=jobs, initializer=_init, initargs=(str(model_dir), max_templates)
+        max_workers=jobs, initializer=_init, initargs=(model_class, str(model_dir), kwargs)
     ) as pool:
         outs = [o for chunk in pool.map(_predict_chunk, chunks) for o in chunk]
     return dict(zip(products, outs, strict=True))
+
+
+def _predict(model_dir: Path, products: list[str], jobs: int, max_templates: int) -> dict:
+    return predict_products(
+        "neuralsym", model_dir, products, jobs, {"max_templates": max_templates}
+    )
 
 
 def _write_reimpl_fold(folder: Path) -> Path:

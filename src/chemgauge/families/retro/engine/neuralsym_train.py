@@ -58,7 +58,9 @@ BLAS_THREADS = 1
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Hyper-parameters (defaults: the re-implementation's logged run, ``depth 0``)."""
+    """Hyper-parameters (defaults: the re-implementation's logged run, ``depth 0``: one
+    highway layer of 300, dropout 0.3, Adam 1e-3, batches of 300, at most 30 epochs, early
+    stopping after 2 epochs without a better validation top-1)."""
 
     hidden: int = 300
     dropout: float = 0.3
@@ -66,6 +68,9 @@ class TrainConfig:
     batch_size: int = 300
     max_epochs: int = 30
     patience: int = 2
+    #: an epoch counts as better only above the best validation top-1 plus this (0.2 points,
+    #: about 8 of USPTO-50k's 4,164 validation products with a template)
+    min_delta: float = 0.002
     lr_factor: float = 0.3
     lr_patience: int = 1
     n_features: int = 32681
@@ -242,7 +247,7 @@ def train_neuralsym(
                 f"{point['valid_loss']:.4f}, top-1 {point['valid_top1']:.4f}, "
                 f"top-10 {point['valid_top10']:.4f} ({point['seconds']} s)"
             )
-            if scores["top1"] > best_score:
+            if scores["top1"] > best_score + config.min_delta:
                 best, best_score, best_epoch = net.copy(), scores["top1"], epoch
                 stale = lr_stale = 0
             else:
