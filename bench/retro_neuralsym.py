@@ -269,7 +269,8 @@ def main() -> None:
             round(run["seconds"] / 60, 1),
             "min",
             target="<= 15",
-            detail=f"best epoch {manifest['best_epoch']} of {len(manifest['curve'])}",
+            detail=f"wall; CPU {run.get('cpu_seconds', 'n/a')} s; best epoch "
+            f"{manifest['best_epoch']} of {len(manifest['curve'])}",
         ),
         figure(
             "retro",

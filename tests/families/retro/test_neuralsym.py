@@ -190,3 +190,30 @@ def test_similarity_baseline_puts_the_nearest_training_products_template_first(
     assert model.describe()["training_products"] == len(products)
     with pytest.raises(ConfigError, match="lacks"):
         build_retro_model("similarity", RetroModelOptions(model_dir=tmp_path / "none"))
+
+
+def test_retro_eval_records_the_model_manifest(tiny: dict[str, Any], tmp_path: Path) -> None:
+    from chemgauge.families.retro import RetroEvalConfig, run_retro_eval
+
+    model = NeuralSymRetroModel(tiny["a"])
+    products = read_products(tiny["inputs"].products)[::PER_CLASS][:3]
+    firsts = [o.outputs[0] for o in model.predict(products, 5)]
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "test.smi").write_text(
+        "".join(f"{r}>>{p}\n" for r, p in zip(firsts, products, strict=True))
+    )
+    config = RetroEvalConfig(
+        data_dir=str(data),
+        model_class="neuralsym",
+        model_dir=str(tiny["a"]),
+        num_top_results=5,
+        out=str(tmp_path / "run"),
+        quiet=True,
+    )
+    report = run_retro_eval(config).report
+    block = report["metrics"]["model"]
+    assert block["name"] == "neuralsym"
+    assert block["weights_digest"] == tiny["manifests"][0]["weights_digest"]
+    assert len(block["manifest_sha256"]) == 64
+    assert report["metrics"]["accuracy"]["syntheseus"]["exact"]["top_k"][0]["value"] == 1.0

@@ -181,6 +181,7 @@ def train_neuralsym(
 
     config = config or TrainConfig()
     started = time.perf_counter()
+    cpu_started = time.process_time()
     say = log or (lambda _: None)
     advance = progress or (lambda _: None)
     templates = read_templates(inputs.templates)
@@ -297,6 +298,7 @@ def train_neuralsym(
         "weights_digest": combined.hexdigest(),
         "run": {
             "seconds": round(time.perf_counter() - started, 1),
+            "cpu_seconds": round(time.process_time() - cpu_started, 1),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "blas_threads": BLAS_THREADS,
         },
