@@ -144,6 +144,7 @@ def _syntheseus(data_dir: Path, raw: dict[str, list[str]]) -> list[float]:
         results = compute_metrics(
             FixedOutputs(remove_duplicates=True),
             dataset=dataset,
+            num_dataset_truncation=None,
             num_top_results=50,
             fold=DataFold.TEST,
             include_predictions=False,
@@ -211,14 +212,17 @@ def main() -> None:
             data_dir = _write_reimpl_fold(args.work / "reimpl")
         data_dir = _limited(data_dir, args.limit, args.work)
         products = _targets(data_dir)
-        start = time.perf_counter()
-        raw = _predict(args.model, products, args.jobs, args.max_templates)
-        seconds_predict += time.perf_counter() - start
-        loads.append(load_average())
         preds = args.work / f"predictions-{slug}.jsonl"
-        preds.write_text(
-            "".join(json.dumps({"product": p, "predictions": o}) + "\n" for p, o in raw.items())
-        )
+        if preds.is_file() and args.limit is None:  # an earlier run's outputs, same model
+            raw = {(o := json.loads(line))["product"]: o["predictions"] for line in preds.open()}
+        else:
+            start = time.perf_counter()
+            raw = _predict(args.model, products, args.jobs, args.max_templates)
+            seconds_predict += time.perf_counter() - start
+            preds.write_text(
+                "".join(json.dumps({"product": p, "predictions": o}) + "\n" for p, o in raw.items())
+            )
+        loads.append(load_average())
         scored = _chemgauge(data_dir, preds, args.work / f"eval-{slug}")
         theirs = _syntheseus(data_dir, raw)
         ours = [scored["syntheseus"]["top_k"][k]["value"] for k in KS]
