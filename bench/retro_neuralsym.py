@@ -283,7 +283,12 @@ def main() -> None:
             "GB",
             target="<= 4",
         ),
-        figure("retro", "NeuralSym prediction, both sets", round(seconds_predict / 60, 1), "min"),
+        figure(
+            "retro",
+            "NeuralSym prediction, sets predicted in this run",
+            round(seconds_predict / 60, 1),
+            "min",
+        ),
     ]
     table = _table(rows)
     (args.work / "table.md").write_text(table + "\n")
