@@ -145,7 +145,13 @@ def test_models_and_targets_commands(tmp_path: Path) -> None:
     data, _ = _setup(tmp_path)
     runner = CliRunner()
     models = runner.invoke(app, ["retro", "models"])
-    assert models.output.split() == ["predictions", "templates", "syntheseus:<ModelClass>"]
+    assert models.output.split() == [
+        "predictions",
+        "templates",
+        "neuralsym",
+        "similarity",
+        "syntheseus:<ModelClass>",
+    ]
     targets = runner.invoke(app, ["retro", "targets", str(data)])
     assert "test.smi (smi): 2 targets, 0 rejected" in targets.output
     spelt = runner.invoke(app, ["retro", "targets", str(data), "--fold", "TEST"])

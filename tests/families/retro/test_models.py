@@ -27,7 +27,13 @@ def _at(path: str | Path) -> RetroModelOptions:
 
 
 def test_names_and_did_you_mean() -> None:
-    assert retro_model_names()[:3] == ["predictions", "templates", "syntheseus:<ModelClass>"]
+    assert retro_model_names()[:5] == [
+        "predictions",
+        "templates",
+        "neuralsym",
+        "similarity",
+        "syntheseus:<ModelClass>",
+    ]
     assert RETRO_SYSTEMS.kind == "retro system" and RETRO_SYSTEMS.group == "chemgauge.retro_systems"
     with pytest.raises(
         UnknownNameError, match=r"unknown retro system 'predictons'\. Did you mean 'predictions'"

@@ -13,6 +13,7 @@ from chemgauge.families.retro import RetroEvalConfig, RetroRun
 from chemgauge.families.retro.data import find_fold_file, load_targets
 from chemgauge.families.retro.engine.registry import retro_model_names
 from chemgauge.families.retro.syntheseus_options import SYNTHESEUS_FOLDS, SYNTHESEUS_KEYS
+from chemgauge.families.retro.train_cli import train
 from chemgauge.families.retro.unscored import MAX_UNSCORED_SHARE
 
 app = typer.Typer(
@@ -191,6 +192,9 @@ def _print_summary(run: RetroRun, config: RetroEvalConfig, data_name: str) -> No
             f"(syntheseus's fields: {metrics['syntheseus_results']['file']})",
         ),
     )
+
+
+app.command("train")(train)
 
 
 @app.command("models")

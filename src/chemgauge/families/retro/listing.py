@@ -10,6 +10,8 @@ __all__ = ["entries"]
 _MODELS = {
     "predictions": "precomputed ranked outputs from a JSONL file (model_dir=)",
     "templates": "rdchiral template baseline extracted from the training fold",
+    "neuralsym": "NeuralSym template classifier trained by 'retro train neuralsym' (model_dir=)",
+    "similarity": "templates of the most similar training products, RetroSim-like (model_dir=)",
     "syntheseus": "a syntheseus backward model class",
 }
 _CONVENTIONS = {

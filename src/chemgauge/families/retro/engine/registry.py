@@ -2,11 +2,12 @@
 
 Every model is built by a factory registered in :data:`RETRO_SYSTEMS` and called with one
 :class:`~chemgauge.families.retro.engine.base.RetroModelOptions`: ``predictions``
-(precomputed outputs from a JSONL file), ``templates`` (rdchiral template baseline) and
-``syntheseus`` (a syntheseus backward model, named ``syntheseus:<ModelClass>``: the part
-after the colon reaches the factory as ``options.variant``). Third-party packages register
-``factory(options) -> RetroModel`` under the entry-point group ``chemgauge.retro_systems``;
-any Python callable works through
+(precomputed outputs from a JSONL file), ``templates`` (rdchiral template baseline),
+``neuralsym`` (a trained template classifier), ``similarity`` (nearest training products'
+templates) and ``syntheseus`` (a syntheseus backward
+model, named ``syntheseus:<ModelClass>``: the part after the colon reaches the factory as
+``options.variant``). Third-party packages register ``factory(options) -> RetroModel``
+under the entry-point group ``chemgauge.retro_systems``; any Python callable works through
 :class:`~chemgauge.families.retro.engine.base.CallableRetroModel`.
 """
 
@@ -85,6 +86,22 @@ def _templates_factory(options: RetroModelOptions) -> RetroModel:
     return TemplateRetroModel.from_dir(options.model_dir, **dict(options.model_kwargs))
 
 
+def _neuralsym_factory(options: RetroModelOptions) -> RetroModel:
+    """NeuralSym from a folder written by ``chemgauge retro train neuralsym`` (``model_dir``)."""
+    from chemgauge.families.retro.engine.neuralsym import NeuralSymRetroModel
+
+    _no_variant("neuralsym", options)
+    return NeuralSymRetroModel.from_options(options.model_dir, **dict(options.model_kwargs))
+
+
+def _similarity_factory(options: RetroModelOptions) -> RetroModel:
+    """Templates of the most similar training products (``model_dir``: the training files)."""
+    from chemgauge.families.retro.engine.similarity import SimilarityRetroModel
+
+    _no_variant("similarity", options)
+    return SimilarityRetroModel.from_options(options.model_dir, **dict(options.model_kwargs))
+
+
 def _syntheseus_factory(options: RetroModelOptions) -> RetroModel:
     """A syntheseus backward model, ``syntheseus:<ModelClass>``."""
     from chemgauge.families.retro.engine.syntheseus_model import SyntheseusModel
@@ -104,6 +121,8 @@ def _syntheseus_factory(options: RetroModelOptions) -> RetroModel:
 
 RETRO_SYSTEMS.register("predictions", _predictions_factory)
 RETRO_SYSTEMS.register("templates", _templates_factory)
+RETRO_SYSTEMS.register("neuralsym", _neuralsym_factory)
+RETRO_SYSTEMS.register("similarity", _similarity_factory)
 RETRO_SYSTEMS.register(SYNTHESEUS, _syntheseus_factory)
 
 
