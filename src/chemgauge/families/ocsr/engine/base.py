@@ -92,6 +92,13 @@ class RecognizerOutput:
     #: answered, the key was refused, the endpoint or quota is gone): the runner records every
     #: remaining attempt ``not_run`` with this reason instead of switching or retrying.
     stop_reason: str = ""
+    #: The status the back-end itself declared (``status`` in a JSON answer, or a
+    #: ``clarification`` it asked), "" when it declared none; kept on the row beside the
+    #: status chemgauge recorded, which a declared failure always decides.
+    declared_status: str = ""
+    #: The back-end's own visual review of its answer, when it returns one: stored and
+    #: reported in its own section, never used as ground truth.
+    review: str = ""
 
     def __post_init__(self) -> None:
         if self.status not in BACKEND_STATUSES:
@@ -124,6 +131,8 @@ class Recognition:
             "usage": dict(out.usage) if out.usage is not None else "unavailable",
             "served": dict(out.served) if out.served is not None else None,
             "stop_reason": out.stop_reason or None,
+            "declared_status": out.declared_status or None,
+            "model_review": out.review or None,
             "backend": self.backend,
             "backend_version": self.backend_version,
             "elapsed_seconds": self.elapsed_seconds,
@@ -283,10 +292,14 @@ def _json_object(text: str) -> dict[str, Any] | None:
 
 
 def parse_structured_answer(text: str) -> RecognizerOutput:
-    """Read the JSON answer protocol: ``{"smiles"|"molfile": ..., "clarification": ...}``.
+    """Read the JSON answer protocol: ``{"smiles"|"molfile": ..., "status": ...,
+    "clarification"|"message": ..., "review": ...}``.
 
-    A ``status`` field may say ``provisional`` (a draft the program did not finish); a
-    clarification with no graph is ``clarification``; anything unreadable is ``failure``.
+    The declared status wins over a graph sent with it: a graph with a declared ``failure``,
+    ``clarification`` (a non-empty ``clarification`` field declares one), ``timeout`` or
+    ``provisional`` is a ``provisional`` preview, never a completed answer; without a graph a
+    declared or asked clarification is ``clarification`` and anything else ``failure``.
+    Only a graph declared ``completed`` (or with no status at all) is ``completed``.
     """
     obj = _json_object(text)
     if obj is None:
@@ -298,19 +311,33 @@ def parse_structured_answer(text: str) -> RecognizerOutput:
         graph, fmt = molfile, "molfile"
     elif isinstance(smiles, str) and smiles.strip():
         graph = smiles.strip()
-    clarification = obj.get("clarification") or obj.get("message") or ""
-    clarification = str(clarification) if clarification else ""
-    declared = str(obj.get("status", "")).lower()
-    if declared == PROVISIONAL and graph:
-        status = PROVISIONAL
-    elif graph:
-        status = COMPLETED
-    elif clarification or declared == CLARIFICATION:
+    asked = obj.get("clarification")
+    asked = str(asked) if asked else ""
+    message = asked or (str(obj["message"]) if obj.get("message") else "")
+    declared = str(obj.get("status") or "").strip().lower()
+    if not declared and asked:
+        declared = CLARIFICATION
+    if graph:
+        status = COMPLETED if declared in ("", COMPLETED) else PROVISIONAL
+        if status == PROVISIONAL and not message:
+            message = f"the back-end declared {declared!r} and sent a graph: a preview"
+    elif declared == CLARIFICATION:
         status = CLARIFICATION
     else:
         status = FAILURE
-        clarification = clarification or "answer holds no structure"
-    return RecognizerOutput(status, text=graph, fmt=fmt, message=clarification, raw_output=text)
+        message = message or "answer holds no structure"
+    review = obj.get("review") or obj.get("visual_review") or ""
+    if not isinstance(review, str):
+        review = json.dumps(review, sort_keys=True)
+    return RecognizerOutput(
+        status,
+        text=graph,
+        fmt=fmt,
+        message=message,
+        raw_output=text,
+        declared_status=declared,
+        review=review,
+    )
 
 
 def sha256_text(text: str) -> str:
