@@ -149,3 +149,13 @@ def test_audit_case_counts_one_completed_exact_of_twelve(
     assert kept["gly_l_ala"]["declared_status"] == "failure"
     assert kept["gly_l_ala"]["message"] == "structured output failed"
     assert kept["boc_l_ala_sodium"]["declared_status"] == "clarification"
+
+
+def test_a_json_command_that_fails_keeps_its_graph_as_a_preview(tmp_path: Path) -> None:
+    script = tmp_path / "answer.py"
+    script.write_text('print(\'{"smiles": "CCO"}\'); raise SystemExit(2)')
+    image = tmp_path / "input.png"
+    image.write_bytes(b"\x89PNG")
+    backend = CommandRecognizer(CommandSpec((sys.executable, str(script), "{image}"), fmt="json"))
+    out = backend.recognize(image, 30).output
+    assert (out.status, out.text, out.message) == ("provisional", "CCO", "exit code 2")

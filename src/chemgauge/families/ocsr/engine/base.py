@@ -14,12 +14,13 @@ import os
 import select
 import shutil
 import subprocess
+import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from chemgauge.errors import BackendError
 from chemgauge.eval.lifeline import child_kwargs
@@ -43,7 +44,10 @@ __all__ = [
     "program_hashes",
     "run_bounded",
     "sha256_text",
+    "within_deadline",
 ]
+
+T = TypeVar("T")
 
 COMPLETED = "completed"
 
@@ -276,6 +280,28 @@ def run_bounded(args: Sequence[str], timeout: float, max_bytes: int) -> ProcessR
         timed_out=timed_out,
         truncated=truncated,
     )
+
+
+def within_deadline(work: Callable[[], T], timeout: float) -> tuple[bool, T | None]:
+    """Run ``work`` on a daemon thread for at most ``timeout`` seconds of elapsed time:
+    ``(True, result)``, or ``(False, None)`` when it is still running (it is abandoned, never
+    waited for); an exception it raises is raised here."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["result"] = work()
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=run, name="chemgauge-ocsr-attempt", daemon=True)
+    worker.start()
+    worker.join(max(0.0, timeout))
+    if worker.is_alive():
+        return False, None
+    if "error" in box:
+        raise box["error"]
+    return True, box["result"]
 
 
 def _json_object(text: str) -> dict[str, Any] | None:

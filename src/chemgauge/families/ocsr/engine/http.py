@@ -13,9 +13,11 @@ own attempt.
 from __future__ import annotations
 
 import base64
+import http.client
 import json
 import os
 import re
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, replace
@@ -32,6 +34,7 @@ from chemgauge.families.ocsr.engine.base import (
     RecognizerOutput,
     parse_structured_answer,
     sha256_text,
+    within_deadline,
 )
 
 __all__ = [
@@ -129,10 +132,33 @@ class HttpRecognizer(Recognizer):
         return urllib.request.Request(url, json.dumps(body).encode(), headers, method="POST")
 
     def _recognize(self, image: Path, timeout: float) -> RecognizerOutput:
+        """One request cut on elapsed time: the exchange runs on a daemon thread, and one
+        still running at ``timeout`` is abandoned and recorded ``timeout`` (a socket timeout
+        alone never fires on a server that keeps sending a byte at a time)."""
         request = self._request(image)
+        deadline = time.monotonic() + timeout
+        done, output = within_deadline(lambda: self._exchange(request, timeout, deadline), timeout)
+        if not done or output is None:  # it stops by itself at its next read
+            return RecognizerOutput(
+                TIMEOUT, message=f"no complete answer within {timeout:g} s; request abandoned"
+            )
+        return output
+
+    def _exchange(
+        self, request: urllib.request.Request, timeout: float, deadline: float
+    ) -> RecognizerOutput:
         try:
             with urllib.request.urlopen(request, timeout=timeout) as response:
-                raw = response.read(self.max_output_bytes + 1)
+                raw = bytearray()
+                while len(raw) <= self.max_output_bytes:
+                    if time.monotonic() > deadline:
+                        return RecognizerOutput(
+                            TIMEOUT, message=f"no complete answer within {timeout:g} s"
+                        )
+                    chunk = response.read1(65536)
+                    if not chunk:
+                        break
+                    raw.extend(chunk)
         except urllib.error.HTTPError as exc:
             detail = exc.read(2000).decode("utf-8", errors="replace")
             stop = stop_reason_for_status(exc.code, detail)
@@ -144,6 +170,8 @@ class HttpRecognizer(Recognizer):
             if isinstance(exc.reason, TimeoutError):
                 return RecognizerOutput(TIMEOUT, message=f"no answer within {timeout:g} s")
             return RecognizerOutput(FAILURE, message=f"connection failed: {exc.reason}")
+        except http.client.HTTPException as exc:
+            return RecognizerOutput(FAILURE, message=f"broken answer: {type(exc).__name__}")
         text = raw[: self.max_output_bytes].decode("utf-8", errors="replace")
         try:
             payload = json.loads(text)
