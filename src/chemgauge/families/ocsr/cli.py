@@ -135,6 +135,16 @@ def _import_lines(manifest: Path, summary: Any) -> list[str]:
             f"  {len(summary.refused_images)} images refused by the image limits (recorded; "
             f"the run records them not_run){_examples(summary.refused_images)}"
         )
+    if summary.metadata_stripped:
+        lines.append(
+            f"  {len(summary.metadata_stripped)} images carry metadata (recorded; stripped from "
+            f"every copy a recognizer receives){_examples(summary.metadata_stripped)}"
+        )
+    if summary.metadata_molecule:
+        lines.append(
+            f"  {len(summary.metadata_molecule)} images' metadata holds a molecule, a leak "
+            f"(flagged on the manifest and every row){_examples(summary.metadata_molecule)}"
+        )
     if summary.references_without_image:
         lines.append(
             f"  {len(summary.references_without_image)} reference file(s) without an image"

@@ -173,6 +173,15 @@ class Served(MetricsModel):
     stop_reason: str | None
 
 
+class ImageInputs(MetricsModel):
+    """What the recognizer received: pixels only; metadata stripped and leaks flagged."""
+
+    attempts_sent: int
+    attempts_with_metadata_stripped: int
+    attempts_with_metadata_molecule: int
+    cases_with_metadata_molecule: list[str]
+
+
 class OcsrMetrics(MetricsModel):
     """The ``metrics`` block of an OCSR report."""
 
@@ -189,6 +198,7 @@ class OcsrMetrics(MetricsModel):
     consistency: list[ConsistencyEntry]
     served: Served
     token_usage: str
+    image_inputs: ImageInputs | None = None
 
 
 def write_schema() -> None:

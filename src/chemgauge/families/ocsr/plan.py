@@ -75,7 +75,7 @@ def attempts_config_sha256(
         policy.pop(name)
     return sha256_json(
         {
-            "manifest": manifest.model_dump(mode="json", exclude={"root"}),
+            "manifest": manifest.dump(),
             "backend": dict(backend),
             "config": policy,
         }

@@ -46,6 +46,7 @@ from chemgauge.families.ocsr.tallies import (
     AbbreviationTally,
     ErrorsTally,
     ExactnessTally,
+    ImageInputTally,
     ServedTally,
     ValidationTally,
     median,
@@ -139,6 +140,7 @@ class ReportTally:
         self.elapsed = array("d")
         self.served = ServedTally()
         self.abbreviations = AbbreviationTally()
+        self.image_inputs = ImageInputTally()
 
     def add(self, row: Mapping[str, Any]) -> None:
         """Fold one scored row in."""
@@ -166,6 +168,7 @@ class ReportTally:
                 case.graphs.add(str(row["candidate"].get("smiles")))
             else:
                 case.all_present = False
+        self.image_inputs.add(row)
         if row.get("recognition"):
             self.elapsed.append(float(row["recognition"]["elapsed_seconds"]))
             self.served.add(row["recognition"])
@@ -214,6 +217,7 @@ class ReportTally:
                 "total_seconds": round(sum(elapsed), 3),
             },
             "served": self.served.result(),
+            "image_inputs": self.image_inputs.result(),
             "token_usage": "reported per attempt when the back-end exposes it, never estimated",
             "provenance": dict(provenance),
             "reproducibility_sha256": reproducibility,

@@ -21,6 +21,7 @@ __all__ = [
     "AbbreviationTally",
     "ErrorsTally",
     "ExactnessTally",
+    "ImageInputTally",
     "ServedTally",
     "ValidationTally",
     "median",
@@ -236,6 +237,35 @@ class ServedTally:
         }
 
 
+@dataclass
+class ImageInputTally:
+    """What the recognizer received: attempts whose image had metadata stripped, and the
+    images whose metadata decoded to a molecule (a leak the stripping kept from it)."""
+
+    sent: int = 0
+    stripped: int = 0
+    molecule: int = 0
+    leaked_cases: set[str] = field(default_factory=set)
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        block = row.get("image_input")
+        if not block:
+            return
+        self.sent += 1
+        self.stripped += bool(block.get("metadata_stripped"))
+        if block.get("metadata_molecule"):
+            self.molecule += 1
+            self.leaked_cases.add(str(row["case_id"]))
+
+    def result(self) -> dict[str, Any]:
+        return {
+            "attempts_sent": self.sent,
+            "attempts_with_metadata_stripped": self.stripped,
+            "attempts_with_metadata_molecule": self.molecule,
+            "cases_with_metadata_molecule": sorted(self.leaked_cases)[:100],
+        }
+
+
 def _share(block: Mapping[str, Any]) -> str:
     """A rate (the one shape) as ``count/n (value%)``."""
     share = "n/a" if block["value"] is None else f"{100 * block['value']:.1f}%"
@@ -253,6 +283,13 @@ def summary_facts(metrics: Mapping[str, Any], requested: str | None = None) -> l
         facts.append(f"{line}; requested {requested!r}" if requested else line)
     if served.get("stop_reason"):
         facts.append(f"the back-end stopped the run: {served['stop_reason']}")
+    inputs = metrics.get("image_inputs") or {}
+    if inputs.get("attempts_with_metadata_stripped"):
+        facts.append(
+            f"image metadata stripped before the recognizer saw it: "
+            f"{inputs['attempts_with_metadata_stripped']} attempt(s); metadata holding the "
+            f"molecule (a leak, flagged): {inputs['attempts_with_metadata_molecule']}"
+        )
     labels = metrics.get("abbreviations") or {}
     if labels.get("planned_groups"):
         facts.append(
