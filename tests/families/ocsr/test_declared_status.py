@@ -94,9 +94,7 @@ def test_http_backend(tmp_path: Path, declared: str | None, graph: bool, expecte
 
 
 @pytest.mark.parametrize(("declared", "graph", "expected"), COMBINATIONS)
-def test_python_backend(
-    tmp_path: Path, declared: str | None, graph: bool, expected: str
-) -> None:
+def test_python_backend(tmp_path: Path, declared: str | None, graph: bool, expected: str) -> None:
     RECOGNIZERS.register("declared_answer", lambda image: _answer(declared, graph), replace=True)
     image = tmp_path / "input.png"
     image.write_bytes(b"\x89PNG")

@@ -22,7 +22,6 @@ from PIL import Image
 from rdkit import Chem
 
 import chemgauge.chem  # noqa: F401  # silences RDKit's log
-
 from chemgauge.errors import ImageRefusedError
 
 __all__ = ["PNG_PIXEL_CHUNKS", "PixelCopy", "pixels_only"]
@@ -78,7 +77,7 @@ def _molecule_in(texts: list[bytes], png: bytes | None = None) -> str | None:
             return found
     for text in texts:
         for inchi in _INCHI.findall(text):
-            found = _canonical(Chem.MolFromInchi(inchi.decode("latin-1")))
+            found = _canonical(Chem.MolFromInchi(inchi.decode("latin-1")))  # type: ignore[no-untyped-call]
             if found:
                 return found
         if b"M  END" in text:
