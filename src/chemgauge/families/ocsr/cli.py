@@ -179,10 +179,16 @@ def _print_summary(report: dict[str, Any]) -> None:
     commonest = metrics["localized_errors"]["commonest"]
     errors = ", ".join(f"{c['category']} ({c['attempts']})" for c in commonest[:5])
     row_hash = report["reproducibility_sha256"]
+    served = metrics.get("served") or {}
+    unverified = (
+        f"; reasoning effort {served.get('requested_effort')!r} unverified"
+        if served.get("effort_unverified")
+        else ""
+    )
     print_summary(
         summary_table(
             f"ocsr: {finite['planned']} planned attempts with a finite reference, "
-            f"{finite['attempted']} attempted",
+            f"{finite['attempted']} attempted{unverified}",
             (
                 "policy",
                 "exact / planned [95% CI]",
@@ -263,7 +269,15 @@ def run(
         None, help="http back-end: the model to request from the endpoint."
     ),
     reasoning_effort: str | None = typer.Option(
-        None, help="http back-end: reasoning effort to request (checked when echoed)."
+        None,
+        help="http back-end: reasoning effort to request (checked when echoed; recorded "
+        "unverified when the server does not echo it).",
+    ),
+    accept_model: list[str] = typer.Option(
+        [],
+        "--accept-model",
+        help="http back-end: a served model name accepted besides --endpoint-model (exact; a "
+        "dated snapshot is another model unless named here). Repeatable.",
     ),
     api_key_env: str = typer.Option("OPENAI_API_KEY", help="http back-end: key variable."),
     target: str | None = typer.Option(None, "--callable", help="python back-end callable."),
@@ -292,6 +306,7 @@ def run(
         endpoint_model=endpoint_model,
         api_key_env=api_key_env,
         reasoning_effort=reasoning_effort,
+        accept_models=tuple(accept_model),
         callable=target,
     )
     recognizer = build_recognizer(model, options)

@@ -111,6 +111,7 @@ class RecognizerOptions:
         endpoint_model: ``http``: the model to request from the endpoint.
         api_key_env: ``http``: the environment variable holding the key.
         reasoning_effort: ``http``: the reasoning effort to request (checked when echoed).
+        accept_models: ``http``: served model names accepted besides ``endpoint_model``.
         callable: ``python``: a registered recognizer name or ``module:function``.
     """
 
@@ -120,4 +121,5 @@ class RecognizerOptions:
     endpoint_model: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     reasoning_effort: str | None = None
+    accept_models: tuple[str, ...] = ()
     callable: str | None = None

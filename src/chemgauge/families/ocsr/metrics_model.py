@@ -171,6 +171,8 @@ class Served(MetricsModel):
     reasoning_efforts: dict[str, int]
     service_tiers: dict[str, int]
     stop_reason: str | None
+    requested_effort: str | None = None
+    effort_unverified: int = 0
 
 
 class ImageInputs(MetricsModel):

@@ -214,6 +214,8 @@ class ServedTally:
     efforts: Counter[str] = field(default_factory=Counter)
     tiers: Counter[str] = field(default_factory=Counter)
     stop_reason: str | None = None
+    requested_effort: str | None = None
+    effort_unverified: int = 0
 
     def add(self, recognition: Mapping[str, Any]) -> None:
         served = recognition.get("served") or {}
@@ -225,6 +227,10 @@ class ServedTally:
             value = served.get(name)
             if isinstance(value, str):
                 counter[value] += 1
+        if isinstance(served.get("requested_effort"), str):
+            self.requested_effort = str(served["requested_effort"])
+        if served.get("effort_verified") is False:
+            self.effort_unverified += 1
         if recognition.get("stop_reason") and self.stop_reason is None:
             self.stop_reason = str(recognition["stop_reason"])
 
@@ -234,6 +240,8 @@ class ServedTally:
             "reasoning_efforts": dict(sorted(self.efforts.items())),
             "service_tiers": dict(sorted(self.tiers.items())),
             "stop_reason": self.stop_reason,
+            "requested_effort": self.requested_effort,
+            "effort_unverified": self.effort_unverified,
         }
 
 
@@ -281,6 +289,11 @@ def summary_facts(metrics: Mapping[str, Any], requested: str | None = None) -> l
     if served.get("models"):
         line = "served by: " + ", ".join(f"{m} ({n})" for m, n in served["models"].items())
         facts.append(f"{line}; requested {requested!r}" if requested else line)
+    if served.get("effort_unverified"):
+        facts.append(
+            f"reasoning effort {served.get('requested_effort')!r} unverified: the server did not "
+            f"echo it for {served['effort_unverified']} attempt(s)"
+        )
     if served.get("stop_reason"):
         facts.append(f"the back-end stopped the run: {served['stop_reason']}")
     inputs = metrics.get("image_inputs") or {}

@@ -1,8 +1,9 @@
 """The ``http`` recognizer: an OpenAI-compatible vision endpoint asked for a structure.
 
 Every answer is checked for who served it: the ``model`` the server names must be the one
-requested (or a dated snapshot of it, ``NAME-YYYY-MM-DD``, which is how aliases resolve), and
-a reasoning effort the server echoes must be the one requested. The first answer that fails
+requested, exactly (a dated snapshot ``NAME-YYYY-MM-DD`` is another model unless named in
+``accept_models``, ``--accept-model``), and a reasoning effort the server echoes must be the
+one requested; one it does not echo is recorded unverified (``effort_verified`` false). The first answer that fails
 this, and the first authentication error (HTTP 401/403), 404 or quota error (402, or 429
 naming the quota or billing), fails its attempt with a ``stop_reason``: the runner then
 records every remaining attempt ``not_run`` with that reason, so a run never switches models
@@ -65,6 +66,8 @@ class HttpSpec:
     prompt: str = HTTP_PROMPT
     max_tokens: int = 2048
     reasoning_effort: str | None = None
+    #: Served model names accepted besides ``model`` itself (each named exactly).
+    accept_models: tuple[str, ...] = ()
 
 
 class HttpRecognizer(Recognizer):
@@ -90,6 +93,7 @@ class HttpRecognizer(Recognizer):
             "base_url": self.spec.base_url,
             "model": self.spec.model,
             "reasoning_effort": self.spec.reasoning_effort,
+            **({"accept_models": list(self.spec.accept_models)} if self.spec.accept_models else {}),
             "prompt_sha256": sha256_text(self.spec.prompt),
         }
 
@@ -98,7 +102,7 @@ class HttpRecognizer(Recognizer):
         model, requested = served.get("model"), self.spec.model
         if not isinstance(model, str) or not model:
             return f"the answer does not name the model that served it (requested {requested!r})"
-        if not served_as_requested(model, requested):
+        if not served_as_requested(model, requested, self.spec.accept_models):
             return f"served model {model!r} is not the requested {requested!r}"
         effort, wanted = served.get("reasoning_effort"), self.spec.reasoning_effort
         if wanted is not None and effort is not None and effort != wanted:
@@ -180,6 +184,9 @@ class HttpRecognizer(Recognizer):
         except (ValueError, KeyError, IndexError, TypeError):
             return RecognizerOutput(FAILURE, message="malformed chat completion", raw_output=text)
         served = served_fields(payload)
+        if self.spec.reasoning_effort is not None:  # echoed and equal, or not echoed at all
+            served["requested_effort"] = self.spec.reasoning_effort
+            served["effort_verified"] = served["reasoning_effort"] is not None
         if isinstance(served["model"], str):
             self.served_models.add(served["model"])
         usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else None
@@ -200,12 +207,10 @@ class HttpRecognizer(Recognizer):
         return replace(answer, raw_output=str(content), usage=usage, served=served)
 
 
-def served_as_requested(served: str, requested: str) -> bool:
-    """The requested model itself, or a dated snapshot of it (``gpt-x`` -> ``gpt-x-2026-01-31``)."""
-    return (
-        served == requested
-        or re.fullmatch(re.escape(requested) + r"-\d{4}-\d{2}-\d{2}", served) is not None
-    )
+def served_as_requested(served: str, requested: str, accepted: tuple[str, ...] = ()) -> bool:
+    """The requested model itself, or one named in ``accepted`` (a dated snapshot such as
+    ``gpt-x-2026-01-31`` is another model unless accepted by that exact name)."""
+    return served == requested or served in accepted
 
 
 def served_fields(payload: dict[str, Any]) -> dict[str, Any]:
