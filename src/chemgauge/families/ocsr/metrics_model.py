@@ -184,6 +184,23 @@ class ImageInputs(MetricsModel):
     cases_with_metadata_molecule: list[str]
 
 
+class ReviewEntry(MetricsModel):
+    """One attempt's own visual review by the back-end."""
+
+    attempt_id: str
+    case_id: str
+    status: str
+    review: str
+
+
+class ModelReview(MetricsModel):
+    """A model's own visual review of its answers: reported apart, never ground truth."""
+
+    note: str
+    attempts_with_review: int
+    reviews: list[ReviewEntry]
+
+
 class OcsrMetrics(MetricsModel):
     """The ``metrics`` block of an OCSR report."""
 
@@ -201,6 +218,7 @@ class OcsrMetrics(MetricsModel):
     served: Served
     token_usage: str
     image_inputs: ImageInputs | None = None
+    model_review: ModelReview | None = None
 
 
 def write_schema() -> None:

@@ -47,6 +47,7 @@ from chemgauge.families.ocsr.tallies import (
     ErrorsTally,
     ExactnessTally,
     ImageInputTally,
+    ModelReviewTally,
     ServedTally,
     ValidationTally,
     median,
@@ -141,6 +142,7 @@ class ReportTally:
         self.served = ServedTally()
         self.abbreviations = AbbreviationTally()
         self.image_inputs = ImageInputTally()
+        self.model_review = ModelReviewTally()
 
     def add(self, row: Mapping[str, Any]) -> None:
         """Fold one scored row in."""
@@ -169,6 +171,7 @@ class ReportTally:
             else:
                 case.all_present = False
         self.image_inputs.add(row)
+        self.model_review.add(row)
         if row.get("recognition"):
             self.elapsed.append(float(row["recognition"]["elapsed_seconds"]))
             self.served.add(row["recognition"])
@@ -218,6 +221,7 @@ class ReportTally:
             },
             "served": self.served.result(),
             "image_inputs": self.image_inputs.result(),
+            "model_review": self.model_review.result(),
             "token_usage": "reported per attempt when the back-end exposes it, never estimated",
             "provenance": dict(provenance),
             "reproducibility_sha256": reproducibility,

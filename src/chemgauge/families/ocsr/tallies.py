@@ -22,6 +22,7 @@ __all__ = [
     "ErrorsTally",
     "ExactnessTally",
     "ImageInputTally",
+    "ModelReviewTally",
     "ServedTally",
     "ValidationTally",
     "median",
@@ -274,6 +275,41 @@ class ImageInputTally:
         }
 
 
+#: Reviews listed in the report (the count covers them all).
+MAX_REVIEWS = 200
+
+
+@dataclass
+class ModelReviewTally:
+    """A model's own visual review of its answers, kept apart: never ground truth."""
+
+    attempts: int = 0
+    reviews: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        review = (row.get("recognition") or {}).get("model_review")
+        if not review:
+            return
+        self.attempts += 1
+        if len(self.reviews) < MAX_REVIEWS:
+            self.reviews.append(
+                {
+                    "attempt_id": row["attempt_id"],
+                    "case_id": row["case_id"],
+                    "status": row["status"],
+                    "review": str(review)[:2000],
+                }
+            )
+
+    def result(self) -> dict[str, Any]:
+        return {
+            "note": "the back-end's own review of its answers: reported apart, never ground "
+            "truth and never part of any count above",
+            "attempts_with_review": self.attempts,
+            "reviews": self.reviews,
+        }
+
+
 def _share(block: Mapping[str, Any]) -> str:
     """A rate (the one shape) as ``count/n (value%)``."""
     share = "n/a" if block["value"] is None else f"{100 * block['value']:.1f}%"
@@ -302,6 +338,12 @@ def summary_facts(metrics: Mapping[str, Any], requested: str | None = None) -> l
             f"image metadata stripped before the recognizer saw it: "
             f"{inputs['attempts_with_metadata_stripped']} attempt(s); metadata holding the "
             f"molecule (a leak, flagged): {inputs['attempts_with_metadata_molecule']}"
+        )
+    reviews = (metrics.get("model_review") or {}).get("attempts_with_review")
+    if reviews:
+        facts.append(
+            f"model's own visual review on {reviews} attempt(s): in its own report section, "
+            "never ground truth"
         )
     labels = metrics.get("abbreviations") or {}
     if labels.get("planned_groups"):

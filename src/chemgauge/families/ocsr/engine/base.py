@@ -40,6 +40,7 @@ __all__ = [
     "Recognizer",
     "RecognizerOutput",
     "guess_format",
+    "labelled_graph",
     "parse_structured_answer",
     "program_hashes",
     "run_bounded",
@@ -337,6 +338,12 @@ def parse_structured_answer(text: str) -> RecognizerOutput:
         graph, fmt = molfile, "molfile"
     elif isinstance(smiles, str) and smiles.strip():
         graph = smiles.strip()
+    problem = ""
+    labels = obj.get("abbreviations")
+    if graph and fmt == "smiles" and isinstance(labels, list) and labels:
+        labelled, problem = labelled_graph(graph, labels)
+        if labelled:
+            graph, fmt = labelled, "molfile"
     asked = obj.get("clarification")
     asked = str(asked) if asked else ""
     message = asked or (str(obj["message"]) if obj.get("message") else "")
@@ -352,6 +359,8 @@ def parse_structured_answer(text: str) -> RecognizerOutput:
     else:
         status = FAILURE
         message = message or "answer holds no structure"
+    if problem:
+        message = "; ".join(part for part in (message, problem) if part)
     review = obj.get("review") or obj.get("visual_review") or ""
     if not isinstance(review, str):
         review = json.dumps(review, sort_keys=True)
@@ -364,6 +373,31 @@ def parse_structured_answer(text: str) -> RecognizerOutput:
         declared_status=declared,
         review=review,
     )
+
+
+def labelled_graph(smiles: str, labels: list[Any]) -> tuple[str, str]:
+    """A molfile of ``smiles`` with each ``{"label", "atoms"}`` (0-based SMILES atom order) as
+    a superatom group and ""; or "" and why the labels could not be placed (the SMILES
+    answer is then kept as it is)."""
+    from rdkit import Chem
+
+    from chemgauge.chem.molfile import add_abbreviation, mol_to_molfile
+
+    mol = Chem.MolFromSmiles(smiles)
+    if mol is None:
+        return "", ""  # the graph is scored (and refused) as the SMILES it is
+    for item in labels:
+        label = item.get("label") if isinstance(item, dict) else None
+        atoms = item.get("atoms") if isinstance(item, dict) else None
+        if not isinstance(label, str) or not label.strip() or not isinstance(atoms, list):
+            return "", "abbreviation labels unreadable: each needs a label and atom indices"
+        if not atoms or not all(
+            isinstance(a, int) and not isinstance(a, bool) and 0 <= a < mol.GetNumAtoms()
+            for a in atoms
+        ):
+            return "", f"abbreviation {label!r}: atom indices outside the SMILES"
+        mol = add_abbreviation(mol, label.strip(), atoms)
+    return mol_to_molfile(mol), ""
 
 
 def sha256_text(text: str) -> str:

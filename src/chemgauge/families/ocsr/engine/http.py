@@ -50,9 +50,13 @@ __all__ = [
 HTTP_PROMPT = (
     "You are an optical chemical structure recognizer. Read the chemical structure drawn in "
     "the image and answer with one JSON object only: "
-    '{"smiles": "<isomeric SMILES of everything drawn>", "clarification": null}. '
-    "Expand abbreviations into atoms. If the image cannot be read reliably, answer "
-    '{"smiles": null, "clarification": "<what you need, e.g. a higher-resolution image>"}.'
+    '{"smiles": "<isomeric SMILES of everything drawn, abbreviations written out as atoms>", '
+    '"abbreviations": [{"label": "<each abbreviation label exactly as displayed, e.g. Boc>", '
+    '"atoms": [<0-based indices, in SMILES atom order, of the atoms it stands for>]}], '
+    '"clarification": null, "review": "<optional: your own check of the drawing>"}. '
+    'Use "abbreviations": [] when none is drawn. If the image cannot be read reliably, answer '
+    '{"smiles": null, "clarification": "<what you need, e.g. a higher-resolution image>"}; '
+    'if you give a structure you are unsure of, add "status": "provisional".'
 )
 
 
