@@ -19,6 +19,7 @@ from chemgauge.cli.summary import print_summary, rate_cell, summary_table
 from chemgauge.eval.images import DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_IMAGE_PIXELS, ImageLimits
 from chemgauge.eval.outputs import Output
 from chemgauge.families.ocsr import RUN_FILES, Bars, rescore, run_recognizer
+from chemgauge.families.ocsr.config import MAX_REPEATS, MAX_REQUESTS
 
 MAX_IMAGE_PIXELS = typer.Option(
     DEFAULT_MAX_IMAGE_PIXELS,
@@ -239,13 +240,32 @@ def run(
     ),
     out: Path = typer.Option(Path("runs/ocsr"), "--out", "-o", help="Run folder."),
     execute: bool = typer.Option(False, "--run", help="Execute (default: print the plan)."),
-    repeats: int = typer.Option(1, min=1, help="Attempts per image."),
-    max_requests: int | None = typer.Option(
-        None, min=0, help="At most this many attempts start (raise it later to extend the run)."
+    repeats: int = typer.Option(
+        1, min=1, max=MAX_REPEATS, help=f"Attempts per image (at most {MAX_REPEATS})."
     ),
-    per_workflow_seconds: float = typer.Option(60.0, help="Time limit per attempt."),
+    max_requests: int | None = typer.Option(
+        None,
+        min=0,
+        max=MAX_REQUESTS,
+        help="At most this many attempts start (raise it later to extend the run). Default: "
+        "15 for http, command and plugin back-ends (the protocol's 16 workflows, one reserved "
+        "for a control run), no limit for osra and python.",
+    ),
+    per_workflow_seconds: float | None = typer.Option(
+        None,
+        help="Time limit per attempt, on elapsed time. Default: 300 s for http, command and "
+        "plugin back-ends, 60 s for osra and python.",
+    ),
     budget_seconds: float | None = typer.Option(
-        None, help="Overall time budget (raise it later to extend the run)."
+        None,
+        help="Overall time budget (raise it later to extend the run). Default: 1,500 s for "
+        "http, command and plugin back-ends (1,800 s less the reserved workflow's 300 s), "
+        "no limit for osra and python.",
+    ),
+    unbounded: bool = typer.Option(
+        False,
+        "--unbounded",
+        help="No default request or overall time limit for any back-end (flags still apply).",
     ),
     jobs: int = typer.Option(1, "--jobs", "-j", help="Attempts in flight at once."),
     executor: str = typer.Option(
@@ -310,11 +330,17 @@ def run(
         callable=target,
     )
     recognizer = build_recognizer(model, options)
+    bounded = recognizer.bounded_by_default and not unbounded
+    base = RunConfig.bounded() if bounded else RunConfig()
+    if unbounded:
+        base = RunConfig(per_workflow_seconds=base.per_workflow_seconds)
     config = RunConfig(
         repeats=repeats,
-        max_requests=max_requests,
-        per_workflow_seconds=per_workflow_seconds,
-        budget_seconds=budget_seconds,
+        max_requests=base.max_requests if max_requests is None else max_requests,
+        per_workflow_seconds=(
+            base.per_workflow_seconds if per_workflow_seconds is None else per_workflow_seconds
+        ),
+        budget_seconds=base.budget_seconds if budget_seconds is None else budget_seconds,
         image_limits=ImageLimits(max_pixels=max_image_pixels, max_bytes=int(max_image_mb * 2**20)),
         jobs=jobs,
         executor=executor,  # type: ignore[arg-type]  # RunConfig checks the name

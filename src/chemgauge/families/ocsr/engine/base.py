@@ -153,6 +153,10 @@ class Recognizer(ABC):
     """Base of every back-end: one ``_recognize`` hook, everything else shared."""
 
     name = "recognizer"
+    #: Whether a run gets the protocol's bounded budgets by default
+    #: (:meth:`~chemgauge.families.ocsr.config.RunConfig.bounded`): true for back-ends that
+    #: ask a model or program; local, deterministic ones (osra, python) say false.
+    bounded_by_default = True
 
     def __init__(self, *, max_output_bytes: int = DEFAULT_MAX_OUTPUT) -> None:
         self.max_output_bytes = max_output_bytes

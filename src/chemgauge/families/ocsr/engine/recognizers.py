@@ -67,6 +67,7 @@ class OsraRecognizer(Recognizer):
     """OSRA (``apt-get install -y osra``), asked for SDF so layout and all records are kept."""
 
     name = "osra"
+    bounded_by_default = False
 
     def __init__(self, executable: str = "osra", *, max_output_bytes: int = DEFAULT_MAX_OUTPUT):
         super().__init__(max_output_bytes=max_output_bytes)
@@ -182,6 +183,7 @@ class PythonRecognizer(Recognizer):
     """
 
     name = "python"
+    bounded_by_default = False
 
     def __init__(self, target: str, *, max_output_bytes: int = DEFAULT_MAX_OUTPUT):
         super().__init__(max_output_bytes=max_output_bytes)
