@@ -75,3 +75,35 @@ def test_the_api_applies_the_bounded_policy_to_a_command(
         300.0,
         1500.0,
     )
+
+
+def test_render_refuses_to_replace_an_edited_manifest(tmp_path: Path) -> None:
+    out = tmp_path / "cohort"
+    render = ["ocsr", "render", "--out", str(out), "--width", "120", "--height", "90", "-q"]
+    assert CliRunner().invoke(app, render).exit_code == 0
+    manifest = out / "manifest.json"
+    assert CliRunner().invoke(app, render).exit_code == 0  # the same manifest: fine
+    edited = manifest.read_text().replace("chemgauge-ocsr-synthetic-v1", "my-edited-set")
+    manifest.write_text(edited)
+    result = CliRunner().invoke(app, render)
+    assert result.exit_code != 0 and "differs" in str(result.exception)
+    assert manifest.read_text() == edited
+
+
+def test_every_not_run_count_names_its_reasons(small_cohort: Manifest, tmp_path: Path) -> None:
+    script = tmp_path / "r.py"
+    script.write_text("print('CCO')")
+    result = CliRunner().invoke(
+        app,
+        [
+            "ocsr", "run", "--manifest", str(small_cohort.root / "manifest.json"),
+            "--model", "command", "--command-arg", sys.executable, "--command-arg", str(script),
+            "--command-arg", "{image}", "--max-requests", "2", "-o", str(tmp_path / "o"),
+            "--run",
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "not run (max_requests (2) reached:" in text
+    page = (tmp_path / "o" / "report.html").read_text()
+    assert "not run (max_requests (2) reached:" in page

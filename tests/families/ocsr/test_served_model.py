@@ -165,8 +165,9 @@ def test_a_dated_snapshot_is_another_model_unless_accepted(
         rows = _run(small_cohort, server.url, tmp_path)
     assert len(server.requests) == 1
     assert _statuses(rows) == ["failure"] + ["not_run"] * (len(rows) - 1)
-    assert "served model 'vision-1-2026-01-31' is not the requested 'vision-1'" in (
-        rows[0]["recognition"]["stop_reason"]
+    assert (
+        "served model 'vision-1-2026-01-31' is not the requested 'vision-1'"
+        in (rows[0]["recognition"]["stop_reason"])
     )
 
 

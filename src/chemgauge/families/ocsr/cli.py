@@ -176,7 +176,13 @@ def _rate(label: str, block: Mapping[str, Any]) -> str:
 def _print_summary(report: dict[str, Any]) -> None:
     metrics = report["metrics"]
     finite = metrics["finite_reference"]
-    statuses = ", ".join(f"{k} {v}" for k, v in finite["statuses"].items() if v)
+    from chemgauge.families.ocsr.tallies import not_run_phrase
+
+    statuses = ", ".join(
+        not_run_phrase(v, finite.get("not_run_reasons")) if k == "not_run" else f"{k} {v}"
+        for k, v in finite["statuses"].items()
+        if v
+    )
     commonest = metrics["localized_errors"]["commonest"]
     errors = ", ".join(f"{c['category']} ({c['attempts']})" for c in commonest[:5])
     row_hash = report["reproducibility_sha256"]

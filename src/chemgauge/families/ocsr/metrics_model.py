@@ -43,6 +43,9 @@ class AllAttempts(MetricsModel):
 
     planned: int = Field(ge=0)
     statuses: Statuses
+    not_run_reasons: dict[str, int] = Field(
+        default_factory=dict, description="Why attempts were not run, commonest first."
+    )
 
 
 class PolicyExactness(MetricsModel):
@@ -64,6 +67,9 @@ class FiniteReference(MetricsModel):
     completed: int = Field(ge=0)
     provisional: int = Field(ge=0)
     not_run: int = Field(ge=0)
+    not_run_reasons: dict[str, int] = Field(
+        default_factory=dict, description="Why attempts were not run, commonest first."
+    )
     statuses: Statuses
     policies: dict[str, PolicyExactness] = Field(description="Per identity policy.")
 

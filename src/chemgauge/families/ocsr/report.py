@@ -51,6 +51,7 @@ from chemgauge.families.ocsr.tallies import (
     ServedTally,
     ValidationTally,
     median,
+    reason_counts,
     status_counts,
 )
 
@@ -132,6 +133,7 @@ class ReportTally:
     def __init__(self) -> None:
         self.planned = 0
         self.statuses: Counter[str] = Counter()
+        self.reasons: Counter[str] = Counter()
         self.no_reference_statuses: Counter[str] = Counter()
         self.qualitative: list[dict[str, Any]] = []
         self.finite = ExactnessTally()
@@ -149,6 +151,8 @@ class ReportTally:
         status = str(row["status"])
         self.planned += 1
         self.statuses[status] += 1
+        if status == NOT_RUN:
+            self.reasons[str(row.get("not_run_reason"))] += 1
         case = self.cases.setdefault(str(row["case_id"]), _CaseRepeats())
         if row["has_reference"]:
             self.finite.add(row)
@@ -196,7 +200,11 @@ class ReportTally:
             "manifest": {"name": manifest.name, "images": len(manifest.cases)},
             "headline_policy": HEADLINE_POLICY,
             "policies": list(policies),
-            "all_attempts": {"planned": self.planned, "statuses": status_counts(self.statuses)},
+            "all_attempts": {
+                "planned": self.planned,
+                "statuses": status_counts(self.statuses),
+                "not_run_reasons": reason_counts(self.reasons),
+            },
             "finite_reference": self.finite.result(policies),
             "no_reference": {
                 "planned": self.planned - self.finite.planned,

@@ -26,6 +26,8 @@ __all__ = [
     "ServedTally",
     "ValidationTally",
     "median",
+    "not_run_phrase",
+    "reason_counts",
     "status_counts",
     "summary_facts",
 ]
@@ -45,12 +47,33 @@ def status_counts(counts: Counter[str]) -> dict[str, int]:
     return {status: counts.get(status, 0) for status in ATTEMPT_STATUSES}
 
 
+#: Distinct not_run reasons listed (the rest are summed under one entry).
+MAX_REASONS = 20
+
+
+def reason_counts(reasons: Counter[str]) -> dict[str, int]:
+    """Not-run reasons, commonest first, at most :data:`MAX_REASONS` (plus one for the rest)."""
+    ordered = sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))
+    out = dict(ordered[:MAX_REASONS])
+    rest = sum(n for _, n in ordered[MAX_REASONS:])
+    if rest:
+        out[f"{len(ordered) - MAX_REASONS} other reason(s)"] = rest
+    return out
+
+
+def not_run_phrase(count: int, reasons: Mapping[str, int] | None) -> str:
+    """``N not run`` with its reasons, e.g. ``3 not run (max_requests (15) reached: 3)``."""
+    named = "; ".join(f"{why}: {n}" for why, n in (reasons or {}).items())
+    return f"{count} not run" + (f" ({named})" if count and named else "")
+
+
 @dataclass
 class ExactnessTally:
     """Counts over one group of rows (the finite-reference attempts)."""
 
     planned: int = 0
     statuses: Counter[str] = field(default_factory=Counter)
+    reasons: Counter[str] = field(default_factory=Counter)
     completed_exact: Counter[str] = field(default_factory=Counter)
     provisional_exact: Counter[str] = field(default_factory=Counter)
     unsupported: Counter[str] = field(default_factory=Counter)
@@ -59,6 +82,8 @@ class ExactnessTally:
         status = row["status"]
         self.planned += 1
         self.statuses[str(status)] += 1
+        if status == NOT_RUN:
+            self.reasons[str(row.get("not_run_reason"))] += 1
         for policy, verdict in (row.get("identity") or {}).items():
             if verdict == MATCH and status == "completed":
                 self.completed_exact[policy] += 1
@@ -86,6 +111,7 @@ class ExactnessTally:
             "completed": self.statuses["completed"],
             "provisional": self.statuses["provisional"],
             "not_run": self.planned - attempted,
+            "not_run_reasons": reason_counts(self.reasons),
             "statuses": status_counts(self.statuses),
             "policies": per_policy,
         }
