@@ -5,10 +5,11 @@ requested, exactly (a dated snapshot ``NAME-YYYY-MM-DD`` is another model unless
 ``accept_models``, ``--accept-model``), and a reasoning effort the server echoes must be the
 one requested; one it does not echo is recorded unverified (``effort_verified`` false).
 The first answer that fails this, and the first authentication error (HTTP 401/403), 404
-or quota error (402, or 429 naming the quota or billing), fails its attempt with a ``stop_reason``: the runner then
-records every remaining attempt ``not_run`` with that reason, so a run never switches models
-or retries. A plain rate limit (429 without a quota reason) or a server error fails only its
-own attempt.
+or quota error (402, or 429 naming the quota or billing), fails its attempt with a
+``stop_reason``: the runner then records every remaining attempt ``not_run`` with that
+reason, so a run never switches models or retries. A plain rate limit (429 without a quota
+reason) or a server error fails only its own attempt. Each request is cut on elapsed time at
+its limit (recorded ``timeout``), however slowly the server keeps sending.
 """
 
 from __future__ import annotations
