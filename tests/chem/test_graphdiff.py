@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from rdkit import Chem
 
 from chemgauge.chem import parse_smiles
 from chemgauge.chem.graphdiff import DiffSettings, diff_graphs
@@ -128,3 +129,44 @@ def test_worker_gives_same_result_and_records_timeouts() -> None:
         result = differ.diff(ref, pred)
         assert result.status == "timeout" and "no result within" in result.detail
         assert differ.timeouts == 1
+
+
+# Bond orders are compared on a Kekulé form chosen consistently for both sides: one
+# dearomatizing edit is one bond-order error, not one per aromatic bond of the ring.
+KEKULE_EDITS = [
+    ("Cc1ccccc1", "CC1=CC=CCC1"),  # toluene vs 1-methylcyclohexa-1,3-diene
+    ("Cn1cnc2c1c(=O)n(C)c(=O)n2C", "CN1CNC2=C1C(=O)N(C)C(=O)N2C"),  # caffeine, 8,9-dihydro
+    ("c1ccc2ncccc2c1", "C1=CC=C2NCC=CC2=C1"),  # quinoline vs 1,2-dihydroquinoline
+    ("c1ccc2[nH]ccc2c1", "C1=CC=C2NCCC2=C1"),  # indole vs indoline
+]
+
+
+@pytest.mark.parametrize(("ref", "pred"), KEKULE_EDITS)
+def test_one_kekule_edit_is_one_bond_order_error(ref: str, pred: str) -> None:
+    from chemgauge.chem.graphdiff import diff_graphs
+
+    diff = diff_graphs(parse_smiles(ref), parse_smiles(pred))
+    assert diff.status == "ok"
+    assert [e.category for e in diff.graph_errors] == ["bond_order"], diff.errors
+    assert diff.graph_errors[0].detail == "DOUBLE -> SINGLE"
+    reverse = diff_graphs(parse_smiles(pred), parse_smiles(ref))
+    assert [(e.category, e.detail) for e in reverse.graph_errors] == [
+        ("bond_order", "SINGLE -> DOUBLE")
+    ]
+
+
+@pytest.mark.parametrize("smiles", [ref for ref, _ in KEKULE_EDITS])
+def test_the_same_aromatic_graph_has_no_bond_error(smiles: str) -> None:
+    from chemgauge.chem.graphdiff import diff_graphs
+
+    mol = parse_smiles(smiles)
+    assert diff_graphs(mol, parse_smiles(Chem.MolToSmiles(mol, kekuleSmiles=True))).errors == ()
+
+
+def test_kekulization_failure_falls_back_to_aromatic_flags_and_says_so() -> None:
+    from chemgauge.chem.graphdiff import diff_graphs
+
+    ring_only = Chem.MolFromSmiles("c1cccc1C", sanitize=False)  # five aromatic C: no Kekulé
+    ring_only.UpdatePropertyCache(strict=False)
+    diff = diff_graphs(parse_smiles("CC1=CC=CCC1"), ring_only)
+    assert "aromatic flags" in diff.detail and "candidate" in diff.detail

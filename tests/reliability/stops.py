@@ -347,6 +347,8 @@ def ocsr_scenario(work: Path) -> Scenario:
         str(out),
         "--jobs",
         "2",
+        "--per-workflow-seconds",  # the limit before the bounded policy's 300 s default
+        "60",
         "--run",
         "-q",
     ]

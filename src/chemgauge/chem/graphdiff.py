@@ -4,7 +4,11 @@ Fragments are paired first (identical fragments by canonical SMILES, the rest gr
 shared elements). Each remaining pair gets a topology-only maximum common substructure (any
 atom matches any atom, any bond any bond), which keeps the common part whole across an edit;
 then atom and bond properties are diffed on that common part. Among the embeddings of the
-common part, the one with the fewest property differences is kept (bounded). This is a
+common part, the one with the fewest property differences is kept (bounded). Bond orders
+compare on a Kekulé form: an aromatic bond against an aromatic bond is equal, and where one
+side is aromatic and the other is not, the aromatic side's Kekulé form is the one that agrees
+most with the other side, so one dearomatizing edit is one bond-order error (a side with no
+Kekulé form falls back to its aromatic flags, recorded in ``detail``). This is a
 descriptive localization, not a proof of a minimal chemical edit distance.
 
 ``chemgauge.chem.graphdiff_worker.GraphDiffer`` runs this in a worker process with a wall-time
@@ -159,6 +163,74 @@ class _State:
     mapping: dict[int, int] = field(default_factory=dict)
     mcs_timed_out: bool = False
     truncated: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+#: Search nodes tried per molecule when choosing its Kekulé form (the best found is kept).
+KEKULE_SEARCH_NODES = 20_000
+
+
+def _kekule_orders(mol: Chem.Mol, weight: dict[int, int]) -> dict[int, Chem.BondType] | str:
+    """Single/double orders of ``mol``'s aromatic bonds in the Kekulé form that puts double
+    bonds where ``weight`` (+1 wanted double, -1 wanted single, by bond index) asks most,
+    searched within :data:`KEKULE_SEARCH_NODES`; the reason when it has no Kekulé form."""
+    aromatic = [bond for bond in mol.GetBonds() if bond.GetIsAromatic()]
+    if not aromatic:
+        return {}
+    kekule = Chem.Mol(mol)
+    try:
+        Chem.Kekulize(kekule, clearAromaticFlags=True)
+    except Exception as exc:  # RDKit raises KekulizeException and friends
+        return str(exc).strip() or type(exc).__name__
+    double = Chem.BondType.DOUBLE
+    first = {
+        b.GetIdx() for b in aromatic if kekule.GetBondWithIdx(b.GetIdx()).GetBondType() == double
+    }
+    needs = sorted({i for b in first for i in _ends(mol, b)})
+    options: dict[int, list[tuple[int, int, int]]] = {atom: [] for atom in needs}
+    for bond in aromatic:
+        a, b = bond.GetBeginAtomIdx(), bond.GetEndAtomIdx()
+        if a in options and b in options:
+            w = weight.get(bond.GetIdx(), 0)
+            options[a].append((w, bond.GetIdx(), b))
+            options[b].append((w, bond.GetIdx(), a))
+    for choices in options.values():
+        choices.sort(key=lambda item: (-item[0], item[1]))
+    best_score = sum(weight.get(b, 0) for b in first)
+    best = set(first)
+    nodes = 0
+    matched: set[int] = set()
+    chosen: list[int] = []
+
+    def search(score: int, left: int) -> None:
+        nonlocal best_score, best, nodes
+        nodes += 1
+        if nodes > KEKULE_SEARCH_NODES or (score + left // 2 <= best_score and left):
+            return
+        atom = next((a for a in needs if a not in matched), None)
+        if atom is None:
+            if score > best_score:
+                best_score, best = score, set(chosen)
+            return
+        matched.add(atom)
+        for w, bond_index, other in options[atom]:
+            if other in matched:
+                continue
+            matched.add(other)
+            chosen.append(bond_index)
+            search(score + w, left - 2)
+            chosen.pop()
+            matched.discard(other)
+        matched.discard(atom)
+
+    search(0, len(needs))
+    single = Chem.BondType.SINGLE
+    return {b.GetIdx(): double if b.GetIdx() in best else single for b in aromatic}
+
+
+def _ends(mol: Chem.Mol, bond_index: int) -> tuple[int, int]:
+    bond = mol.GetBondWithIdx(bond_index)
+    return bond.GetBeginAtomIdx(), bond.GetEndAtomIdx()
 
 
 def _fragment_smiles(mol: Chem.Mol, atoms: Sequence[int]) -> str:
@@ -305,9 +377,50 @@ def _atom_errors(ref: Chem.Mol, pred: Chem.Mol, state: _State, touched: set[int]
                 touched.add(r)
 
 
+def _wanted(mine: Chem.Mol, other: Chem.Mol, pairs: dict[int, int]) -> dict[int, int]:
+    """Per aromatic bond of ``mine`` whose partner in ``other`` is not aromatic: +1 if the
+    partner is double, -1 if single (``pairs`` maps ``mine``'s atoms to ``other``'s)."""
+    wanted: dict[int, int] = {}
+    for bond in mine.GetBonds():
+        a, b = bond.GetBeginAtomIdx(), bond.GetEndAtomIdx()
+        if not bond.GetIsAromatic() or a not in pairs or b not in pairs:
+            continue
+        partner = other.GetBondBetweenAtoms(pairs[a], pairs[b])
+        if partner is None or partner.GetIsAromatic():
+            continue
+        kind = partner.GetBondType()
+        wanted[bond.GetIdx()] = (kind == Chem.BondType.DOUBLE) - (kind == Chem.BondType.SINGLE)
+    return wanted
+
+
+def _kekule_sides(
+    ref: Chem.Mol, pred: Chem.Mol, state: _State
+) -> tuple[dict[int, Chem.BondType], dict[int, Chem.BondType]]:
+    """Each side's Kekulé orders, each chosen to agree with the other side's explicit orders
+    as far as a Kekulé form allows; a side that has none falls back to its aromatic flags
+    (recorded in ``state.notes``)."""
+    inverse = {p: r for r, p in state.mapping.items()}
+    sides = []
+    for name, mine, other, pairs in (
+        ("reference", ref, pred, state.mapping),
+        ("candidate", pred, ref, inverse),
+    ):
+        orders = _kekule_orders(mine, _wanted(mine, other, pairs))
+        if isinstance(orders, str):
+            state.notes.append(
+                f"bond orders on aromatic flags for the {name}: kekulization failed ({orders})"
+            )
+            orders = {}
+        sides.append(orders)
+    return sides[0], sides[1]
+
+
 def _bond_errors(ref: Chem.Mol, pred: Chem.Mol, state: _State, touched: set[int]) -> None:
+    """Missing, extra and changed bonds; orders compare aromatic to aromatic as equal and
+    otherwise on the Kekulé form of the aromatic side (:func:`_kekule_sides`)."""
     mapping = state.mapping
     inverse = {p: r for r, p in mapping.items()}
+    ref_kekule, pred_kekule = _kekule_sides(ref, pred, state)
     for bond in ref.GetBonds():
         r1, r2 = bond.GetBeginAtomIdx(), bond.GetEndAtomIdx()
         if r1 not in mapping or r2 not in mapping:
@@ -320,8 +433,13 @@ def _bond_errors(ref: Chem.Mol, pred: Chem.Mol, state: _State, touched: set[int]
                 DiffError(MISSING_BOND, str(bond.GetBondType()), (r1, r2), pair, (bond.GetIdx(),))
             )
             touched.update((r1, r2))
-        elif other.GetBondType() != bond.GetBondType():
-            detail = f"{bond.GetBondType()} -> {other.GetBondType()}"
+            continue
+        before, after = bond.GetBondType(), other.GetBondType()
+        if bond.GetIsAromatic() != other.GetIsAromatic():
+            before = ref_kekule.get(bond.GetIdx(), before)
+            after = pred_kekule.get(other.GetIdx(), after)
+        if before != after:
+            detail = f"{before} -> {after}"
             state.errors.append(
                 DiffError(BOND_ORDER, detail, (r1, r2), pair, (bond.GetIdx(),), (other.GetIdx(),))
             )
@@ -583,4 +701,5 @@ def diff_graphs(ref: Chem.Mol, pred: Chem.Mol, settings: DiffSettings | None = N
         tuple(sorted(state.mapping.items())),
         mcs_timed_out=state.mcs_timed_out,
         embeddings_truncated=state.truncated,
+        detail="; ".join(state.notes),
     )

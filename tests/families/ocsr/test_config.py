@@ -42,7 +42,7 @@ def test_a_recorded_run_config_holding_placement_is_refused() -> None:
         ({"ray_address": "auto"}, "--ray-address needs --executor ray"),
         ({"executor": "ray", "ray_timeout": 0}, "--ray-timeout must be > 0"),
         ({"jobs": 0}, "--jobs must be between 1 and"),
-        ({"repeats": 0}, "repeats must be at least 1"),
+        ({"repeats": 0}, "repeats must be 1 to 100"),
     ],
 )
 def test_bad_settings_are_refused(kwargs: dict[str, object], message: str) -> None:

@@ -64,6 +64,7 @@ def _recognizer(small_cohort: Manifest, folder: Path) -> list[str]:
 
 def _run(manifest: Manifest, command: list[str], out: Path, *extra: str) -> dict[str, Any]:
     args = ["ocsr", "run", "--manifest", str(manifest.root / "manifest.json"), "--model", "command"]
+    args.append("--unbounded")  # the whole plan runs: no bounded-policy request cap
     for arg in command:
         args += ["--command-arg", arg]
     result = CliRunner().invoke(

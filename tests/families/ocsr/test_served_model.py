@@ -30,9 +30,16 @@ ANSWER = '{"smiles": "CCO", "clarification": null}'
 
 
 def _run(
-    manifest: Manifest, url: str, tmp_path: Path, *, jobs: int = 1, effort: str | None = None
+    manifest: Manifest,
+    url: str,
+    tmp_path: Path,
+    *,
+    jobs: int = 1,
+    effort: str | None = None,
+    accept: tuple[str, ...] = (),
 ) -> list[dict[str, Any]]:
-    recognizer = HttpRecognizer(HttpSpec(url, "vision-1", reasoning_effort=effort))
+    spec = HttpSpec(url, "vision-1", reasoning_effort=effort, accept_models=accept)
+    recognizer = HttpRecognizer(spec)
     return run_attempts(manifest, recognizer, RunConfig(jobs=jobs), tmp_path / "run")
 
 
@@ -64,6 +71,8 @@ def test_cli_run_answered_by_another_model_completes_nothing(
         "reasoning_efforts": {},
         "service_tiers": {},
         "stop_reason": reason,
+        "requested_effort": None,
+        "effort_unverified": 0,
     }
     rows = [
         json.loads(line) for line in (tmp_path / "out" / "scored.jsonl").read_text().splitlines()
@@ -127,12 +136,16 @@ def test_the_requested_model_and_effort_are_recorded_per_attempt(
         )
 
     with ChatServer(respond) as server:
-        rows = _run(small_cohort, server.url, tmp_path, effort="high")
+        rows = _run(
+            small_cohort, server.url, tmp_path, effort="high", accept=("vision-1-2026-01-31",)
+        )
     assert set(_statuses(rows)) == {"completed"}
     assert rows[0]["recognition"]["served"] == {
         "model": "vision-1-2026-01-31",
         "reasoning_effort": "high",
         "service_tier": "default",
+        "requested_effort": "high",
+        "effort_verified": True,
     }
     report = aggregate(small_cohort, score_attempts(small_cohort, rows), POLICIES, {})
     assert report["served"] == {
@@ -140,7 +153,22 @@ def test_the_requested_model_and_effort_are_recorded_per_attempt(
         "reasoning_efforts": {"high": len(rows)},
         "service_tiers": {"default": len(rows)},
         "stop_reason": None,
+        "requested_effort": "high",
+        "effort_unverified": 0,
     }
+
+
+def test_a_dated_snapshot_is_another_model_unless_accepted(
+    small_cohort: Manifest, tmp_path: Path
+) -> None:
+    with ChatServer(lambda body: chat_answer("vision-1-2026-01-31", ANSWER)) as server:
+        rows = _run(small_cohort, server.url, tmp_path)
+    assert len(server.requests) == 1
+    assert _statuses(rows) == ["failure"] + ["not_run"] * (len(rows) - 1)
+    assert (
+        "served model 'vision-1-2026-01-31' is not the requested 'vision-1'"
+        in (rows[0]["recognition"]["stop_reason"])
+    )
 
 
 @pytest.mark.parametrize(
@@ -165,18 +193,36 @@ def test_another_effort_or_no_model_named_stops_the_run(
     assert _statuses(rows)[1:] == ["not_run"] * (len(rows) - 1)
 
 
-def test_an_effort_the_server_does_not_echo_is_recorded_as_unknown(
+def test_an_effort_the_server_does_not_echo_is_unverified_in_report_and_headline(
     small_cohort: Manifest, tmp_path: Path
 ) -> None:
     with ChatServer(lambda body: chat_answer("vision-1", ANSWER)) as server:
-        rows = _run(small_cohort, server.url, tmp_path, effort="high")
-    assert set(_statuses(rows)) == {"completed"}
-    assert rows[0]["recognition"]["served"]["reasoning_effort"] is None
+        result = CliRunner().invoke(
+            app,
+            [
+                "ocsr", "run", "--manifest", str(small_cohort.root / "manifest.json"),
+                "--model", "http", "--url", server.url, "--endpoint-model", "vision-1",
+                "--reasoning-effort", "high", "-o", str(tmp_path / "out"), "--run",
+                "--max-requests", "3", "--no-html",
+            ],
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in (tmp_path / "out" / "scored.jsonl").open()]
+    ran = [row for row in rows if row["status"] != "not_run"]
+    assert len(ran) == 3 and {row["status"] for row in ran} == {"completed"}
+    assert ran[0]["recognition"]["served"]["reasoning_effort"] is None
+    assert ran[0]["recognition"]["served"]["effort_verified"] is False
+    served = json.loads((tmp_path / "out" / "report.json").read_text())["metrics"]["served"]
+    assert (served["requested_effort"], served["effort_unverified"]) == ("high", 3)
+    # The table's title (the headline) says it, not only a note below it.
+    assert "attempted; reasoning effort 'high' unverified" in " ".join(result.output.split())
 
 
-def test_only_a_dated_snapshot_of_the_requested_model_counts_as_it() -> None:
+def test_only_the_requested_model_or_one_accepted_by_name_counts() -> None:
     assert served_as_requested("gpt-x", "gpt-x")
-    assert served_as_requested("gpt-x-2026-01-31", "gpt-x")
+    assert not served_as_requested("gpt-x-2026-01-31", "gpt-x")
+    assert served_as_requested("gpt-x-2026-01-31", "gpt-x", ("gpt-x-2026-01-31",))
+    assert not served_as_requested("gpt-x-2026-02-01", "gpt-x", ("gpt-x-2026-01-31",))
     assert not served_as_requested("gpt-x-mini", "gpt-x")
     assert not served_as_requested("gpt-x-mini-2026-01-31", "gpt-x")
     assert not served_as_requested("gpt-x", "gpt-x-2026-01-31")

@@ -199,7 +199,8 @@ def run(
     """Run the back-end ``model`` (``osra``, ``command``, ``http``, ``python`` or a plugin of
     ``chemgauge.ocsr_systems``; ``recognizer`` holds what it needs) over the ``manifest`` into
     the run folder ``out``; return the report. ``config`` holds repeats, budgets, image limits
-    and where attempts run (default: one local thread)."""
+    and where attempts run (default: one local thread, and the protocol's bounded budgets,
+    :meth:`RunConfig.bounded`, for a back-end that asks a model or program)."""
     from chemgauge.families.ocsr.config import RunConfig
     from chemgauge.families.ocsr.engine.registry import build_recognizer
 
@@ -214,7 +215,7 @@ def run(
             manifest_path,
             built,
             folder,
-            config or RunConfig(),
+            config or (RunConfig.bounded() if built.bounded_by_default else RunConfig()),
             restart=restart,
             html=html,
         )

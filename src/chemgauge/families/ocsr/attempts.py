@@ -9,7 +9,6 @@ for re-scoring, holding only where each row is.
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from chemgauge.eval.journal import index_journal, iter_journal_by_keys
 from chemgauge.eval.lines import read_lines, read_span
 from chemgauge.families.ocsr.engine.base import Recognition, Recognizer
 from chemgauge.families.ocsr.manifest import Manifest
+from chemgauge.families.ocsr.pixels import pixels_only
 
 __all__ = [
     "ATTEMPT_STATUSES",
@@ -69,6 +69,7 @@ def not_run_row(planned: PlannedAttempt, reason: str) -> dict[str, Any]:
         "status": NOT_RUN,
         "not_run_reason": reason,
         "timeout_seconds": None,
+        "image_input": None,
         "recognition": None,
     }
 
@@ -85,9 +86,13 @@ def image_refusal(manifest: Manifest, planned: PlannedAttempt, limits: ImageLimi
 
 
 def attempt_row(
-    planned: PlannedAttempt, timeout: float, recognition: Recognition
+    planned: PlannedAttempt,
+    timeout: float,
+    recognition: Recognition,
+    image_input: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The row of an attempt that reached the recognizer."""
+    """The row of an attempt that reached the recognizer (``image_input``: what it was
+    sent, :meth:`~chemgauge.families.ocsr.pixels.PixelCopy.record`)."""
     return {
         "attempt_id": planned.attempt_id,
         "case_id": planned.case_id,
@@ -96,6 +101,7 @@ def attempt_row(
         "status": recognition.output.status,
         "not_run_reason": None,
         "timeout_seconds": timeout,
+        "image_input": image_input,
         "recognition": recognition.to_dict(),
     }
 
@@ -107,16 +113,20 @@ def recognize_attempt(
     suffix: str,
     timeout: float,
 ) -> dict[str, Any]:
-    """Run one attempt on a copy of the image under a neutral name (a case id never leaks
-    the answer); ``image`` is the file, or its bytes when they were shipped to a worker."""
+    """Run one attempt on a pixels-only copy of the image under a neutral name (a case id
+    never leaks the answer, nor does metadata: :func:`~chemgauge.families.ocsr.pixels.
+    pixels_only`); ``image`` is the file, or its bytes when they were shipped to a worker.
+    An image whose chunk structure cannot be read is recorded ``not_run``, never sent."""
+    data = image if isinstance(image, bytes) else Path(image).read_bytes()
+    try:
+        copy = pixels_only(data, suffix)
+    except ImageRefusedError as exc:
+        return not_run_row(planned, f"image refused: {exc.reason}")
     with tempfile.TemporaryDirectory(prefix="chemgauge-ocsr-") as scratch:
-        neutral = Path(scratch) / f"input{suffix or '.png'}"
-        if isinstance(image, bytes):
-            neutral.write_bytes(image)
-        else:
-            shutil.copyfile(image, neutral)
+        neutral = Path(scratch) / f"input{copy.suffix}"
+        neutral.write_bytes(copy.data)
         recognition = recognizer.recognize(neutral, timeout)
-    return attempt_row(planned, timeout, recognition)
+    return attempt_row(planned, timeout, recognition, copy.record())
 
 
 @dataclass

@@ -19,6 +19,7 @@ from chemgauge.cli.summary import print_summary, rate_cell, summary_table
 from chemgauge.eval.images import DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_IMAGE_PIXELS, ImageLimits
 from chemgauge.eval.outputs import Output
 from chemgauge.families.ocsr import RUN_FILES, Bars, rescore, run_recognizer
+from chemgauge.families.ocsr.config import MAX_REPEATS, MAX_REQUESTS
 
 MAX_IMAGE_PIXELS = typer.Option(
     DEFAULT_MAX_IMAGE_PIXELS,
@@ -135,6 +136,16 @@ def _import_lines(manifest: Path, summary: Any) -> list[str]:
             f"  {len(summary.refused_images)} images refused by the image limits (recorded; "
             f"the run records them not_run){_examples(summary.refused_images)}"
         )
+    if summary.metadata_stripped:
+        lines.append(
+            f"  {len(summary.metadata_stripped)} images carry metadata (recorded; stripped from "
+            f"every copy a recognizer receives){_examples(summary.metadata_stripped)}"
+        )
+    if summary.metadata_molecule:
+        lines.append(
+            f"  {len(summary.metadata_molecule)} images' metadata holds a molecule, a leak "
+            f"(flagged on the manifest and every row){_examples(summary.metadata_molecule)}"
+        )
     if summary.references_without_image:
         lines.append(
             f"  {len(summary.references_without_image)} reference file(s) without an image"
@@ -165,14 +176,26 @@ def _rate(label: str, block: Mapping[str, Any]) -> str:
 def _print_summary(report: dict[str, Any]) -> None:
     metrics = report["metrics"]
     finite = metrics["finite_reference"]
-    statuses = ", ".join(f"{k} {v}" for k, v in finite["statuses"].items() if v)
+    from chemgauge.families.ocsr.tallies import not_run_phrase
+
+    statuses = ", ".join(
+        not_run_phrase(v, finite.get("not_run_reasons")) if k == "not_run" else f"{k} {v}"
+        for k, v in finite["statuses"].items()
+        if v
+    )
     commonest = metrics["localized_errors"]["commonest"]
     errors = ", ".join(f"{c['category']} ({c['attempts']})" for c in commonest[:5])
     row_hash = report["reproducibility_sha256"]
+    served = metrics.get("served") or {}
+    unverified = (
+        f"; reasoning effort {served.get('requested_effort')!r} unverified"
+        if served.get("effort_unverified")
+        else ""
+    )
     print_summary(
         summary_table(
             f"ocsr: {finite['planned']} planned attempts with a finite reference, "
-            f"{finite['attempted']} attempted",
+            f"{finite['attempted']} attempted{unverified}",
             (
                 "policy",
                 "exact / planned [95% CI]",
@@ -223,13 +246,32 @@ def run(
     ),
     out: Path = typer.Option(Path("runs/ocsr"), "--out", "-o", help="Run folder."),
     execute: bool = typer.Option(False, "--run", help="Execute (default: print the plan)."),
-    repeats: int = typer.Option(1, min=1, help="Attempts per image."),
-    max_requests: int | None = typer.Option(
-        None, min=0, help="At most this many attempts start (raise it later to extend the run)."
+    repeats: int = typer.Option(
+        1, min=1, max=MAX_REPEATS, help=f"Attempts per image (at most {MAX_REPEATS})."
     ),
-    per_workflow_seconds: float = typer.Option(60.0, help="Time limit per attempt."),
+    max_requests: int | None = typer.Option(
+        None,
+        min=0,
+        max=MAX_REQUESTS,
+        help="At most this many attempts start (raise it later to extend the run). Default: "
+        "15 for http, command and plugin back-ends (the protocol's 16 workflows, one reserved "
+        "for a control run), no limit for osra and python.",
+    ),
+    per_workflow_seconds: float | None = typer.Option(
+        None,
+        help="Time limit per attempt, on elapsed time. Default: 300 s for http, command and "
+        "plugin back-ends, 60 s for osra and python.",
+    ),
     budget_seconds: float | None = typer.Option(
-        None, help="Overall time budget (raise it later to extend the run)."
+        None,
+        help="Overall time budget (raise it later to extend the run). Default: 1,500 s for "
+        "http, command and plugin back-ends (1,800 s less the reserved workflow's 300 s), "
+        "no limit for osra and python.",
+    ),
+    unbounded: bool = typer.Option(
+        False,
+        "--unbounded",
+        help="No default request or overall time limit for any back-end (flags still apply).",
     ),
     jobs: int = typer.Option(1, "--jobs", "-j", help="Attempts in flight at once."),
     executor: str = typer.Option(
@@ -253,7 +295,15 @@ def run(
         None, help="http back-end: the model to request from the endpoint."
     ),
     reasoning_effort: str | None = typer.Option(
-        None, help="http back-end: reasoning effort to request (checked when echoed)."
+        None,
+        help="http back-end: reasoning effort to request (checked when echoed; recorded "
+        "unverified when the server does not echo it).",
+    ),
+    accept_model: list[str] = typer.Option(
+        [],
+        "--accept-model",
+        help="http back-end: a served model name accepted besides --endpoint-model (exact; a "
+        "dated snapshot is another model unless named here). Repeatable.",
     ),
     api_key_env: str = typer.Option("OPENAI_API_KEY", help="http back-end: key variable."),
     target: str | None = typer.Option(None, "--callable", help="python back-end callable."),
@@ -282,14 +332,21 @@ def run(
         endpoint_model=endpoint_model,
         api_key_env=api_key_env,
         reasoning_effort=reasoning_effort,
+        accept_models=tuple(accept_model),
         callable=target,
     )
     recognizer = build_recognizer(model, options)
+    bounded = recognizer.bounded_by_default and not unbounded
+    base = RunConfig.bounded() if bounded else RunConfig()
+    if unbounded:
+        base = RunConfig(per_workflow_seconds=base.per_workflow_seconds)
     config = RunConfig(
         repeats=repeats,
-        max_requests=max_requests,
-        per_workflow_seconds=per_workflow_seconds,
-        budget_seconds=budget_seconds,
+        max_requests=base.max_requests if max_requests is None else max_requests,
+        per_workflow_seconds=(
+            base.per_workflow_seconds if per_workflow_seconds is None else per_workflow_seconds
+        ),
+        budget_seconds=base.budget_seconds if budget_seconds is None else budget_seconds,
         image_limits=ImageLimits(max_pixels=max_image_pixels, max_bytes=int(max_image_mb * 2**20)),
         jobs=jobs,
         executor=executor,  # type: ignore[arg-type]  # RunConfig checks the name

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from chemgauge.chem import mol_to_canonical, parse_smiles
 from chemgauge.chem.molfile import (
     add_abbreviation,
@@ -22,8 +24,8 @@ from chemgauge.chem.molfile import (
     reference_checks,
 )
 from chemgauge.chem.render import embedded_molecule, png_size, render_png, transform_png
-from chemgauge.errors import ChemgaugeError
-from chemgauge.eval.atomic import atomic_write_bytes, atomic_write_text
+from chemgauge.errors import ChemgaugeError, InputFileError
+from chemgauge.eval.atomic import atomic_write_bytes
 from chemgauge.eval.provenance import sha256_bytes
 from chemgauge.families.ocsr.manifest import (
     Case,
@@ -175,6 +177,7 @@ def build_cohort(
     """Render the cohort into ``out_dir`` (images/, references/, manifest.json)."""
     out = Path(out_dir)
     cases: list[Case] = []
+    files: dict[Path, bytes] = {}  # written only once the manifest is known to be safe
     for entry in entries:
         mol = parse_smiles(entry.smiles)
         labels: list[str] = []
@@ -197,12 +200,13 @@ def build_cohort(
             checks=checks,
             abbreviations=labels,
         )
-        atomic_write_text(out / reference.molfile, molfile)
+        files[out / reference.molfile] = molfile.encode()
         png = render_png(mol, width, height)
         if embedded_molecule(png) is not None:
             raise ChemgaugeError(f"image for {entry.id!r} embeds its molecule")
         cases.append(
             _case(
+                files,
                 out,
                 entry.id,
                 png,
@@ -221,6 +225,7 @@ def build_cohort(
             keep = reference if variant.no_reference_reason is None else None
             cases.append(
                 _case(
+                    files,
                     out,
                     f"{entry.id}_{variant.suffix}",
                     data,
@@ -241,11 +246,32 @@ def build_cohort(
         cases=cases,
         root=out.resolve(),
     )
+    _refuse_edited_manifest(out / "manifest.json", manifest)
+    for path, data in files.items():
+        atomic_write_bytes(path, data)
     write_manifest(manifest, out / "manifest.json")
     return manifest
 
 
+def _refuse_edited_manifest(path: Path, manifest: Manifest) -> None:
+    """Refuse to replace a manifest that differs from the one this render writes (someone
+    edited it, or it belongs to another cohort); an identical one is rewritten as it is."""
+    if not path.exists():
+        return
+    try:
+        existing = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        existing = None
+    if existing != manifest.dump():
+        raise InputFileError(
+            "a manifest that differs from the one this render writes is already here; "
+            "nothing was written (move it away or render into another --out)",
+            path=path,
+        )
+
+
 def _case(
+    files: dict[Path, bytes],
     out: Path,
     case_id: str,
     data: bytes,
@@ -256,7 +282,7 @@ def _case(
     tags: Sequence[str],
 ) -> Case:
     relative = f"images/{case_id}.png"
-    atomic_write_bytes(out / relative, data)
+    files[out / relative] = data
     width, height = png_size(data)
     return Case(
         id=case_id,

@@ -17,7 +17,30 @@ from chemgauge.errors import ConfigError
 from chemgauge.eval.executors import DEFAULT_RAY_TIMEOUT_S, check_jobs
 from chemgauge.eval.images import ImageLimits
 
-__all__ = ["BUDGET_FIELDS", "PLACEMENT_FIELDS", "RecognizerOptions", "RunConfig"]
+__all__ = [
+    "BOUNDED_OVERALL_SECONDS",
+    "BOUNDED_WORKFLOWS",
+    "BOUNDED_WORKFLOW_SECONDS",
+    "BUDGET_FIELDS",
+    "MAX_REPEATS",
+    "MAX_REQUESTS",
+    "PLACEMENT_FIELDS",
+    "RESERVED_WORKFLOWS",
+    "RecognizerOptions",
+    "RunConfig",
+]
+
+#: The protocol's bounded run: at most 16 image workflows, 300 s each, 1,800 s overall, one
+#: workflow (and its 300 s) reserved for a separate control run. The defaults of a run whose
+#: back-end asks a model or program (http, command, plugins) unless a flag overrides them.
+BOUNDED_WORKFLOWS = 16
+BOUNDED_WORKFLOW_SECONDS = 300.0
+BOUNDED_OVERALL_SECONDS = 1800.0
+RESERVED_WORKFLOWS = 1
+#: Caps that keep a typo from planning a run nobody meant (a million repeats write about
+#: 93 MB of attempts a minute).
+MAX_REPEATS = 100
+MAX_REQUESTS = 1_000_000
 
 #: Run policy fields that only decide how far a run gets, never what an attempt returns.
 BUDGET_FIELDS = ("max_requests", "budget_seconds")
@@ -49,10 +72,12 @@ class RunConfig:
     ray_timeout: float = DEFAULT_RAY_TIMEOUT_S
 
     def __post_init__(self) -> None:
-        if self.repeats < 1:
-            raise ConfigError(f"repeats must be at least 1, got {self.repeats}")
-        if self.max_requests is not None and self.max_requests < 0:
-            raise ConfigError(f"max_requests must be >= 0, got {self.max_requests}")
+        if not 1 <= self.repeats <= MAX_REPEATS:
+            raise ConfigError(f"repeats must be 1 to {MAX_REPEATS}, got {self.repeats}")
+        if self.max_requests is not None and not 0 <= self.max_requests <= MAX_REQUESTS:
+            raise ConfigError(
+                f"max_requests must be 0 to {MAX_REQUESTS:,}, got {self.max_requests}"
+            )
         if self.per_workflow_seconds <= 0:
             raise ConfigError(f"per-workflow seconds must be > 0, got {self.per_workflow_seconds}")
         if self.budget_seconds is not None and self.budget_seconds <= 0:
@@ -67,6 +92,25 @@ class RunConfig:
             raise ConfigError("--ray-address needs --executor ray")
         if not self.ray_timeout > 0:
             raise ConfigError(f"--ray-timeout must be > 0 seconds, got {self.ray_timeout}")
+
+    @classmethod
+    def bounded(cls, **overrides: Any) -> RunConfig:
+        """The protocol's bounded policy: 15 attempts (16 workflows, one reserved for a
+        control run), 300 s each, 1,500 s overall (1,800 s less the reserved workflow's)."""
+        values: dict[str, Any] = {
+            "max_requests": BOUNDED_WORKFLOWS - RESERVED_WORKFLOWS,
+            "per_workflow_seconds": BOUNDED_WORKFLOW_SECONDS,
+            "budget_seconds": BOUNDED_OVERALL_SECONDS
+            - RESERVED_WORKFLOWS * BOUNDED_WORKFLOW_SECONDS,
+        }
+        values.update(overrides)
+        return cls(**values)
+
+    def is_bounded_policy(self) -> bool:
+        """Whether the budgets are exactly :meth:`bounded`'s."""
+        reference = RunConfig.bounded()
+        return all(getattr(self, name) == getattr(reference, name) for name in
+                   ("max_requests", "per_workflow_seconds", "budget_seconds"))  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         """The run policy as the report records it (``run_config``): placement excluded, it
@@ -111,6 +155,7 @@ class RecognizerOptions:
         endpoint_model: ``http``: the model to request from the endpoint.
         api_key_env: ``http``: the environment variable holding the key.
         reasoning_effort: ``http``: the reasoning effort to request (checked when echoed).
+        accept_models: ``http``: served model names accepted besides ``endpoint_model``.
         callable: ``python``: a registered recognizer name or ``module:function``.
     """
 
@@ -120,4 +165,5 @@ class RecognizerOptions:
     endpoint_model: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     reasoning_effort: str | None = None
+    accept_models: tuple[str, ...] = ()
     callable: str | None = None

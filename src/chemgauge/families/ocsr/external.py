@@ -35,12 +35,14 @@ from chemgauge.eval.images import ImageLimits, read_image_header
 from chemgauge.eval.provenance import sha256_file
 from chemgauge.families.ocsr.manifest import (
     Case,
+    ImageMetadata,
     Manifest,
     Reference,
     Transformation,
     read_reference_text,
 )
 from chemgauge.families.ocsr.manifest import write_manifest as _write
+from chemgauge.families.ocsr.pixels import pixels_only
 
 __all__ = ["ImportSummary", "ImportedSet", "build_import", "import_image_set"]
 
@@ -69,6 +71,8 @@ class ImportSummary:
     failed_expectations: dict[str, str] = field(default_factory=dict)
     refused_images: dict[str, str] = field(default_factory=dict)
     references_without_image: list[str] = field(default_factory=list)
+    metadata_stripped: dict[str, str] = field(default_factory=dict)
+    metadata_molecule: dict[str, str] = field(default_factory=dict)
     expectations_checked: int = 0
     expectations_unchecked: list[str] = field(default_factory=list)
 
@@ -104,6 +108,23 @@ def _image_facts(image: Path, limits: ImageLimits | None) -> tuple[int | None, i
             return None, None, exc.reason
         return declared.width, declared.height, exc.reason
     return header.width, header.height, ""
+
+
+def _metadata(image: Path, summary: ImportSummary) -> ImageMetadata | None:
+    """The metadata an image carries (recorded; stripped from every copy a recognizer gets)
+    and the molecule it decodes to (a leak, counted apart); ``None`` when it carries none."""
+    try:
+        copy = pixels_only(image.read_bytes(), image.suffix)
+    except ImageRefusedError as exc:
+        summary.refused_images[image.stem] = exc.reason
+        return None
+    if not copy.stripped:
+        return None
+    kinds = sorted(set(copy.stripped))
+    summary.metadata_stripped[image.stem] = ", ".join(kinds)
+    if copy.molecule is not None:
+        summary.metadata_molecule[image.stem] = copy.molecule
+    return ImageMetadata(stripped=kinds, molecule=copy.molecule)
 
 
 def read_expectations(path: str | Path) -> dict[str, dict[str, Any]]:
@@ -235,6 +256,7 @@ def build_import(
         if reference is None and stem in expected and stem not in summary.failed_expectations:
             summary.expectations_unchecked.append(stem)
         summary.with_reference += reference is not None
+        metadata = None if refused else _metadata(image, summary)
         cases.append(
             Case(
                 id=image.stem,
@@ -247,6 +269,7 @@ def build_import(
                 licence=licence,
                 reference=reference,
                 no_reference_reason=None if reference is not None else reason,
+                image_metadata=metadata,
             )
         )
     manifest = Manifest(name=name, cases=cases, root=root)

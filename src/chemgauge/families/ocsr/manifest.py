@@ -31,6 +31,7 @@ from chemgauge.eval.provenance import sha256_file
 __all__ = [
     "MANIFEST_VERSION",
     "Case",
+    "ImageMetadata",
     "Manifest",
     "Reference",
     "Transformation",
@@ -62,6 +63,16 @@ class Reference(BaseModel):
     abbreviations: list[str] = Field(default_factory=list)
 
 
+class ImageMetadata(BaseModel):
+    """Metadata ``ocsr import`` found in an image: the chunk or segment types (stripped from
+    every copy a recognizer receives) and the molecule they decode to, if any (a leak)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    stripped: list[str]
+    molecule: str | None = None
+
+
 class Case(BaseModel):
     """One image of the benchmark."""
 
@@ -81,6 +92,8 @@ class Case(BaseModel):
     reference: Reference | None = None
     no_reference_reason: str | None = None
     tags: list[str] = Field(default_factory=list)
+    #: Set by ``ocsr import`` when the image carries metadata (never sent to a recognizer).
+    image_metadata: ImageMetadata | None = None
 
     @model_validator(mode="after")
     def _reference_or_reason(self) -> Case:
@@ -112,6 +125,15 @@ class Manifest(BaseModel):
             if case.parent is not None and case.parent not in ids:
                 raise ValueError(f"case {case.id!r}: parent {case.parent!r} is not in the manifest")
         return self
+
+    def dump(self) -> dict[str, Any]:
+        """The manifest as written (root excluded; an absent ``image_metadata`` is left out,
+        so a manifest without metadata keeps the bytes and hash it always had)."""
+        data = self.model_dump(mode="json", exclude={"root"})
+        for case in data["cases"]:
+            if case.get("image_metadata") is None:
+                case.pop("image_metadata", None)
+        return data
 
     @cached_property
     def by_id(self) -> dict[str, Case]:
@@ -228,4 +250,4 @@ def verify_manifest(manifest: Manifest, path: Path) -> None:
 
 def write_manifest(manifest: Manifest, path: str | Path) -> Path:
     """Write a manifest atomically (sorted keys, stable bytes)."""
-    return atomic_write_json(path, manifest.model_dump(mode="json", exclude={"root"}))
+    return atomic_write_json(path, manifest.dump())

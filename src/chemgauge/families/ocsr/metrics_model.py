@@ -43,6 +43,9 @@ class AllAttempts(MetricsModel):
 
     planned: int = Field(ge=0)
     statuses: Statuses
+    not_run_reasons: dict[str, int] = Field(
+        default_factory=dict, description="Why attempts were not run, commonest first."
+    )
 
 
 class PolicyExactness(MetricsModel):
@@ -64,6 +67,9 @@ class FiniteReference(MetricsModel):
     completed: int = Field(ge=0)
     provisional: int = Field(ge=0)
     not_run: int = Field(ge=0)
+    not_run_reasons: dict[str, int] = Field(
+        default_factory=dict, description="Why attempts were not run, commonest first."
+    )
     statuses: Statuses
     policies: dict[str, PolicyExactness] = Field(description="Per identity policy.")
 
@@ -171,6 +177,34 @@ class Served(MetricsModel):
     reasoning_efforts: dict[str, int]
     service_tiers: dict[str, int]
     stop_reason: str | None
+    requested_effort: str | None = None
+    effort_unverified: int = 0
+
+
+class ImageInputs(MetricsModel):
+    """What the recognizer received: pixels only; metadata stripped and leaks flagged."""
+
+    attempts_sent: int
+    attempts_with_metadata_stripped: int
+    attempts_with_metadata_molecule: int
+    cases_with_metadata_molecule: list[str]
+
+
+class ReviewEntry(MetricsModel):
+    """One attempt's own visual review by the back-end."""
+
+    attempt_id: str
+    case_id: str
+    status: str
+    review: str
+
+
+class ModelReview(MetricsModel):
+    """A model's own visual review of its answers: reported apart, never ground truth."""
+
+    note: str
+    attempts_with_review: int
+    reviews: list[ReviewEntry]
 
 
 class OcsrMetrics(MetricsModel):
@@ -189,6 +223,8 @@ class OcsrMetrics(MetricsModel):
     consistency: list[ConsistencyEntry]
     served: Served
     token_usage: str
+    image_inputs: ImageInputs | None = None
+    model_review: ModelReview | None = None
 
 
 def write_schema() -> None:

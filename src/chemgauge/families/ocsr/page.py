@@ -24,7 +24,7 @@ from chemgauge.eval.images import read_image_header
 from chemgauge.families.ocsr.adapter import policy_rates
 from chemgauge.families.ocsr.evaluate import candidate_mol
 from chemgauge.families.ocsr.manifest import Case, Manifest
-from chemgauge.families.ocsr.tallies import summary_facts
+from chemgauge.families.ocsr.tallies import not_run_phrase, summary_facts
 from chemgauge.report.adapter import Table
 from chemgauge.report.drawings import mol_svg
 from chemgauge.report.formatting import fmt_count, fmt_rate
@@ -185,10 +185,29 @@ def _summary(report: Mapping[str, Any]) -> str:
         '<section id="headline"><h2>Headline</h2>'
         f"<p>{finite['planned']} planned attempts with a finite reference: "
         f"{finite['attempted']} attempted, {finite['completed']} completed, "
-        f"{finite['provisional']} provisional, {finite['not_run']} not run.</p>"
+        f"{finite['provisional']} provisional, "
+        f"{html.escape(not_run_phrase(finite['not_run'], finite.get('not_run_reasons')))}.</p>"
         f"{rate_cards(policy_rates(finite))}{table_html(policies)}{table_html(statuses)}"
         f"{_facts(report)}<p>reproducibility_sha256 <code>"
         f"{html.escape(str(report['reproducibility_sha256']))}</code></p></section>"
+        f"{_reviews(report)}"
+    )
+
+
+def _reviews(report: Mapping[str, Any]) -> str:
+    """The back-end's own visual review, in its own section (never ground truth)."""
+    block = report.get("model_review") or {}
+    if not block.get("attempts_with_review"):
+        return ""
+    items = "".join(
+        f"<li><code>{html.escape(str(r['attempt_id']))}</code> ({html.escape(str(r['status']))})"
+        f": {html.escape(str(r['review']))}</li>"
+        for r in block["reviews"]
+    )
+    return (
+        '<section id="model-review"><h2>Model\'s own visual review</h2>'
+        f'<p class="note">{html.escape(str(block["note"]))}; '
+        f"{block['attempts_with_review']} attempt(s) carried one.</p><ul>{items}</ul></section>"
     )
 
 

@@ -19,6 +19,7 @@ from chemgauge.families.ocsr.manifest import Manifest
 
 __all__ = [
     "attempts_config_sha256",
+    "describe_budgets",
     "describe_plan",
     "iter_plan",
     "plan_attempts",
@@ -45,20 +46,42 @@ def planned_count(manifest: Manifest, config: RunConfig) -> int:
     return len(manifest.cases) * config.repeats
 
 
+def _seconds(value: float) -> str:
+    return f"{value:,.0f} s" if value == int(value) else f"{value:,g} s"
+
+
+def describe_budgets(config: RunConfig) -> str:
+    """The run's budgets in words (each limit, or that there is none)."""
+    requests = (
+        "no limit on attempts started"
+        if config.max_requests is None
+        else f"at most {config.max_requests:,} attempt(s) started"
+    )
+    overall = (
+        "no overall time limit"
+        if config.budget_seconds is None
+        else f"{_seconds(config.budget_seconds)} overall (elapsed time)"
+    )
+    text = f"{requests}; {_seconds(config.per_workflow_seconds)} per attempt; {overall}"
+    if config.is_bounded_policy():
+        text += (
+            " (the protocol's bounded policy: 16 workflows of 300 s within 1,800 s, one "
+            "workflow and its 300 s reserved for a separate control run)"
+        )
+    return text
+
+
 def describe_plan(manifest: Manifest, config: RunConfig, backend: dict[str, Any]) -> str:
     """Human-readable dry-run plan."""
     planned = planned_count(manifest, config)
     with_reference = config.repeats * sum(1 for c in manifest.cases if c.reference is not None)
     reachable = planned if config.max_requests is None else min(planned, config.max_requests)
-    max_requests = "unbounded" if config.max_requests is None else config.max_requests
-    overall = "unbounded" if config.budget_seconds is None else f"{config.budget_seconds:g}"
     lines = [
         f"manifest {manifest.name}: {len(manifest.cases)} images",
         f"backend: {backend}",
         f"planned attempts: {planned} ({config.repeats} repeat(s); {with_reference} with a "
         f"finite reference, {planned - with_reference} qualitative)",
-        f"budgets: max requests {max_requests}, {config.per_workflow_seconds:g} s per "
-        f"workflow, overall {overall} s",
+        f"budgets: {describe_budgets(config)}",
         f"at most {reachable} attempt(s) can start; the rest would be recorded not_run",
         "dry run: nothing was sent to the back-end; add --run to execute",
     ]
@@ -75,7 +98,7 @@ def attempts_config_sha256(
         policy.pop(name)
     return sha256_json(
         {
-            "manifest": manifest.model_dump(mode="json", exclude={"root"}),
+            "manifest": manifest.dump(),
             "backend": dict(backend),
             "config": policy,
         }

@@ -46,9 +46,12 @@ from chemgauge.families.ocsr.tallies import (
     AbbreviationTally,
     ErrorsTally,
     ExactnessTally,
+    ImageInputTally,
+    ModelReviewTally,
     ServedTally,
     ValidationTally,
     median,
+    reason_counts,
     status_counts,
 )
 
@@ -130,6 +133,7 @@ class ReportTally:
     def __init__(self) -> None:
         self.planned = 0
         self.statuses: Counter[str] = Counter()
+        self.reasons: Counter[str] = Counter()
         self.no_reference_statuses: Counter[str] = Counter()
         self.qualitative: list[dict[str, Any]] = []
         self.finite = ExactnessTally()
@@ -139,12 +143,16 @@ class ReportTally:
         self.elapsed = array("d")
         self.served = ServedTally()
         self.abbreviations = AbbreviationTally()
+        self.image_inputs = ImageInputTally()
+        self.model_review = ModelReviewTally()
 
     def add(self, row: Mapping[str, Any]) -> None:
         """Fold one scored row in."""
         status = str(row["status"])
         self.planned += 1
         self.statuses[status] += 1
+        if status == NOT_RUN:
+            self.reasons[str(row.get("not_run_reason"))] += 1
         case = self.cases.setdefault(str(row["case_id"]), _CaseRepeats())
         if row["has_reference"]:
             self.finite.add(row)
@@ -166,6 +174,8 @@ class ReportTally:
                 case.graphs.add(str(row["candidate"].get("smiles")))
             else:
                 case.all_present = False
+        self.image_inputs.add(row)
+        self.model_review.add(row)
         if row.get("recognition"):
             self.elapsed.append(float(row["recognition"]["elapsed_seconds"]))
             self.served.add(row["recognition"])
@@ -190,7 +200,11 @@ class ReportTally:
             "manifest": {"name": manifest.name, "images": len(manifest.cases)},
             "headline_policy": HEADLINE_POLICY,
             "policies": list(policies),
-            "all_attempts": {"planned": self.planned, "statuses": status_counts(self.statuses)},
+            "all_attempts": {
+                "planned": self.planned,
+                "statuses": status_counts(self.statuses),
+                "not_run_reasons": reason_counts(self.reasons),
+            },
             "finite_reference": self.finite.result(policies),
             "no_reference": {
                 "planned": self.planned - self.finite.planned,
@@ -214,6 +228,8 @@ class ReportTally:
                 "total_seconds": round(sum(elapsed), 3),
             },
             "served": self.served.result(),
+            "image_inputs": self.image_inputs.result(),
+            "model_review": self.model_review.result(),
             "token_usage": "reported per attempt when the back-end exposes it, never estimated",
             "provenance": dict(provenance),
             "reproducibility_sha256": reproducibility,

@@ -21,9 +21,13 @@ __all__ = [
     "AbbreviationTally",
     "ErrorsTally",
     "ExactnessTally",
+    "ImageInputTally",
+    "ModelReviewTally",
     "ServedTally",
     "ValidationTally",
     "median",
+    "not_run_phrase",
+    "reason_counts",
     "status_counts",
     "summary_facts",
 ]
@@ -43,12 +47,33 @@ def status_counts(counts: Counter[str]) -> dict[str, int]:
     return {status: counts.get(status, 0) for status in ATTEMPT_STATUSES}
 
 
+#: Distinct not_run reasons listed (the rest are summed under one entry).
+MAX_REASONS = 20
+
+
+def reason_counts(reasons: Counter[str]) -> dict[str, int]:
+    """Not-run reasons, commonest first, at most :data:`MAX_REASONS` (plus one for the rest)."""
+    ordered = sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))
+    out = dict(ordered[:MAX_REASONS])
+    rest = sum(n for _, n in ordered[MAX_REASONS:])
+    if rest:
+        out[f"{len(ordered) - MAX_REASONS} other reason(s)"] = rest
+    return out
+
+
+def not_run_phrase(count: int, reasons: Mapping[str, int] | None) -> str:
+    """``N not run`` with its reasons, e.g. ``3 not run (max_requests (15) reached: 3)``."""
+    named = "; ".join(f"{why}: {n}" for why, n in (reasons or {}).items())
+    return f"{count} not run" + (f" ({named})" if count and named else "")
+
+
 @dataclass
 class ExactnessTally:
     """Counts over one group of rows (the finite-reference attempts)."""
 
     planned: int = 0
     statuses: Counter[str] = field(default_factory=Counter)
+    reasons: Counter[str] = field(default_factory=Counter)
     completed_exact: Counter[str] = field(default_factory=Counter)
     provisional_exact: Counter[str] = field(default_factory=Counter)
     unsupported: Counter[str] = field(default_factory=Counter)
@@ -57,6 +82,8 @@ class ExactnessTally:
         status = row["status"]
         self.planned += 1
         self.statuses[str(status)] += 1
+        if status == NOT_RUN:
+            self.reasons[str(row.get("not_run_reason"))] += 1
         for policy, verdict in (row.get("identity") or {}).items():
             if verdict == MATCH and status == "completed":
                 self.completed_exact[policy] += 1
@@ -84,6 +111,7 @@ class ExactnessTally:
             "completed": self.statuses["completed"],
             "provisional": self.statuses["provisional"],
             "not_run": self.planned - attempted,
+            "not_run_reasons": reason_counts(self.reasons),
             "statuses": status_counts(self.statuses),
             "policies": per_policy,
         }
@@ -213,6 +241,8 @@ class ServedTally:
     efforts: Counter[str] = field(default_factory=Counter)
     tiers: Counter[str] = field(default_factory=Counter)
     stop_reason: str | None = None
+    requested_effort: str | None = None
+    effort_unverified: int = 0
 
     def add(self, recognition: Mapping[str, Any]) -> None:
         served = recognition.get("served") or {}
@@ -224,6 +254,10 @@ class ServedTally:
             value = served.get(name)
             if isinstance(value, str):
                 counter[value] += 1
+        if isinstance(served.get("requested_effort"), str):
+            self.requested_effort = str(served["requested_effort"])
+        if served.get("effort_verified") is False:
+            self.effort_unverified += 1
         if recognition.get("stop_reason") and self.stop_reason is None:
             self.stop_reason = str(recognition["stop_reason"])
 
@@ -233,6 +267,72 @@ class ServedTally:
             "reasoning_efforts": dict(sorted(self.efforts.items())),
             "service_tiers": dict(sorted(self.tiers.items())),
             "stop_reason": self.stop_reason,
+            "requested_effort": self.requested_effort,
+            "effort_unverified": self.effort_unverified,
+        }
+
+
+@dataclass
+class ImageInputTally:
+    """What the recognizer received: attempts whose image had metadata stripped, and the
+    images whose metadata decoded to a molecule (a leak the stripping kept from it)."""
+
+    sent: int = 0
+    stripped: int = 0
+    molecule: int = 0
+    leaked_cases: set[str] = field(default_factory=set)
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        block = row.get("image_input")
+        if not block:
+            return
+        self.sent += 1
+        self.stripped += bool(block.get("metadata_stripped"))
+        if block.get("metadata_molecule"):
+            self.molecule += 1
+            self.leaked_cases.add(str(row["case_id"]))
+
+    def result(self) -> dict[str, Any]:
+        return {
+            "attempts_sent": self.sent,
+            "attempts_with_metadata_stripped": self.stripped,
+            "attempts_with_metadata_molecule": self.molecule,
+            "cases_with_metadata_molecule": sorted(self.leaked_cases)[:100],
+        }
+
+
+#: Reviews listed in the report (the count covers them all).
+MAX_REVIEWS = 200
+
+
+@dataclass
+class ModelReviewTally:
+    """A model's own visual review of its answers, kept apart: never ground truth."""
+
+    attempts: int = 0
+    reviews: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        review = (row.get("recognition") or {}).get("model_review")
+        if not review:
+            return
+        self.attempts += 1
+        if len(self.reviews) < MAX_REVIEWS:
+            self.reviews.append(
+                {
+                    "attempt_id": row["attempt_id"],
+                    "case_id": row["case_id"],
+                    "status": row["status"],
+                    "review": str(review)[:2000],
+                }
+            )
+
+    def result(self) -> dict[str, Any]:
+        return {
+            "note": "the back-end's own review of its answers: reported apart, never ground "
+            "truth and never part of any count above",
+            "attempts_with_review": self.attempts,
+            "reviews": self.reviews,
         }
 
 
@@ -251,8 +351,26 @@ def summary_facts(metrics: Mapping[str, Any], requested: str | None = None) -> l
     if served.get("models"):
         line = "served by: " + ", ".join(f"{m} ({n})" for m, n in served["models"].items())
         facts.append(f"{line}; requested {requested!r}" if requested else line)
+    if served.get("effort_unverified"):
+        facts.append(
+            f"reasoning effort {served.get('requested_effort')!r} unverified: the server did not "
+            f"echo it for {served['effort_unverified']} attempt(s)"
+        )
     if served.get("stop_reason"):
         facts.append(f"the back-end stopped the run: {served['stop_reason']}")
+    inputs = metrics.get("image_inputs") or {}
+    if inputs.get("attempts_with_metadata_stripped"):
+        facts.append(
+            f"image metadata stripped before the recognizer saw it: "
+            f"{inputs['attempts_with_metadata_stripped']} attempt(s); metadata holding the "
+            f"molecule (a leak, flagged): {inputs['attempts_with_metadata_molecule']}"
+        )
+    reviews = (metrics.get("model_review") or {}).get("attempts_with_review")
+    if reviews:
+        facts.append(
+            f"model's own visual review on {reviews} attempt(s): in its own report section, "
+            "never ground truth"
+        )
     labels = metrics.get("abbreviations") or {}
     if labels.get("planned_groups"):
         facts.append(

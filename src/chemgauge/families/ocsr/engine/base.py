@@ -14,12 +14,13 @@ import os
 import select
 import shutil
 import subprocess
+import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from chemgauge.errors import BackendError
 from chemgauge.eval.lifeline import child_kwargs
@@ -39,11 +40,15 @@ __all__ = [
     "Recognizer",
     "RecognizerOutput",
     "guess_format",
+    "labelled_graph",
     "parse_structured_answer",
     "program_hashes",
     "run_bounded",
     "sha256_text",
+    "within_deadline",
 ]
+
+T = TypeVar("T")
 
 COMPLETED = "completed"
 
@@ -92,6 +97,13 @@ class RecognizerOutput:
     #: answered, the key was refused, the endpoint or quota is gone): the runner records every
     #: remaining attempt ``not_run`` with this reason instead of switching or retrying.
     stop_reason: str = ""
+    #: The status the back-end itself declared (``status`` in a JSON answer, or a
+    #: ``clarification`` it asked), "" when it declared none; kept on the row beside the
+    #: status chemgauge recorded, which a declared failure always decides.
+    declared_status: str = ""
+    #: The back-end's own visual review of its answer, when it returns one: stored and
+    #: reported in its own section, never used as ground truth.
+    review: str = ""
 
     def __post_init__(self) -> None:
         if self.status not in BACKEND_STATUSES:
@@ -124,6 +136,8 @@ class Recognition:
             "usage": dict(out.usage) if out.usage is not None else "unavailable",
             "served": dict(out.served) if out.served is not None else None,
             "stop_reason": out.stop_reason or None,
+            "declared_status": out.declared_status or None,
+            "model_review": out.review or None,
             "backend": self.backend,
             "backend_version": self.backend_version,
             "elapsed_seconds": self.elapsed_seconds,
@@ -139,6 +153,10 @@ class Recognizer(ABC):
     """Base of every back-end: one ``_recognize`` hook, everything else shared."""
 
     name = "recognizer"
+    #: Whether a run gets the protocol's bounded budgets by default
+    #: (:meth:`~chemgauge.families.ocsr.config.RunConfig.bounded`): true for back-ends that
+    #: ask a model or program; local, deterministic ones (osra, python) say false.
+    bounded_by_default = True
 
     def __init__(self, *, max_output_bytes: int = DEFAULT_MAX_OUTPUT) -> None:
         self.max_output_bytes = max_output_bytes
@@ -269,6 +287,28 @@ def run_bounded(args: Sequence[str], timeout: float, max_bytes: int) -> ProcessR
     )
 
 
+def within_deadline(work: Callable[[], T], timeout: float) -> tuple[bool, T | None]:
+    """Run ``work`` on a daemon thread for at most ``timeout`` seconds of elapsed time:
+    ``(True, result)``, or ``(False, None)`` when it is still running (it is abandoned, never
+    waited for); an exception it raises is raised here."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["result"] = work()
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=run, name="chemgauge-ocsr-attempt", daemon=True)
+    worker.start()
+    worker.join(max(0.0, timeout))
+    if worker.is_alive():
+        return False, None
+    if "error" in box:
+        raise box["error"]
+    return True, box["result"]
+
+
 def _json_object(text: str) -> dict[str, Any] | None:
     """The first JSON object in ``text`` (models often wrap JSON in prose or code fences)."""
     start = text.find("{")
@@ -283,10 +323,14 @@ def _json_object(text: str) -> dict[str, Any] | None:
 
 
 def parse_structured_answer(text: str) -> RecognizerOutput:
-    """Read the JSON answer protocol: ``{"smiles"|"molfile": ..., "clarification": ...}``.
+    """Read the JSON answer protocol: ``{"smiles"|"molfile": ..., "status": ...,
+    "clarification"|"message": ..., "review": ...}``.
 
-    A ``status`` field may say ``provisional`` (a draft the program did not finish); a
-    clarification with no graph is ``clarification``; anything unreadable is ``failure``.
+    The declared status wins over a graph sent with it: a graph with a declared ``failure``,
+    ``clarification`` (a non-empty ``clarification`` field declares one), ``timeout`` or
+    ``provisional`` is a ``provisional`` preview, never a completed answer; without a graph a
+    declared or asked clarification is ``clarification`` and anything else ``failure``.
+    Only a graph declared ``completed`` (or with no status at all) is ``completed``.
     """
     obj = _json_object(text)
     if obj is None:
@@ -298,19 +342,66 @@ def parse_structured_answer(text: str) -> RecognizerOutput:
         graph, fmt = molfile, "molfile"
     elif isinstance(smiles, str) and smiles.strip():
         graph = smiles.strip()
-    clarification = obj.get("clarification") or obj.get("message") or ""
-    clarification = str(clarification) if clarification else ""
-    declared = str(obj.get("status", "")).lower()
-    if declared == PROVISIONAL and graph:
-        status = PROVISIONAL
-    elif graph:
-        status = COMPLETED
-    elif clarification or declared == CLARIFICATION:
+    problem = ""
+    labels = obj.get("abbreviations")
+    if graph and fmt == "smiles" and isinstance(labels, list) and labels:
+        labelled, problem = labelled_graph(graph, labels)
+        if labelled:
+            graph, fmt = labelled, "molfile"
+    asked = obj.get("clarification")
+    asked = str(asked) if asked else ""
+    message = asked or (str(obj["message"]) if obj.get("message") else "")
+    declared = str(obj.get("status") or "").strip().lower()
+    if not declared and asked:
+        declared = CLARIFICATION
+    if graph:
+        status = COMPLETED if declared in ("", COMPLETED) else PROVISIONAL
+        if status == PROVISIONAL and not message:
+            message = f"the back-end declared {declared!r} and sent a graph: a preview"
+    elif declared == CLARIFICATION:
         status = CLARIFICATION
     else:
         status = FAILURE
-        clarification = clarification or "answer holds no structure"
-    return RecognizerOutput(status, text=graph, fmt=fmt, message=clarification, raw_output=text)
+        message = message or "answer holds no structure"
+    if problem:
+        message = "; ".join(part for part in (message, problem) if part)
+    review = obj.get("review") or obj.get("visual_review") or ""
+    if not isinstance(review, str):
+        review = json.dumps(review, sort_keys=True)
+    return RecognizerOutput(
+        status,
+        text=graph,
+        fmt=fmt,
+        message=message,
+        raw_output=text,
+        declared_status=declared,
+        review=review,
+    )
+
+
+def labelled_graph(smiles: str, labels: list[Any]) -> tuple[str, str]:
+    """A molfile of ``smiles`` with each ``{"label", "atoms"}`` (0-based SMILES atom order) as
+    a superatom group and ""; or "" and why the labels could not be placed (the SMILES
+    answer is then kept as it is)."""
+    from rdkit import Chem
+
+    from chemgauge.chem.molfile import add_abbreviation, mol_to_molfile
+
+    mol = Chem.MolFromSmiles(smiles)
+    if mol is None:
+        return "", ""  # the graph is scored (and refused) as the SMILES it is
+    for item in labels:
+        label = item.get("label") if isinstance(item, dict) else None
+        atoms = item.get("atoms") if isinstance(item, dict) else None
+        if not isinstance(label, str) or not label.strip() or not isinstance(atoms, list):
+            return "", "abbreviation labels unreadable: each needs a label and atom indices"
+        if not atoms or not all(
+            isinstance(a, int) and not isinstance(a, bool) and 0 <= a < mol.GetNumAtoms()
+            for a in atoms
+        ):
+            return "", f"abbreviation {label!r}: atom indices outside the SMILES"
+        mol = add_abbreviation(mol, label.strip(), atoms)
+    return mol_to_molfile(mol), ""
 
 
 def sha256_text(text: str) -> str:

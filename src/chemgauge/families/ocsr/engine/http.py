@@ -1,21 +1,25 @@
 """The ``http`` recognizer: an OpenAI-compatible vision endpoint asked for a structure.
 
 Every answer is checked for who served it: the ``model`` the server names must be the one
-requested (or a dated snapshot of it, ``NAME-YYYY-MM-DD``, which is how aliases resolve), and
-a reasoning effort the server echoes must be the one requested. The first answer that fails
-this, and the first authentication error (HTTP 401/403), 404 or quota error (402, or 429
-naming the quota or billing), fails its attempt with a ``stop_reason``: the runner then
-records every remaining attempt ``not_run`` with that reason, so a run never switches models
-or retries. A plain rate limit (429 without a quota reason) or a server error fails only its
-own attempt.
+requested, exactly (a dated snapshot ``NAME-YYYY-MM-DD`` is another model unless named in
+``accept_models``, ``--accept-model``), and a reasoning effort the server echoes must be the
+one requested; one it does not echo is recorded unverified (``effort_verified`` false).
+The first answer that fails this, and the first authentication error (HTTP 401/403), 404
+or quota error (402, or 429 naming the quota or billing), fails its attempt with a
+``stop_reason``: the runner then records every remaining attempt ``not_run`` with that
+reason, so a run never switches models or retries. A plain rate limit (429 without a quota
+reason) or a server error fails only its own attempt. Each request is cut on elapsed time at
+its limit (recorded ``timeout``), however slowly the server keeps sending.
 """
 
 from __future__ import annotations
 
 import base64
+import http.client
 import json
 import os
 import re
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, replace
@@ -32,6 +36,7 @@ from chemgauge.families.ocsr.engine.base import (
     RecognizerOutput,
     parse_structured_answer,
     sha256_text,
+    within_deadline,
 )
 
 __all__ = [
@@ -46,9 +51,13 @@ __all__ = [
 HTTP_PROMPT = (
     "You are an optical chemical structure recognizer. Read the chemical structure drawn in "
     "the image and answer with one JSON object only: "
-    '{"smiles": "<isomeric SMILES of everything drawn>", "clarification": null}. '
-    "Expand abbreviations into atoms. If the image cannot be read reliably, answer "
-    '{"smiles": null, "clarification": "<what you need, e.g. a higher-resolution image>"}.'
+    '{"smiles": "<isomeric SMILES of everything drawn, abbreviations written out as atoms>", '
+    '"abbreviations": [{"label": "<each abbreviation label exactly as displayed, e.g. Boc>", '
+    '"atoms": [<0-based indices, in SMILES atom order, of the atoms it stands for>]}], '
+    '"clarification": null, "review": "<optional: your own check of the drawing>"}. '
+    'Use "abbreviations": [] when none is drawn. If the image cannot be read reliably, answer '
+    '{"smiles": null, "clarification": "<what you need, e.g. a higher-resolution image>"}; '
+    'if you give a structure you are unsure of, add "status": "provisional".'
 )
 
 
@@ -62,6 +71,8 @@ class HttpSpec:
     prompt: str = HTTP_PROMPT
     max_tokens: int = 2048
     reasoning_effort: str | None = None
+    #: Served model names accepted besides ``model`` itself (each named exactly).
+    accept_models: tuple[str, ...] = ()
 
 
 class HttpRecognizer(Recognizer):
@@ -87,6 +98,7 @@ class HttpRecognizer(Recognizer):
             "base_url": self.spec.base_url,
             "model": self.spec.model,
             "reasoning_effort": self.spec.reasoning_effort,
+            **({"accept_models": list(self.spec.accept_models)} if self.spec.accept_models else {}),
             "prompt_sha256": sha256_text(self.spec.prompt),
         }
 
@@ -95,7 +107,7 @@ class HttpRecognizer(Recognizer):
         model, requested = served.get("model"), self.spec.model
         if not isinstance(model, str) or not model:
             return f"the answer does not name the model that served it (requested {requested!r})"
-        if not served_as_requested(model, requested):
+        if not served_as_requested(model, requested, self.spec.accept_models):
             return f"served model {model!r} is not the requested {requested!r}"
         effort, wanted = served.get("reasoning_effort"), self.spec.reasoning_effort
         if wanted is not None and effort is not None and effort != wanted:
@@ -129,10 +141,33 @@ class HttpRecognizer(Recognizer):
         return urllib.request.Request(url, json.dumps(body).encode(), headers, method="POST")
 
     def _recognize(self, image: Path, timeout: float) -> RecognizerOutput:
+        """One request cut on elapsed time: the exchange runs on a daemon thread, and one
+        still running at ``timeout`` is abandoned and recorded ``timeout`` (a socket timeout
+        alone never fires on a server that keeps sending a byte at a time)."""
         request = self._request(image)
+        deadline = time.monotonic() + timeout
+        done, output = within_deadline(lambda: self._exchange(request, timeout, deadline), timeout)
+        if not done or output is None:  # it stops by itself at its next read
+            return RecognizerOutput(
+                TIMEOUT, message=f"no complete answer within {timeout:g} s; request abandoned"
+            )
+        return output
+
+    def _exchange(
+        self, request: urllib.request.Request, timeout: float, deadline: float
+    ) -> RecognizerOutput:
         try:
             with urllib.request.urlopen(request, timeout=timeout) as response:
-                raw = response.read(self.max_output_bytes + 1)
+                raw = bytearray()
+                while len(raw) <= self.max_output_bytes:
+                    if time.monotonic() > deadline:
+                        return RecognizerOutput(
+                            TIMEOUT, message=f"no complete answer within {timeout:g} s"
+                        )
+                    chunk = response.read1(65536)
+                    if not chunk:
+                        break
+                    raw.extend(chunk)
         except urllib.error.HTTPError as exc:
             detail = exc.read(2000).decode("utf-8", errors="replace")
             stop = stop_reason_for_status(exc.code, detail)
@@ -144,6 +179,8 @@ class HttpRecognizer(Recognizer):
             if isinstance(exc.reason, TimeoutError):
                 return RecognizerOutput(TIMEOUT, message=f"no answer within {timeout:g} s")
             return RecognizerOutput(FAILURE, message=f"connection failed: {exc.reason}")
+        except http.client.HTTPException as exc:
+            return RecognizerOutput(FAILURE, message=f"broken answer: {type(exc).__name__}")
         text = raw[: self.max_output_bytes].decode("utf-8", errors="replace")
         try:
             payload = json.loads(text)
@@ -152,6 +189,9 @@ class HttpRecognizer(Recognizer):
         except (ValueError, KeyError, IndexError, TypeError):
             return RecognizerOutput(FAILURE, message="malformed chat completion", raw_output=text)
         served = served_fields(payload)
+        if self.spec.reasoning_effort is not None:  # echoed and equal, or not echoed at all
+            served["requested_effort"] = self.spec.reasoning_effort
+            served["effort_verified"] = served["reasoning_effort"] is not None
         if isinstance(served["model"], str):
             self.served_models.add(served["model"])
         usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else None
@@ -172,12 +212,10 @@ class HttpRecognizer(Recognizer):
         return replace(answer, raw_output=str(content), usage=usage, served=served)
 
 
-def served_as_requested(served: str, requested: str) -> bool:
-    """The requested model itself, or a dated snapshot of it (``gpt-x`` -> ``gpt-x-2026-01-31``)."""
-    return (
-        served == requested
-        or re.fullmatch(re.escape(requested) + r"-\d{4}-\d{2}-\d{2}", served) is not None
-    )
+def served_as_requested(served: str, requested: str, accepted: tuple[str, ...] = ()) -> bool:
+    """The requested model itself, or one named in ``accepted`` (a dated snapshot such as
+    ``gpt-x-2026-01-31`` is another model unless accepted by that exact name)."""
+    return served == requested or served in accepted
 
 
 def served_fields(payload: dict[str, Any]) -> dict[str, Any]:

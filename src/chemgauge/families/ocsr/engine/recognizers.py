@@ -9,7 +9,6 @@ import inspect
 import json
 import re
 import shutil
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,6 +28,7 @@ from chemgauge.families.ocsr.engine.base import (
     guess_format,
     parse_structured_answer,
     run_bounded,
+    within_deadline,
 )
 
 __all__ = [
@@ -67,6 +67,7 @@ class OsraRecognizer(Recognizer):
     """OSRA (``apt-get install -y osra``), asked for SDF so layout and all records are kept."""
 
     name = "osra"
+    bounded_by_default = False
 
     def __init__(self, executable: str = "osra", *, max_output_bytes: int = DEFAULT_MAX_OUTPUT):
         super().__init__(max_output_bytes=max_output_bytes)
@@ -152,14 +153,20 @@ class CommandRecognizer(Recognizer):
     def _recognize(self, image: Path, timeout: float) -> RecognizerOutput:
         args = [arg.replace("{image}", str(image)) for arg in self.spec.args]
         result = run_bounded(args, timeout, self.max_output_bytes)
-        if self.spec.fmt == "json" and not result.timed_out and result.exit_code == 0:
-            return replace(
+        if self.spec.fmt == "json":
+            answer = replace(
                 parse_structured_answer(result.stdout),
                 raw_output=result.stdout,
                 stderr=result.stderr[-4000:],
                 exit_code=result.exit_code,
                 truncated=result.truncated,
             )
+            if result.timed_out or result.exit_code != 0:  # the process's end is a declaration
+                cut = TIMEOUT if result.timed_out else FAILURE
+                why = "timed out" if result.timed_out else f"exit code {result.exit_code}"
+                status = PROVISIONAL if answer.text else cut
+                answer = replace(answer, status=status, message=why)
+            return answer
         fmt = self.spec.fmt if self.spec.fmt in ("smiles", "molfile") else "auto"
         if fmt == "auto":
             fmt = guess_format(result.stdout)
@@ -171,11 +178,12 @@ class PythonRecognizer(Recognizer):
 
     ``target`` is a name registered in :data:`RECOGNIZERS` (or the ``chemgauge.ocsr_recognizers``
     entry-point group) or ``module:function``. A string answer is read as SMILES or molfile;
-    a mapping follows the JSON answer protocol. The callable runs in process, so the timeout
-    is recorded as exceeded after the fact rather than enforced.
+    a mapping follows the JSON answer protocol. The callable runs on a thread of this process,
+    cut on elapsed time: one still running at the limit is abandoned and recorded ``timeout``.
     """
 
     name = "python"
+    bounded_by_default = False
 
     def __init__(self, target: str, *, max_output_bytes: int = DEFAULT_MAX_OUTPUT):
         super().__init__(max_output_bytes=max_output_bytes)
@@ -199,27 +207,22 @@ class PythonRecognizer(Recognizer):
         return (source,) if source else ()
 
     def _recognize(self, image: Path, timeout: float) -> RecognizerOutput:
-        start = time.perf_counter()
-        answer = self.function(image)
-        elapsed = time.perf_counter() - start
+        done, answer = within_deadline(lambda: self.function(image), timeout)
+        if not done:  # the callable is abandoned on its thread, never waited for
+            return RecognizerOutput(TIMEOUT, message=f"no answer within {timeout:g} s; abandoned")
         if isinstance(answer, RecognizerOutput):
-            output = answer
-        elif isinstance(answer, Mapping):
-            output = parse_structured_answer(json.dumps(dict(answer)))
-        elif isinstance(answer, str):
+            return answer
+        if isinstance(answer, Mapping):
+            return parse_structured_answer(json.dumps(dict(answer)))
+        if isinstance(answer, str):
             status = COMPLETED if answer.strip() else FAILURE
             message = "" if answer.strip() else "no structure in the answer"
-            output = RecognizerOutput(
+            return RecognizerOutput(
                 status, answer, guess_format(answer), message, raw_output=answer
             )
-        else:
-            output = RecognizerOutput(
-                FAILURE, message=f"callable returned {type(answer).__name__}, not a structure"
-            )
-        if elapsed > timeout:
-            status = PROVISIONAL if output.text else TIMEOUT
-            return replace(output, status=status, message=f"exceeded {timeout:g} s")
-        return output
+        return RecognizerOutput(
+            FAILURE, message=f"callable returned {type(answer).__name__}, not a structure"
+        )
 
 
 def _resolve_callable(target: str) -> Callable[[Path], Any]:

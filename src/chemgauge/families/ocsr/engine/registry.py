@@ -51,6 +51,7 @@ def http(options: RecognizerOptions) -> Recognizer:
         options.endpoint_model,
         api_key_env=options.api_key_env,
         reasoning_effort=options.reasoning_effort,
+        accept_models=options.accept_models,
     )
     return HttpRecognizer(spec)
 
