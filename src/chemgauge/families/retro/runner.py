@@ -70,7 +70,8 @@ from chemgauge.families.retro.spool import (
     refuse_missing,
     spool_targets,
 )
-from chemgauge.families.retro.syntheseus_results import SYNTHESEUS_DIVERGENCES
+from chemgauge.families.retro.divergences import DivergenceTally
+from chemgauge.families.retro.syntheseus_results import SYNTHESEUS_DIVERGENCES, SyntheseusTally
 from chemgauge.families.retro.unscored import Unscored
 
 __all__ = [
@@ -235,13 +236,15 @@ def _write_rows(run: _OpenRun, model_seconds: list[float]) -> RowTallies:
         ),
         digest=RowsDigest(),
         status=CountsTally("status"),
+        syntheseus=SyntheseusTally(),
+        divergences=DivergenceTally(
+            config.syntheseus_convention, config.include_results_modulo_stereo
+        ),
     )
 
     def observed() -> Iterator[dict[str, Any]]:
         for row in _final_rows(run, model_seconds):
-            tallies.metrics.add(row)
-            tallies.digest.update(row)
-            tallies.status.add(row)
+            tallies.add(row)
             yield row
 
     atomic_write_rows(run.out_dir / ROWS_JSONL, observed())

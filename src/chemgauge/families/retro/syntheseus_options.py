@@ -27,11 +27,12 @@ SYNTHESEUS_KEYS: dict[str, str] = {
     "model_kwargs": "model_kwargs (a JSON object, or model_kwargs.<name>=<value> per argument)",
     "num_top_results": "num_top_results (default 100, as in syntheseus)",
     "fold": "fold: TRAIN, VALIDATION, TEST (or train, val, test)",
-    "batch_size": "batch_size (products per model call)",
+    "batch_size": "batch_size (products per model call; default 16, as in syntheseus)",
     "skip_repeats": "True: the syntheseus convention; False: syntheseus_keep_repeats",
     "num_gpus": "num_gpus: the device of a syntheseus:<Class> model (0 CPU, 1 cuda:0)",
     "num_dataset_truncation": "limit",
-    "include_results_modulo_stereo": "True: matcher stereo_ignored too; False: exact only",
+    "include_results_modulo_stereo": "True: matcher stereo_ignored too, and syntheseus's "
+    "stereo-relaxed view in its results file; False: exact only, null there",
     "print_idxs": "k",
     "save_outputs": "true only: chemgauge always writes its results",
     "include_predictions": "false only: raw outputs are in journal.jsonl, verdicts in rows.jsonl",
@@ -137,6 +138,7 @@ def translate_syntheseus_options(options: Mapping[str, Any]) -> dict[str, Any]:
         if key == "include_results_modulo_stereo":
             stereo = as_bool(key, value)
             out.set("matchers", _matchers(options, stereo), key, value)
+            out.set("include_results_modulo_stereo", stereo, key, value)
         elif key == "matchers" and "include_results_modulo_stereo" in options:
             continue  # folded into the matchers above
         elif key == "save_outputs":

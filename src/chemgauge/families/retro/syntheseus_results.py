@@ -15,9 +15,10 @@ outputs are in the journal, the verdicts in ``rows.jsonl``).
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from chemgauge.families.retro.divergences import SYNTHESEUS_DIVERGENCES
 from chemgauge.families.retro.metrics import RankTally, RetroTally
 
 if TYPE_CHECKING:
@@ -26,44 +27,30 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SYNTHESEUS_DIVERGENCES",
+    "SyntheseusTally",
     "SYNTHESEUS_FOLD_NAMES",
     "syntheseus_results",
     "syntheseus_results_name",
 ]
 
-#: Every way chemgauge's ``syntheseus`` convention deliberately differs from syntheseus's own
-#: code, by id (each has a test in ``tests/families/retro/test_divergences.py``).
-SYNTHESEUS_DIVERGENCES: dict[str, str] = {
-    "empty_output": "an empty output or empty component ('', 'A..B', 'A.') is invalid; "
-    "syntheseus parses it as an empty molecule, which holds a rank",
-    "whitespace_in_output": "an output component with text after whitespace ('CC O') is "
-    "invalid (reason 'whitespace'); syntheseus, through RDKit, drops the text after the "
-    "whitespace and scores 'CC'",
-    "atom_maps_in_outputs": "atom-map numbers in outputs are ignored, for correctness and for "
-    "repeats; syntheseus compares mapped SMILES as written, so a mapped correct answer is "
-    "wrong there and not a repeat of its unmapped spelling",
-    "atom_maps_in_jsonl_truth": "atom maps in JSONL data are removed, as in CSV and SMI data; "
-    "syntheseus keeps them in JSONL data (it assumes JSONL is unmapped), where no unmapped "
-    "output can match",
-    "dot_in_jsonl_entry": "a JSONL reactant or product entry holding several molecules "
-    "({'smiles': 'A.B'}) is split into its molecules; syntheseus keeps it as one molecule, "
-    "which no output (always split on '.') can equal",
-    "stereo_ignored_keeps_isotopes": "stereo_ignored keeps isotopes and flattens stereo "
-    "structurally; syntheseus's include_results_modulo_stereo writes non-isomeric SMILES, "
-    "dropping isotopes too",
-    "outputs_beyond_num_top_results": "outputs beyond num_top_results are cut and counted; "
-    "syntheseus raises after the model call and loses the run",
-    "unreadable_data_lines": "a data line that is no reaction, has an unparsable side or "
-    "several products is rejected, counted and named, and blank lines are skipped; syntheseus "
-    "stops the run with an exception",
-    "failed_model_calls": "a model call that raises is retried product by product and the "
-    "products that still fail are misses with status model_error; syntheseus stops the run",
-    "size_limits": "a component over 10,000 atoms or 200,000 characters is invalid (RDKit's "
-    "SMILES writer can overflow the stack on long chains); syntheseus parses it",
-}
-
 #: chemgauge fold -> the ``DataFold`` name syntheseus writes in ``eval_args``.
 SYNTHESEUS_FOLD_NAMES = {"train": "TRAIN", "val": "VALIDATION", "test": "TEST"}
+
+
+class SyntheseusTally:
+    """syntheseus's own verdicts (``row["syntheseus"]``), folded in data order."""
+
+    def __init__(self) -> None:
+        self.exact = RankTally()
+        self.stereo = RankTally()
+        self.counts = array("d")
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        """Fold one row in (a row without a verdict is a miss with no predictions)."""
+        verdict = row.get("syntheseus") or {}
+        self.exact.add(verdict.get("exact"))
+        self.stereo.add(verdict.get("stereo"))
+        self.counts.append(verdict.get("n", 0))
 
 
 def syntheseus_results_name(filestring: str | None) -> str:
@@ -138,6 +125,7 @@ def _back_translation(
 
 def syntheseus_results(
     tally: RetroTally,
+    theirs: SyntheseusTally,
     config: RetroEvalConfig,
     model: RetroModel,
     *,
@@ -147,11 +135,9 @@ def syntheseus_results(
     leaves empty (``model_seconds``: total model-call and post-processing seconds)."""
     convention = config.syntheseus_convention
     max_k = config.num_top_results
-    exact = tally.accuracy[(convention, "exact")]
-    stereo = tally.accuracy.get((convention, "stereo_ignored"))
-    counts = _counts(
-        tally.valid_unique_counts if convention == "syntheseus" else tally.valid_counts
-    )
+    exact = theirs.exact
+    stereo = theirs.stereo if config.include_results_modulo_stereo else None
+    counts = _counts(theirs.counts)
     params, trainable = model.parameter_counts()
     eval_args: dict[str, Any] = {
         "model_class": model.class_name(),
@@ -166,8 +152,8 @@ def syntheseus_results(
     results: dict[str, Any] = {
         "eval_args": eval_args,
         "model_info": model.describe(),
-        "num_params": params,
-        "num_trainable_params": trainable,
+        "num_params": 0 if params is None else params,
+        "num_trainable_params": 0 if trainable is None else trainable,
         "num_samples": tally.n,
         "top_k": _curve(exact, max_k),
         "mrr": _mrr(exact),
@@ -189,16 +175,20 @@ def syntheseus_results(
         if curve is not None:
             results[f"chosen_{name}"] = {str(k): curve[k - 1] for k in config.k}
     notes = [
-        f"numbers of the {convention!r} convention (skip_repeats={config.skip_repeats})",
+        f"syntheseus's own verdicts, target by target (skip_repeats={config.skip_repeats}): "
+        "its parsing, repeats and identity; how they differ from chemgauge's "
+        f"{convention!r} convention is counted in divergences_from_syntheseus",
         "predictions and back_translation_predictions are not copied: raw outputs are in "
         "journal.jsonl, per-output verdicts in rows.jsonl",
     ]
     if params is None:
-        notes.append("num_params: the model exposes no parameters to count (null)")
+        notes.append("num_params: the model exposes no parameters to count (0, as syntheseus)")
     if bt_note is not None:
         notes.append(f"back_translation_top_k is null: {bt_note}")
     if config.round_trip is not None:
         notes.append("back_translation_time_total is null: forward calls are not timed apart")
     if stereo is None:
-        notes.append("match_modulo_stereo_* are null: the stereo_ignored matcher was not run")
+        notes.append(
+            "match_modulo_stereo_* are null: include_results_modulo_stereo was not asked for"
+        )
     return results, notes
