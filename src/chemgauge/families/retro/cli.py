@@ -8,6 +8,7 @@ import typer
 
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import print_summary, rate_cell, summary_table
+from chemgauge.families.retro.divergences import agreement_note, run_warnings
 from chemgauge.errors import ConfigError
 from chemgauge.families.retro import RetroEvalConfig, RetroRun
 from chemgauge.families.retro.data import find_fold_file, load_targets
@@ -147,7 +148,8 @@ def eval_(
         run = run_eval(config, progress=advance)
     if not config.quiet:
         _print_summary(run, config, data_file.path.name)
-    for line in run.unscored.warnings():  # printed under --quiet too: never a silent gap
+    for line in [*run.unscored.warnings(), *run_warnings(run.report["metrics"])]:
+        # printed under --quiet too: never a silent gap
         typer.secho(line, err=True, fg=typer.colors.YELLOW)
     run.unscored.check(allow_missing=config.allow_missing, out=str(run.out))
 
@@ -177,6 +179,7 @@ def _print_summary(run: RetroRun, config: RetroEvalConfig, data_name: str) -> No
                 )
             )
     outputs = metrics["outputs"]
+    agreement = agreement_note(metrics)
     print_summary(
         summary_table(
             f"retro eval: {data_name}, {metrics['data']['targets']} targets "
@@ -189,6 +192,7 @@ def _print_summary(run: RetroRun, config: RetroEvalConfig, data_name: str) -> No
             f"outputs: {outputs['total']} raw, invalid {_percent(outputs['invalid_rate'])}, "
             f"duplicates {_percent(outputs['duplicate_rate'])}; results in {run.out} "
             f"(syntheseus's fields: {metrics['syntheseus_results']['file']})",
+            *([agreement] if agreement else []),
         ),
     )
 

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from chemgauge.families.retro.scoring import ScoreSettings
-    from chemgauge.families.retro.syntheseus_verdict import SyntheseusVerdict
 
 __all__ = ["SYNTHESEUS_DIVERGENCES", "DivergenceTally", "applying_divergences"]
 
@@ -53,9 +52,6 @@ SYNTHESEUS_DIVERGENCES: dict[str, str] = {
     "products that still fail are misses with status model_error; syntheseus stops the run",
     "size_limits": "a component over the structure limits (--max-atoms, --max-smiles-chars, "
     "--max-rings, --max-fragments) is invalid; syntheseus parses it",
-    "single_pass_canonical": "chemgauge's exact key is a fixed point of canonicalization (some "
-    "ring stereo is spelled differently by RDKit on a second pass); syntheseus canonicalizes "
-    "once, so two spellings of one such molecule can differ there",
 }
 
 
@@ -70,7 +66,6 @@ _SIZE = frozenset({"too_long", "too_many_atoms", "too_many_rings", "too_many_fra
 def applying_divergences(
     row: Mapping[str, Any],
     outputs: Sequence[str],
-    verdict: SyntheseusVerdict | None,
     settings: ScoreSettings,
 ) -> list[str]:
     """Ids of the listed divergences that apply to one scored target, in list order."""
@@ -99,8 +94,9 @@ def applying_divergences(
         found.add("stereo_ignored_keeps_isotopes")
     if row["n_returned"] > row["n_outputs"]:
         found.add("outputs_beyond_num_top_results")
-    if verdict is not None and verdict.single_pass_canonical:
-        found.add("single_pass_canonical")
+    # a verdict that differs for none of these reasons (RDKit spelling one molecule two ways
+    # across passes: chemgauge keys are fixed points, syntheseus canonicalizes once) is
+    # counted as unexplained
     return [d for d in SYNTHESEUS_DIVERGENCES if d in found]
 
 
@@ -176,3 +172,41 @@ class DivergenceTally:
             "targets_changed": self.targets_changed,
             "unexplained": self.unexplained,
         }
+
+
+def agreement_note(metrics: Mapping[str, Any]) -> str | None:
+    """One summary line: on how many targets syntheseus's own evaluator gives other numbers
+    than chemgauge's convention, and which divergences changed them (counted this run)."""
+    agreement = metrics.get("syntheseus_agreement")
+    if agreement is None:
+        return None
+    changed = [
+        f"{d['id']} {d['targets_changed']}"
+        for d in metrics["divergences_from_syntheseus"]
+        if d.get("targets_changed")
+    ]
+    text = (
+        f"syntheseus's own evaluator (in {metrics['syntheseus_results']['file']}) differs from "
+        f"the {agreement['convention']!r} convention on {agreement['targets_changed']} of "
+        f"{metrics['targets']} targets"
+    )
+    if changed:
+        text += ": " + ", ".join(changed)
+    if agreement["unexplained"]:
+        text += f"; {agreement['unexplained']} by no listed divergence"
+    return text
+
+
+def run_warnings(metrics: Mapping[str, Any]) -> list[str]:
+    """Warnings a run prints even under ``--quiet``: outputs cut at num_top_results, and
+    divergences that would have stopped syntheseus's run."""
+    out: list[str] = []
+    cut = metrics["outputs"]["cut_at_num_top_results"]
+    listed = {d["id"]: d for d in metrics["divergences_from_syntheseus"]}
+    if cut:
+        targets = (listed.get("outputs_beyond_num_top_results") or {}).get("targets")
+        out.append(
+            f"warning: {cut} outputs beyond num_top_results={metrics['num_top_results']} were "
+            f"cut ({targets} targets) and not scored; raise num_top_results to score them"
+        )
+    return out

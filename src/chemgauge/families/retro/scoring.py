@@ -168,7 +168,7 @@ def score_target(task: ScoreTask, settings: ScoreSettings) -> dict[str, Any]:
         stereo=settings.syntheseus_stereo,
     )
     row["syntheseus"] = None if verdict is None else verdict.to_dict(settings.syntheseus_stereo)
-    row["syntheseus_divergences"] = applying_divergences(row, outputs, verdict, settings)
+    row["syntheseus_divergences"] = applying_divergences(row, outputs, settings)
     if settings.round_trip_model is not None:
         row["round_trip"] = _round_trip(task, comparison, settings)
     return row
