@@ -109,6 +109,11 @@ def eval_(
         "--allow-missing",
         help=f"Exit 0 even with more than {100 * MAX_UNSCORED_SHARE:.0f}% of targets unscored.",
     ),
+    allow_in_sample: bool | None = typer.Option(
+        None,
+        "--allow-in-sample",
+        help="Run a model trained on the evaluated fold (same file or shared reactions).",
+    ),
     restart: bool | None = typer.Option(None, "--restart", help="Discard an earlier journal."),
     quiet: bool | None = typer.Option(None, "--quiet", "-q", help="No progress or summary."),
 ) -> None:
@@ -136,6 +141,7 @@ def eval_(
         "round_trip_max_rank": round_trip_max_rank,
         "strict": strict,
         "allow_missing": allow_missing,
+        "allow_in_sample": allow_in_sample,
         "restart": restart,
         "quiet": quiet,
     }

@@ -59,6 +59,7 @@ _BOOLS = (
     "skip_repeats",
     "allow_missing",
     "include_results_modulo_stereo",
+    "allow_in_sample",
 )
 
 
@@ -92,6 +93,8 @@ class RetroEvalConfig:
         limit: evaluate only the first N data lines.
         allow_missing: exit zero even when more than the stated share of targets could not
             be scored (missing from a predictions file, or the model call failed).
+        allow_in_sample: run a model whose training data overlaps the evaluated fold (the
+            same file, or shared reactions); refused otherwise, and the report says so.
         num_gpus: device of a ``syntheseus:<Class>`` model, as syntheseus places it.
         round_trip: forward model name for round trips (``chemgauge``), or none.
     """
@@ -113,6 +116,7 @@ class RetroEvalConfig:
     batch_size: int = 16
     strict: bool = False
     allow_missing: bool = False
+    allow_in_sample: bool = False
     restart: bool = False
     num_gpus: int | None = None
     executor: str = "local"

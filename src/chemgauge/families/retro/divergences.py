@@ -198,9 +198,15 @@ def agreement_note(metrics: Mapping[str, Any]) -> str | None:
 
 
 def run_warnings(metrics: Mapping[str, Any]) -> list[str]:
-    """Warnings a run prints even under ``--quiet``: outputs cut at num_top_results, and
-    divergences that would have stopped syntheseus's run."""
+    """Warnings a run prints even under ``--quiet``: an allowed in-sample run, and outputs
+    cut at num_top_results."""
     out: list[str] = []
+    in_sample = metrics.get("in_sample") or {}
+    if in_sample.get("same_file") or in_sample.get("shared_reactions"):
+        out.append(
+            f"warning: in-sample run (allowed by --allow-in-sample): {in_sample['evidence']}; "
+            "these numbers measure recall of training data, not generalization"
+        )
     cut = metrics["outputs"]["cut_at_num_top_results"]
     listed = {d["id"]: d for d in metrics["divergences_from_syntheseus"]}
     if cut:

@@ -167,6 +167,17 @@ class Divergence(MetricsModel):
     )
 
 
+class InSampleBlock(MetricsModel):
+    """Whether the model was trained on the evaluated fold (from its training evidence)."""
+
+    checked: bool = Field(description="The model named its training data.")
+    same_file: bool
+    shared_reactions: int = Field(ge=0, description="Training reactions equal to targets.")
+    targets: int = Field(ge=0, description="Evaluated targets among the training reactions.")
+    allowed: bool = Field(description="--allow-in-sample was given.")
+    evidence: str
+
+
 class SyntheseusAgreement(MetricsModel):
     """chemgauge's convention against syntheseus's own verdicts, target by target."""
 
@@ -200,6 +211,7 @@ class RetroMetrics(MetricsModel):
     syntheseus_results: SyntheseusResultsBlock
     divergences_from_syntheseus: list[Divergence]
     syntheseus_agreement: SyntheseusAgreement | None = None
+    in_sample: InSampleBlock | None = None
     statistics_notes: list[str] | None = Field(
         default=None, description="Conventions of the summary statistics (medians)."
     )

@@ -32,6 +32,7 @@ from chemgauge.families.retro.data import DataFile
 from chemgauge.families.retro.engine.base import RetroModel
 from chemgauge.families.retro.engine.predictions import PredictionsFileModel
 from chemgauge.families.retro.family import FAMILY
+from chemgauge.families.retro.in_sample import InSample
 from chemgauge.families.retro.metrics import RetroTally
 from chemgauge.families.retro.metrics_model import RetroMetrics
 from chemgauge.families.retro.divergences import DivergenceTally
@@ -102,6 +103,7 @@ class Accounting:
     n_targets: int
     timing: Mapping[str, Any]
     model_seconds: Sequence[float]
+    in_sample: InSample
 
 
 def _model_block(
@@ -179,6 +181,7 @@ def write_run_report(
         },
         "divergences_from_syntheseus": divergences,
         "syntheseus_agreement": agreement,
+        "in_sample": facts.in_sample.to_dict(),
         "statistics_notes": STATISTICS_NOTES,
     }
     RetroMetrics.model_validate(metrics)  # a block that would not load is never written

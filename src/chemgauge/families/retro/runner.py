@@ -54,6 +54,7 @@ from chemgauge.families.retro.data import DataFile, find_fold_file
 from chemgauge.families.retro.engine.base import RetroModel
 from chemgauge.families.retro.engine.predictions import PredictionsFileModel
 from chemgauge.families.retro.engine.registry import build_retro_model
+from chemgauge.families.retro.in_sample import InSample, check_in_sample
 from chemgauge.families.retro.journal import JOURNAL_JSONL
 from chemgauge.families.retro.metrics import RetroTally
 from chemgauge.families.retro.reporting import (
@@ -187,9 +188,10 @@ def _open_run(
     )
 
 
-def _load_targets(run: _OpenRun) -> tuple[RejectionStats, int]:
-    """Step 2: canonicalize the fold into the spool and get the model ready; the line
-    accounting and the number of targets."""
+def _load_targets(run: _OpenRun) -> tuple[RejectionStats, int, InSample]:
+    """Step 2: canonicalize the fold into the spool, check the model was not trained on it
+    (:mod:`~chemgauge.families.retro.in_sample`) and get the model ready; the line
+    accounting, the number of targets and the in-sample finding."""
     config = run.config
     stats = RejectionStats(path=str(run.data_file.path), strict=config.strict)
     try:
@@ -199,10 +201,17 @@ def _load_targets(run: _OpenRun) -> tuple[RejectionStats, int]:
             )
     except OSError as exc:  # a full disk while spooling the targets
         raise OutputFileError(run.spool, exc) from None
+    in_sample = check_in_sample(
+        run.model,
+        run.data_input.sha256,
+        run.data_file.path.name,
+        iter_spooled(run.spool),
+        allow=config.allow_in_sample,
+    )
     run.model.prepare()
     if config.strict and run.from_file is not None:
         refuse_missing(run.spool, run.from_file, n_targets)
-    return stats, n_targets
+    return stats, n_targets, in_sample
 
 
 def _final_rows(run: _OpenRun, model_seconds: list[float]) -> Iterator[dict[str, Any]]:
@@ -276,7 +285,7 @@ def run_retro_eval(
     run = _open_run(config, model, progress)
     try:
         load_start = time.perf_counter()
-        stats, n_targets = _load_targets(run)
+        stats, n_targets, in_sample = _load_targets(run)
         load_seconds = time.perf_counter() - load_start
         score_start = time.perf_counter()
         score_targets(run.spool, run.journal, run.model, config, run.executor, run.state)
@@ -294,6 +303,7 @@ def run_retro_eval(
         n_targets=n_targets,
         timing=_timing(run, load_seconds, score_seconds),
         model_seconds=model_seconds,
+        in_sample=in_sample,
     )
     envelope, unscored = write_run_report(run.out_dir, run.model, tallies, facts)
     return RetroRun(report=envelope.model_dump(mode="json"), out=run.out_dir, unscored=unscored)
