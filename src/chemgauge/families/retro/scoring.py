@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from chemgauge.chem.limits import pinned_limits
 from chemgauge.chem.reactant_sets import ReactantSetComparison, ReactantSetScorer
 from chemgauge.families.retro.divergences import applying_divergences
 from chemgauge.families.retro.syntheseus_verdict import judge
@@ -206,4 +207,5 @@ def _round_trip(
 
 def score_chunk(items: list[tuple[ScoreTask, ScoreSettings]]) -> list[dict[str, Any]]:
     """Executor entry point (module level so it pickles): rows in input order."""
-    return [score_target(task, settings) for task, settings in items]
+    with pinned_limits():
+        return [score_target(task, settings) for task, settings in items]
