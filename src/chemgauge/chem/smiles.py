@@ -18,6 +18,7 @@ RDLogger.DisableLog("rdApp.*")  # type: ignore[attr-defined]
 
 __all__ = [
     "HYDROGEN_ATOM",
+    "needed_second_pass",
     "MAX_ATOMS",
     "MAX_SMILES_CHARS",
     "PARSE_FAILURE_KINDS",
@@ -261,15 +262,30 @@ def mol_to_canonical(mol: Chem.Mol, *, isomeric: bool = True, source: str | None
         raise SmilesError(source or "", _write_failure(exc)) from None
     if not isomeric or "@" not in text or text == source:
         return text
-    for _ in range(_MAX_CANON_PASSES):
+    for passes in range(_MAX_CANON_PASSES):
         again = Chem.MolFromSmiles(text)
         if again is None:
-            return text
+            break
         nxt = str(Chem.MolToSmiles(again))
         if nxt == text:
-            return text
+            break
         text = nxt
+    else:
+        passes = _MAX_CANON_PASSES
+    if passes and source is not None:
+        _SECOND_PASS.add(source)
     return text
+
+
+#: Sources whose first canonical pass was not a fixed point (rare; only ever grows by them).
+_SECOND_PASS: set[str] = set()
+
+
+def needed_second_pass(source: str) -> bool:
+    """True if :func:`mol_to_canonical` of a molecule parsed from ``source`` (in this process)
+    wrote something other than RDKit's first canonical pass (so the first pass, which is all
+    a one-pass canonicalizer such as syntheseus's computes, differs from chemgauge's key)."""
+    return source in _SECOND_PASS
 
 
 def try_canonical_smiles(smiles: str, *, isomeric: bool = True) -> str | None:

@@ -7,13 +7,15 @@ empty component is an empty molecule), drops repeats of the same sorted componen
 (:func:`syntheseus_truth`). Its stereo-relaxed view compares non-isomeric SMILES
 (``remove_stereo_information``), on the same list.
 
-Computing that key for every output would cost what syntheseus costs. It is not needed: an
-output with no ``@`` and no atom map that chemgauge's screen accepts has a syntheseus key equal
-to its chemgauge ``exact`` key, and two outputs (or an output and the truth) with equal
-syntheseus keys have equal chemgauge keys. So syntheseus keys are computed only for outputs
-chemgauge found correct or repeated, and for outputs whose text takes another path (atom maps,
-stereo, or an invalidity syntheseus does not share: empty components, whitespace, size
-limits), where the whole target is judged syntheseus's way. Tests compare the verdicts with
+Computing that key for every output would cost what syntheseus costs. It is not needed: for
+a component without atom maps that chemgauge's screen accepts, syntheseus's key is RDKit's
+first canonical pass, which is chemgauge's ``exact`` key unless that pass was not a fixed
+point (:func:`~chemgauge.chem.smiles.needed_second_pass`, recorded as chemgauge computes the
+key), and two outputs (or an output and the truth) with equal syntheseus keys have equal
+chemgauge keys. So syntheseus keys are computed only for outputs chemgauge found correct or
+repeated whose first pass moved, and for targets with an output whose text takes another
+path (atom maps, or an invalidity syntheseus does not share: empty components, whitespace,
+size limits), which are judged syntheseus's way throughout. Tests compare the verdicts with
 syntheseus's own evaluator.
 """
 
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 from rdkit import Chem
 
 from chemgauge.chem.reactant_sets import ReactantSetComparison
+from chemgauge.chem.smiles import needed_second_pass
 
 __all__ = [
     "HARD_INVALIDITY",
@@ -181,6 +184,11 @@ def _slow(
     return SyntheseusVerdict(exact, best_flat, n, True, False)
 
 
+def _moved(output: str) -> bool:
+    """Some component's chemgauge key is not RDKit's first canonical pass."""
+    return "@" in output and any(needed_second_pass(c) for c in output.split("."))
+
+
 def _flat_truth(truth: tuple[str, ...]) -> tuple[str, ...] | None:
     keys = []
     for text in truth:
@@ -219,7 +227,7 @@ def judge(
         return _slow(truth_t, outputs, skip_repeats, stereo)
     same_truth = truth_t == tuple(sorted(chemgauge_truth))
     # Repeats: only outputs in one chemgauge class can be syntheseus repeats of each other;
-    # where a class member holds stereo, its syntheseus key decides.
+    # where a member's first canonical pass moved, syntheseus keys decide.
     first = list(comparison.first_seen)
     classes: dict[int, list[int]] = {}
     for rank, head in enumerate(first):
@@ -227,7 +235,7 @@ def judge(
             classes.setdefault(head, []).append(rank)
     drift = False
     for members in classes.values():
-        if len(members) > 1 and any("@" in outputs[r] for r in members):
+        if len(members) > 1 and any(_moved(outputs[r]) for r in members):
             seen: dict[tuple[str, ...] | None, int] = {}
             for r in members:
                 first[r] = seen.setdefault(_bag(outputs[r]), r)
@@ -236,7 +244,7 @@ def judge(
     correct = comparison.correct["exact"]
     flags = []
     for output, ok in zip(outputs, correct, strict=True):
-        if ok and (not same_truth or "@" in output):
+        if ok and (not same_truth or _moved(output)):
             hit = _bag(output) == truth_t
             drift = drift or (same_truth and not hit)
             flags.append(hit)
