@@ -73,22 +73,27 @@ def _ours(tmp_path: Path, **options: Any) -> tuple[dict[str, Any], dict[str, Any
 
 
 @pytest.mark.usefixtures("syntheseus_installed")
-@pytest.mark.parametrize(("skip_repeats", "stereo"), [(True, True), (True, False), (False, True)])
+@pytest.mark.parametrize(
+    ("skip_repeats", "stereo", "predictions"),
+    [(True, True, False), (True, False, True), (False, True, True), (True, False, False)],
+)
 def test_the_file_equals_syntheseus_on_every_divergent_input(
-    tmp_path: Path, skip_repeats: bool, stereo: bool
+    tmp_path: Path, skip_repeats: bool, stereo: bool, predictions: bool
 ) -> None:
     from tests.families.retro.syntheseus_parity import syntheseus_eval, syntheseus_results_file
 
     options: dict[str, Any] = {"skip_repeats": str(skip_repeats)}
     if stereo:
         options["include_results_modulo_stereo"] = "True"
+    if predictions:
+        options["include_predictions"] = "True"
     ours, _ = _ours(tmp_path, **options)
     results = syntheseus_eval(
         _data(tmp_path),
         OUTPUTS,
         NUM_TOP_RESULTS,
         stereo=stereo,
-        include_predictions=False,
+        include_predictions=predictions,
         skip_repeats=skip_repeats,
     )
     theirs = syntheseus_results_file(results, tmp_path / "theirs", PRINT_IDXS)
@@ -104,6 +109,15 @@ def test_the_file_equals_syntheseus_on_every_divergent_input(
     if not stereo:
         assert ours["match_modulo_stereo_top_k"] is None and theirs["match_modulo_stereo_mrr"] is None
     assert ours["eval_args"]["batch_size"] == 16 and ours["num_params"] == 0
+    if predictions:  # the '' output is kept, the mapped spelling is not a match
+        assert ours["predictions"][0][1]["reactants"] == [{"smiles": ""}]
+        assert [p["metadata"]["ground_truth_match"] for p in ours["predictions"][0]][:3] == [
+            False,
+            False,
+            True,
+        ]
+    else:
+        assert ours["predictions"] is None
 
 
 def test_divergence_counts_are_the_hand_counts(tmp_path: Path) -> None:

@@ -60,6 +60,7 @@ _BOOLS = (
     "allow_missing",
     "include_results_modulo_stereo",
     "allow_in_sample",
+    "include_predictions",
 )
 
 
@@ -85,6 +86,9 @@ class RetroEvalConfig:
         include_results_modulo_stereo: syntheseus's option: its stereo-relaxed view in the
             syntheseus-shaped results file (null there otherwise, as syntheseus writes it);
             adds the ``stereo_ignored`` matcher.
+        include_predictions: syntheseus's option: its ``predictions`` lists in the
+            syntheseus-shaped results file, as syntheseus writes them (a full parse of every
+            output, so off by default here; syntheseus's default is on).
         batch_size: products per model call (syntheseus's default, 16).
         out: the run folder: ``journal.jsonl``, ``rows.jsonl``, ``report.json`` and the
             syntheseus-shaped results file go there (``--out``; syntheseus's
@@ -110,6 +114,7 @@ class RetroEvalConfig:
     conventions: tuple[str, ...] = ()
     skip_repeats: bool = True
     include_results_modulo_stereo: bool = False
+    include_predictions: bool = False
     out: str = DEFAULT_OUT
     filestring: str | None = None
     limit: int | None = None

@@ -104,6 +104,7 @@ class Accounting:
     timing: Mapping[str, Any]
     model_seconds: Sequence[float]
     in_sample: InSample
+    predictions: list[Any] | None = None
 
 
 def _model_block(
@@ -138,7 +139,12 @@ def _write_syntheseus_file(
     """Write syntheseus's ``EvalResults`` file (its own format, not a chemgauge report)."""
     name = syntheseus_results_name(facts.config.filestring)
     results, notes = syntheseus_results(
-        tallies.metrics, tallies.syntheseus, facts.config, model, model_seconds=facts.model_seconds
+        tallies.metrics,
+        tallies.syntheseus,
+        facts.config,
+        model,
+        model_seconds=facts.model_seconds,
+        predictions=facts.predictions,
     )
     atomic_write_bytes(out_dir / name, orjson.dumps(results) + b"\n")
     return name, notes

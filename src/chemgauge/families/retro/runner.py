@@ -73,6 +73,7 @@ from chemgauge.families.retro.spool import (
 )
 from chemgauge.families.retro.divergences import DivergenceTally
 from chemgauge.families.retro.syntheseus_results import SYNTHESEUS_DIVERGENCES, SyntheseusTally
+from chemgauge.families.retro.syntheseus_verdict import syntheseus_predictions
 from chemgauge.families.retro.unscored import Unscored
 
 __all__ = [
@@ -214,24 +215,42 @@ def _load_targets(run: _OpenRun) -> tuple[RejectionStats, int, InSample]:
     return stats, n_targets, in_sample
 
 
-def _final_rows(run: _OpenRun, model_seconds: list[float]) -> Iterator[dict[str, Any]]:
+def _final_rows(
+    run: _OpenRun, model_seconds: list[float], predictions: list[Any] | None
+) -> Iterator[dict[str, Any]]:
     """Every target's row in data order: from the journal, or its error row; adds each
-    journaled target's model seconds (call, post-processing) to ``model_seconds``."""
+    journaled target's model seconds (call, post-processing) to ``model_seconds`` and, with
+    ``predictions``, syntheseus's predictions list of each target to it."""
+    skip = run.config.skip_repeats
     keys = (t["target"] for t in iter_spooled(run.spool))
     entries = iter_journal_by_keys(
         run.journal.path, "target", (t["target"] for t in iter_spooled(run.spool))
     )
     for key, entry in zip(keys, entries, strict=True):
         if entry is None:
+            if predictions is not None:
+                predictions.append([])
             yield run.state.errors[key]
             continue
+        if predictions is not None:
+            row = entry["row"]
+            predictions.append(
+                syntheseus_predictions(
+                    entry["outputs"],
+                    row.get("syntheseus_reactants"),
+                    row["product"],
+                    skip_repeats=skip,
+                )
+            )
         timing = entry.get("timing") or {}
         model_seconds[0] += float(timing.get("model_s", 0.0))
         model_seconds[1] += float(timing.get("post_s", 0.0))
         yield entry["row"]
 
 
-def _write_rows(run: _OpenRun, model_seconds: list[float]) -> RowTallies:
+def _write_rows(
+    run: _OpenRun, model_seconds: list[float], predictions: list[Any] | None
+) -> RowTallies:
     """Step 4: write ``rows.jsonl`` in data order, folding the metrics, the row hash and the
     status counts as the rows go by."""
     config = run.config
@@ -252,7 +271,7 @@ def _write_rows(run: _OpenRun, model_seconds: list[float]) -> RowTallies:
     )
 
     def observed() -> Iterator[dict[str, Any]]:
-        for row in _final_rows(run, model_seconds):
+        for row in _final_rows(run, model_seconds, predictions):
             tallies.add(row)
             yield row
 
@@ -291,7 +310,8 @@ def run_retro_eval(
         score_targets(run.spool, run.journal, run.model, config, run.executor, run.state)
         score_seconds = time.perf_counter() - score_start
         model_seconds = list(run.state.unjournaled_seconds)
-        tallies = _write_rows(run, model_seconds)
+        predictions: list[Any] | None = [] if config.include_predictions else None
+        tallies = _write_rows(run, model_seconds, predictions)
     finally:
         run.spool.unlink(missing_ok=True)
         run.model.close()
@@ -304,6 +324,7 @@ def run_retro_eval(
         timing=_timing(run, load_seconds, score_seconds),
         model_seconds=model_seconds,
         in_sample=in_sample,
+        predictions=predictions,
     )
     envelope, unscored = write_run_report(run.out_dir, run.model, tallies, facts)
     return RetroRun(report=envelope.model_dump(mode="json"), out=run.out_dir, unscored=unscored)

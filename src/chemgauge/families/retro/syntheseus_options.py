@@ -35,7 +35,9 @@ SYNTHESEUS_KEYS: dict[str, str] = {
     "stereo-relaxed view in its results file; False: exact only, null there",
     "print_idxs": "k",
     "save_outputs": "true only: chemgauge always writes its results",
-    "include_predictions": "false only: raw outputs are in journal.jsonl, verdicts in rows.jsonl",
+    "include_predictions": "include_predictions: True writes syntheseus's predictions lists "
+    "into its results file (default False here: raw outputs are in journal.jsonl, verdicts in "
+    "rows.jsonl; syntheseus's default is True)",
     "results_dir": "out (the run folder, --out)",
     "filestring": "filestring: suffix of the syntheseus-shaped results file name",
     "resumable": "True: resume from journal.jsonl (chemgauge always can); False: restart",
@@ -150,14 +152,7 @@ def translate_syntheseus_options(options: Mapping[str, Any]) -> dict[str, Any]:
                     "where with --out DIR (results_dir=DIR)",
                 )
         elif key == "include_predictions":
-            if as_bool(key, value):
-                raise _refuse(
-                    key,
-                    value,
-                    "chemgauge does not copy predictions into the results file: every raw "
-                    "output is in journal.jsonl and every per-output verdict in rows.jsonl; "
-                    "drop include_predictions (or set it to False)",
-                )
+            out.set("include_predictions", as_bool(key, value), key, value)
         elif key == "resumable":
             out.set("restart", not as_bool(key, value), key, value)
         elif key == "fold":

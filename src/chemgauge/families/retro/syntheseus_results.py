@@ -2,14 +2,15 @@
 
 ``syntheseus eval-single-step`` saves its ``EvalResults`` as JSON plus a ``chosen_<name>``
 mapping for each top-k list at its ``print_idxs``. :func:`syntheseus_results` builds that
-mapping with syntheseus's field names and order from the rows of the convention that gives
-syntheseus's numbers (``syntheseus``, or ``syntheseus_keep_repeats`` under
-``skip_repeats=False``), with syntheseus's arithmetic: top-k as hits / targets, MRR summed
-left to right in data order, mean and median of the per-target prediction counts as
-``statistics`` computes them. So a script written for syntheseus reads chemgauge's numbers,
-and on the same outputs they are syntheseus's numbers to the last bit, except where a
-:data:`SYNTHESEUS_DIVERGENCES` entry applies. ``predictions`` is never copied in (the raw
-outputs are in the journal, the verdicts in ``rows.jsonl``).
+mapping with syntheseus's field names and order from syntheseus's own verdicts, computed per
+target beside chemgauge's (:mod:`~chemgauge.families.retro.syntheseus_verdict`: its parsing,
+its repeats under ``skip_repeats``, its identity), with syntheseus's arithmetic: top-k as
+hits / targets, MRR summed left to right in data order, mean and median of the per-target
+prediction counts as ``statistics`` computes them. So on the same outputs and arguments the
+file is the one syntheseus writes (its stereo fields null unless
+``include_results_modulo_stereo``, ``predictions`` only with ``include_predictions``); where
+chemgauge's own conventions differ is counted per divergence in the report
+(:mod:`~chemgauge.families.retro.divergences`).
 """
 
 from __future__ import annotations
@@ -123,6 +124,22 @@ def _back_translation(
     return curve, tally.rt_sequential_reciprocal / n, None
 
 
+def _prediction_notes(config: RetroEvalConfig, included: bool) -> list[str]:
+    if not included:
+        return [
+            "predictions and back_translation_predictions are null (include_predictions=False, "
+            "chemgauge's default): raw outputs are in journal.jsonl, per-output verdicts in "
+            "rows.jsonl"
+        ]
+    notes = [
+        "predictions as syntheseus writes them; each one's metadata holds ground_truth_match "
+        "only (chemgauge keeps no model metadata such as probabilities)"
+    ]
+    if config.round_trip is not None:
+        notes.append("back_translation_predictions is null: round trips are chemgauge's own")
+    return notes
+
+
 def syntheseus_results(
     tally: RetroTally,
     theirs: SyntheseusTally,
@@ -130,6 +147,7 @@ def syntheseus_results(
     model: RetroModel,
     *,
     model_seconds: Sequence[float],
+    predictions: list[Any] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """The mapping syntheseus's ``print_and_save`` would write, and notes on fields chemgauge
     leaves empty (``model_seconds``: total model-call and post-processing seconds)."""
@@ -166,8 +184,10 @@ def syntheseus_results(
         "match_modulo_stereo_mrr": None if stereo is None else _mrr(stereo),
         "back_translation_top_k": bt_curve,
         "back_translation_mrr": bt_mrr,
-        "predictions": None,
-        "back_translation_predictions": None,
+        "predictions": predictions,
+        "back_translation_predictions": None
+        if predictions is None or config.round_trip is not None
+        else [],
         "back_translation_time_total": None,
     }
     for name in ("top_k", "match_modulo_stereo_top_k", "back_translation_top_k"):
@@ -175,11 +195,10 @@ def syntheseus_results(
         if curve is not None:
             results[f"chosen_{name}"] = {str(k): curve[k - 1] for k in config.k}
     notes = [
+        *_prediction_notes(config, predictions is not None),
         f"syntheseus's own verdicts, target by target (skip_repeats={config.skip_repeats}): "
         "its parsing, repeats and identity; how they differ from chemgauge's "
         f"{convention!r} convention is counted in divergences_from_syntheseus",
-        "predictions and back_translation_predictions are not copied: raw outputs are in "
-        "journal.jsonl, per-output verdicts in rows.jsonl",
     ]
     if params is None:
         notes.append("num_params: the model exposes no parameters to count (0, as syntheseus)")

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from rdkit import Chem
 
@@ -35,6 +36,7 @@ __all__ = [
     "SyntheseusVerdict",
     "judge",
     "syntheseus_key",
+    "syntheseus_predictions",
     "syntheseus_truth",
 ]
 
@@ -261,3 +263,29 @@ def judge(
         )  # fmt: skip
     n = sum(r is not None for r in ranks)
     return SyntheseusVerdict(_best(flags, ranks), best_flat, n, False, drift)
+
+
+def syntheseus_predictions(
+    outputs: Sequence[str], truth: Sequence[str] | None, product: str, *, skip_repeats: bool
+) -> list[dict[str, Any]]:
+    """One target's ``predictions`` entry as syntheseus's ``include_predictions`` writes it:
+    each output it keeps (parsed, repeats dropped under ``skip_repeats``), as ``dictify``
+    spells a reaction. Costs a full parse of every output (only when asked for)."""
+    truth_t = None if truth is None else tuple(truth)
+    product_key = syntheseus_key(product)
+    kept: list[dict[str, Any]] = []
+    seen: set[tuple[str, ...]] = set()
+    for output in outputs:
+        bag = _bag(output)
+        if bag is None or (skip_repeats and bag in seen):
+            continue
+        seen.add(bag)
+        kept.append(
+            {
+                "reactants": [{"smiles": key} for key in bag],
+                "products": [{"smiles": product_key}],
+                "identifier": None,
+                "metadata": {"ground_truth_match": bag == truth_t},
+            }
+        )
+    return kept
