@@ -18,7 +18,6 @@ RDLogger.DisableLog("rdApp.*")  # type: ignore[attr-defined]
 
 __all__ = [
     "HYDROGEN_ATOM",
-    "needed_second_pass",
     "MAX_ATOMS",
     "MAX_SMILES_CHARS",
     "PARSE_FAILURE_KINDS",
@@ -27,6 +26,7 @@ __all__ = [
     "clear_atom_maps",
     "describe_parse_failure",
     "mol_to_canonical",
+    "needed_second_pass",
     "parse_failure_kind",
     "parse_smiles",
     "size_refusal",
@@ -262,7 +262,8 @@ def mol_to_canonical(mol: Chem.Mol, *, isomeric: bool = True, source: str | None
         raise SmilesError(source or "", _write_failure(exc)) from None
     if not isomeric or "@" not in text or text == source:
         return text
-    for passes in range(_MAX_CANON_PASSES):
+    first = text
+    for _ in range(_MAX_CANON_PASSES):
         again = Chem.MolFromSmiles(text)
         if again is None:
             break
@@ -270,9 +271,7 @@ def mol_to_canonical(mol: Chem.Mol, *, isomeric: bool = True, source: str | None
         if nxt == text:
             break
         text = nxt
-    else:
-        passes = _MAX_CANON_PASSES
-    if passes and source is not None:
+    if text != first and source is not None:
         _SECOND_PASS.add(source)
     return text
 

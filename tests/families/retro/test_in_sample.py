@@ -5,6 +5,7 @@ report says so: a byte copy of the evaluated file, or training data sharing reac
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -50,7 +51,7 @@ def _run(data: Path, model: Path, tmp_path: Path, **options: Any) -> Any:
 def test_a_byte_copy_of_the_fold_is_refused_and_allowed_only_by_name(tmp_path: Path) -> None:
     test = _lines(12)
     data, model = _folders(tmp_path, test, test)
-    with pytest.raises(ConfigError, match="in-sample.*same file.*--allow-in-sample"):
+    with pytest.raises(ConfigError, match=r"in-sample.*same file.*--allow-in-sample"):
         _run(data, model, tmp_path)
     run = _run(data, model, tmp_path, allow_in_sample="true")
     block = run.report["metrics"]["in_sample"]
@@ -66,8 +67,6 @@ def test_shared_reactions_in_another_file_are_found(tmp_path: Path) -> None:
     # two test reactions hidden among others, with their atom maps renumbered away
     others = _lines(20, start=100)[1:]
     mapped = [line.rsplit(",", 1) for line in test[1:3]]
-    import re
-
     unmapped = [f"{head},{re.sub(r':[0-9]+]', ']', rxn)}" for head, rxn in mapped]
     data, model = _folders(tmp_path, test, [test[0], *others, *unmapped])
     with pytest.raises(ConfigError, match="2 of its training reactions"):

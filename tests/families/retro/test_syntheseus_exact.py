@@ -107,7 +107,9 @@ def test_the_file_equals_syntheseus_on_every_divergent_input(
         assert ours[key] == theirs[key], key
     assert set(ours["model_time_total"]) == set(theirs["model_time_total"])
     if not stereo:
-        assert ours["match_modulo_stereo_top_k"] is None and theirs["match_modulo_stereo_mrr"] is None
+        assert (
+            ours["match_modulo_stereo_top_k"] is None and theirs["match_modulo_stereo_mrr"] is None
+        )
     assert ours["eval_args"]["batch_size"] == 16 and ours["num_params"] == 0
     if predictions:  # the '' output is kept, the mapped spelling is not a match
         assert ours["predictions"][0][1]["reactants"] == [{"smiles": ""}]
@@ -134,15 +136,23 @@ def test_divergence_counts_are_the_hand_counts(tmp_path: Path) -> None:
         {"exact": 0, "n": 1},
     ]
     assert ours["top_k"][:3] == [2 / 5, 2 / 5, 4 / 5]
-    counts = {d["id"]: (d["targets"], d["targets_changed"]) for d in metrics["divergences_from_syntheseus"]}
+    counts = {
+        d["id"]: (d["targets"], d["targets_changed"])
+        for d in metrics["divergences_from_syntheseus"]
+    }
     assert counts["empty_output"] == (2, 2)
     assert counts["atom_maps_in_outputs"] == (1, 1)
     assert counts["outputs_beyond_num_top_results"] == (1, 0)
-    assert all(v == (0, 0) for k, v in counts.items() if k not in (
-        "empty_output", "atom_maps_in_outputs", "outputs_beyond_num_top_results"))
+    assert all(
+        v == (0, 0)
+        for k, v in counts.items()
+        if k not in ("empty_output", "atom_maps_in_outputs", "outputs_beyond_num_top_results")
+    )
     agreement = metrics["syntheseus_agreement"]
     assert agreement["targets_changed"] == 2 and agreement["unexplained"] == 0
 
 
 def report_rows(tmp_path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (tmp_path / "ours" / "rows.jsonl").read_text().splitlines()]
+    return [
+        json.loads(line) for line in (tmp_path / "ours" / "rows.jsonl").read_text().splitlines()
+    ]

@@ -8,10 +8,10 @@ import typer
 
 from chemgauge.cli.progress import progress_bar
 from chemgauge.cli.summary import print_summary, rate_cell, summary_table
-from chemgauge.families.retro.divergences import agreement_note, run_warnings
 from chemgauge.errors import ConfigError
 from chemgauge.families.retro import RetroEvalConfig, RetroRun
 from chemgauge.families.retro.data import find_fold_file, load_targets
+from chemgauge.families.retro.divergences import agreement_note, run_warnings
 from chemgauge.families.retro.engine.registry import retro_model_names
 from chemgauge.families.retro.syntheseus_options import SYNTHESEUS_FOLDS, SYNTHESEUS_KEYS
 from chemgauge.families.retro.unscored import MAX_UNSCORED_SHARE

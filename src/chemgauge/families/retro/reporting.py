@@ -29,13 +29,13 @@ from chemgauge.eval.provenance import RowsDigest
 from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.retro.config import RetroEvalConfig
 from chemgauge.families.retro.data import DataFile
+from chemgauge.families.retro.divergences import DivergenceTally
 from chemgauge.families.retro.engine.base import RetroModel
 from chemgauge.families.retro.engine.predictions import PredictionsFileModel
 from chemgauge.families.retro.family import FAMILY
 from chemgauge.families.retro.in_sample import InSample
 from chemgauge.families.retro.metrics import RetroTally
 from chemgauge.families.retro.metrics_model import RetroMetrics
-from chemgauge.families.retro.divergences import DivergenceTally
 from chemgauge.families.retro.syntheseus_results import (
     SyntheseusTally,
     syntheseus_results,

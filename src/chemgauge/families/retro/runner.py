@@ -51,6 +51,7 @@ from chemgauge.eval.provenance import RowsDigest, sha256_json
 from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.retro.config import RetroEvalConfig
 from chemgauge.families.retro.data import DataFile, find_fold_file
+from chemgauge.families.retro.divergences import DivergenceTally
 from chemgauge.families.retro.engine.base import RetroModel
 from chemgauge.families.retro.engine.predictions import PredictionsFileModel
 from chemgauge.families.retro.engine.registry import build_retro_model
@@ -71,7 +72,6 @@ from chemgauge.families.retro.spool import (
     refuse_missing,
     spool_targets,
 )
-from chemgauge.families.retro.divergences import DivergenceTally
 from chemgauge.families.retro.syntheseus_results import SYNTHESEUS_DIVERGENCES, SyntheseusTally
 from chemgauge.families.retro.syntheseus_verdict import syntheseus_predictions
 from chemgauge.families.retro.unscored import Unscored

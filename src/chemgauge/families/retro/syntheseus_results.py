@@ -28,8 +28,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SYNTHESEUS_DIVERGENCES",
-    "SyntheseusTally",
     "SYNTHESEUS_FOLD_NAMES",
+    "SyntheseusTally",
     "syntheseus_results",
     "syntheseus_results_name",
 ]
