@@ -21,6 +21,7 @@ __all__ = [
     "MAX_ATOMS",
     "MAX_SMILES_CHARS",
     "PARSE_FAILURE_KINDS",
+    "any_second_pass",
     "canonical_multiset",
     "canonical_smiles",
     "clear_atom_maps",
@@ -278,6 +279,11 @@ def mol_to_canonical(mol: Chem.Mol, *, isomeric: bool = True, source: str | None
 
 #: Sources whose first canonical pass was not a fixed point (rare; only ever grows by them).
 _SECOND_PASS: set[str] = set()
+
+
+def any_second_pass() -> bool:
+    """True once any :func:`needed_second_pass` source was seen in this process."""
+    return bool(_SECOND_PASS)
 
 
 def needed_second_pass(source: str) -> bool:

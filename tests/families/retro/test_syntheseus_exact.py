@@ -156,3 +156,27 @@ def report_rows(tmp_path: Path) -> list[dict[str, Any]]:
     return [
         json.loads(line) for line in (tmp_path / "ours" / "rows.jsonl").read_text().splitlines()
     ]
+
+
+def test_a_moved_first_pass_is_judged_syntheseus_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where RDKit's first canonical pass was not chemgauge's key, syntheseus keys decide:
+    the fast verdict equals the one computed syntheseus's way on every output."""
+    from chemgauge.chem import smiles
+    from chemgauge.chem.reactant_sets import ReactantSetScorer
+    from chemgauge.families.retro.syntheseus_verdict import _slow, judge, syntheseus_truth
+
+    outputs = OUTPUTS["COC(=O)[C@H](C)N"][:3] + ["C[C@H](N)C(=O)O.CO", "OC.C[C@H](N)C(O)=O"]
+    truth = ["CO", "C[C@H](N)C(=O)O"]
+    theirs = syntheseus_truth(truth, mapped=True)
+    comparison = ReactantSetScorer(("exact", "stereo_ignored")).compare(truth, outputs)
+    # every stereo component counts as moved: the verdict must come from syntheseus keys
+    monkeypatch.setattr(smiles, "_SECOND_PASS", {c for o in outputs for c in o.split(".")})
+    fast = judge(theirs, truth, outputs, comparison, skip_repeats=True, stereo=True)
+    assert fast is not None and not fast.slow_path
+    slow = _slow(tuple(theirs or ()), outputs, True, True)
+    assert (fast.exact, fast.stereo, fast.num_predictions) == (
+        slow.exact,
+        slow.stereo,
+        slow.num_predictions,
+    )
+    assert (fast.exact, fast.num_predictions) == (2, 3)

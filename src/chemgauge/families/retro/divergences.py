@@ -78,7 +78,8 @@ def applying_divergences(
         found.add("whitespace_in_output")
     if reasons & _SIZE:
         found.add("size_limits")
-    if any(_ATOM_MAP.search(o) for o in outputs):
+    joined = "\n".join(outputs)
+    if ":" in joined and _ATOM_MAP.search(joined):
         found.add("atom_maps_in_outputs")
     if theirs is None:
         found.add("unreadable_data_lines")
@@ -88,8 +89,7 @@ def applying_divergences(
         if any("." in t for t in theirs):
             found.add("dot_in_jsonl_entry")
     if settings.syntheseus_stereo and (
-        any(_ISOTOPE.search(o) for o in outputs)
-        or any(_ISOTOPE.search(t) for t in row["reactants"])
+        _ISOTOPE.search(joined) or any(_ISOTOPE.search(t) for t in row["reactants"])
     ):
         found.add("stereo_ignored_keeps_isotopes")
     if row["n_returned"] > row["n_outputs"]:

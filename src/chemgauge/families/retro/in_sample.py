@@ -83,7 +83,9 @@ def check_in_sample(
     same = sha is not None and sha == data_sha256
     found = []
     if same:
-        found.append(f"the training data is the same file as {data_name} (sha256 {data_sha256[:12]})")
+        found.append(
+            f"the training data is the same file as {data_name} (sha256 {data_sha256[:12]})"
+        )
     if shared:
         found.append(
             f"{shared} of its training reactions are evaluated reactions of {data_name} "

@@ -29,6 +29,7 @@ from typing import Any
 from rdkit import Chem
 
 from chemgauge.chem.reactant_sets import ReactantSetComparison
+from chemgauge.chem.smiles import any_second_pass as any_moved
 from chemgauge.chem.smiles import needed_second_pass
 
 __all__ = [
@@ -218,40 +219,45 @@ def judge(
     if truth is None:
         return None
     truth_t = tuple(truth)
-    reasons = iter(comparison.invalid_reasons)
-    for output, ok in zip(outputs, comparison.valid, strict=True):
-        if ok:
-            if _ATOM_MAP.search(output) or (stereo and _ISOTOPE.search(output)):
-                return _slow(truth_t, outputs, skip_repeats, stereo)
-        elif next(reasons) not in HARD_INVALIDITY:
-            return _slow(truth_t, outputs, skip_repeats, stereo)
-    if stereo and any(_ISOTOPE.search(t) or _ATOM_MAP.search(t) for t in truth_t):
+    joined = "\n".join(outputs)
+    if (
+        not HARD_INVALIDITY.issuperset(comparison.invalid_reasons)
+        or (":" in joined and _ATOM_MAP.search(joined))
+        or (stereo and "[" in joined and _ISOTOPE.search(joined))
+        or (stereo and any(_ISOTOPE.search(t) or _ATOM_MAP.search(t) for t in truth_t))
+    ):
+        # an output syntheseus reads another way (or one with atom maps): its way throughout
         return _slow(truth_t, outputs, skip_repeats, stereo)
     same_truth = truth_t == tuple(sorted(chemgauge_truth))
     # Repeats: only outputs in one chemgauge class can be syntheseus repeats of each other;
     # where a member's first canonical pass moved, syntheseus keys decide.
-    first = list(comparison.first_seen)
-    classes: dict[int, list[int]] = {}
-    for rank, head in enumerate(first):
-        if head is not None:
-            classes.setdefault(head, []).append(rank)
+    first: Sequence[int | None] = comparison.first_seen
+    moved = any_moved() and "@" in joined
     drift = False
-    for members in classes.values():
-        if len(members) > 1 and any(_moved(outputs[r]) for r in members):
-            seen: dict[tuple[str, ...] | None, int] = {}
-            for r in members:
-                first[r] = seen.setdefault(_bag(outputs[r]), r)
-            drift = drift or len(seen) > 1
+    if moved:
+        first = list(first)
+        classes: dict[int, list[int]] = {}
+        for rank, head in enumerate(first):
+            if head is not None:
+                classes.setdefault(head, []).append(rank)
+        for members in classes.values():
+            if len(members) > 1 and any(_moved(outputs[r]) for r in members):
+                seen: dict[tuple[str, ...] | None, int] = {}
+                for r in members:
+                    first[r] = seen.setdefault(_bag(outputs[r]), r)
+                drift = drift or len(seen) > 1
     ranks = _ranks(comparison.valid, first, skip_repeats)
-    correct = comparison.correct["exact"]
-    flags = []
-    for output, ok in zip(outputs, correct, strict=True):
-        if ok and (not same_truth or _moved(output)):
-            hit = _bag(output) == truth_t
-            drift = drift or (same_truth and not hit)
-            flags.append(hit)
-        else:
-            flags.append(ok)
+    flags: Sequence[bool] = comparison.correct["exact"]
+    if moved or not same_truth:
+        checked = []
+        for output, ok in zip(outputs, flags, strict=True):
+            if ok and (not same_truth or _moved(output)):
+                hit = _bag(output) == truth_t
+                drift = drift or (same_truth and not hit)
+                checked.append(hit)
+            else:
+                checked.append(ok)
+        flags = checked
     best_flat = None
     if stereo:
         flat_truth = _flat_truth(truth_t)
