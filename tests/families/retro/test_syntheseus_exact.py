@@ -165,7 +165,7 @@ def test_a_moved_first_pass_is_judged_syntheseus_way(monkeypatch: pytest.MonkeyP
     from chemgauge.chem.reactant_sets import ReactantSetScorer
     from chemgauge.families.retro.syntheseus_verdict import _slow, judge, syntheseus_truth
 
-    outputs = OUTPUTS["COC(=O)[C@H](C)N"][:3] + ["C[C@H](N)C(=O)O.CO", "OC.C[C@H](N)C(O)=O"]
+    outputs = [*OUTPUTS["COC(=O)[C@H](C)N"][:3], "C[C@H](N)C(=O)O.CO", "OC.C[C@H](N)C(O)=O"]
     truth = ["CO", "C[C@H](N)C(=O)O"]
     theirs = syntheseus_truth(truth, mapped=True)
     comparison = ReactantSetScorer(("exact", "stereo_ignored")).compare(truth, outputs)
