@@ -19,9 +19,9 @@ workers) and the peak resident memory of its whole process tree (sampled from /p
 the load; CPU time measures the work itself. The syntheseus-shaped results file chemgauge
 writes (``syntheseus_results.json``) is compared field by field with syntheseus's
 ``EvalResults`` (top-k curves, MRR, prediction-count statistics, stereo view): every number
-must be identical. Target: chemgauge 4x or more faster than syntheseus's evaluator.
+must be identical (that file holds syntheseus's own verdicts, computed beside chemgauge's).
 
-Targets: at least 4x faster than syntheseus (wall), peak memory at most 1 GB, the
+Targets: at least 5x faster than syntheseus (wall), peak memory at most 1 GB, the
 stereo-ignored view adding at most 30%, and identical syntheseus-convention curves. A full
 run (all 5,007 targets) writes bench/results/retro_vs_syntheseus.json.
 
@@ -132,6 +132,7 @@ def _child_chemgauge(preds: str, out: str, matchers: str, jobs: int, limit: int)
         model_dir=preds,
         num_top_results=50,
         matchers=tuple(matchers.split(",")),
+        include_results_modulo_stereo="stereo_ignored" in matchers.split(","),
         out=out,
         restart=True,
         jobs=jobs,
@@ -296,7 +297,7 @@ def _record(
             "speed-up over syntheseus, wall",
             round(sy["wall_s"] / cg["wall_s"], 2),
             "x",
-            target=">= 4",
+            target=">= 5",
             detail=(
                 f"best of {len(cg_runs)} interleaved rounds: chemgauge {_walls(cg_runs)} s, "
                 f"syntheseus {_walls(sy_runs)} s; CPU {sy_cpu / best_cpu:.2f}x"

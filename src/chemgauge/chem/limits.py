@@ -16,10 +16,19 @@ applies the same ones, and every report records them in its provenance.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, fields, replace
 
-__all__ = ["DEFAULT_LIMITS", "LIMIT_FLAGS", "StructureLimits", "set_limits", "structure_limits"]
+__all__ = [
+    "DEFAULT_LIMITS",
+    "LIMIT_FLAGS",
+    "StructureLimits",
+    "pinned_limits",
+    "set_limits",
+    "structure_limits",
+]
 
 
 @dataclass(frozen=True)
@@ -51,11 +60,14 @@ CEILINGS = StructureLimits(max_smiles_chars=200_000, max_atoms=10_000, max_rings
 
 _ENV = {f.name: "CHEMGAUGE_" + f.name.upper() for f in fields(StructureLimits)}
 _cache: tuple[tuple[str | None, ...], StructureLimits] | None = None
+_pinned: StructureLimits | None = None
 
 
 def structure_limits() -> StructureLimits:
     """The limits of this run: the defaults, raised (or lowered) by the run's flags."""
     global _cache
+    if _pinned is not None:
+        return _pinned
     key = tuple(os.environ.get(name) for name in _ENV.values())
     if _cache is not None and _cache[0] == key:
         return _cache[1]
@@ -66,6 +78,20 @@ def structure_limits() -> StructureLimits:
     limits = replace(DEFAULT_LIMITS, **values)
     _cache = (key, limits)
     return limits
+
+
+@contextlib.contextmanager
+def pinned_limits() -> Iterator[StructureLimits]:
+    """Read the limits once for a block of work that cannot change them (scoring a chunk):
+    each later read in the block skips the environment look-ups (a hot path reads the limits
+    once per component)."""
+    global _pinned
+    outer = _pinned
+    _pinned = structure_limits()
+    try:
+        yield _pinned
+    finally:
+        _pinned = outer
 
 
 def set_limits(**values: int | None) -> StructureLimits:
@@ -80,4 +106,6 @@ def set_limits(**values: int | None) -> StructureLimits:
         if not 1 <= value <= ceiling:
             raise ValueError(f"{LIMIT_FLAGS[field]} must be between 1 and {ceiling:,}")
         os.environ[_ENV[field]] = str(value)
+    if _pinned is not None:
+        raise RuntimeError("set_limits inside pinned_limits(): the block's limits would change")
     return structure_limits()

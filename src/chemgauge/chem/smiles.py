@@ -21,11 +21,13 @@ __all__ = [
     "MAX_ATOMS",
     "MAX_SMILES_CHARS",
     "PARSE_FAILURE_KINDS",
+    "any_second_pass",
     "canonical_multiset",
     "canonical_smiles",
     "clear_atom_maps",
     "describe_parse_failure",
     "mol_to_canonical",
+    "needed_second_pass",
     "parse_failure_kind",
     "parse_smiles",
     "size_refusal",
@@ -261,15 +263,34 @@ def mol_to_canonical(mol: Chem.Mol, *, isomeric: bool = True, source: str | None
         raise SmilesError(source or "", _write_failure(exc)) from None
     if not isomeric or "@" not in text or text == source:
         return text
+    first = text
     for _ in range(_MAX_CANON_PASSES):
         again = Chem.MolFromSmiles(text)
         if again is None:
-            return text
+            break
         nxt = str(Chem.MolToSmiles(again))
         if nxt == text:
-            return text
+            break
         text = nxt
+    if text != first and source is not None:
+        _SECOND_PASS.add(source)
     return text
+
+
+#: Sources whose first canonical pass was not a fixed point (rare; only ever grows by them).
+_SECOND_PASS: set[str] = set()
+
+
+def any_second_pass() -> bool:
+    """True once any :func:`needed_second_pass` source was seen in this process."""
+    return bool(_SECOND_PASS)
+
+
+def needed_second_pass(source: str) -> bool:
+    """True if :func:`mol_to_canonical` of a molecule parsed from ``source`` (in this process)
+    wrote something other than RDKit's first canonical pass (so the first pass, which is all
+    a one-pass canonicalizer such as syntheseus's computes, differs from chemgauge's key)."""
+    return source in _SECOND_PASS
 
 
 def try_canonical_smiles(smiles: str, *, isomeric: bool = True) -> str | None:

@@ -156,3 +156,34 @@ def test_models_and_targets_commands(tmp_path: Path) -> None:
     assert "test.smi (smi): 2 targets, 0 rejected" in targets.output
     spelt = runner.invoke(app, ["retro", "targets", str(data), "--fold", "TEST"])
     assert spelt.output == targets.output
+
+
+def test_the_summary_counts_divergences_and_a_cut_warns_even_when_quiet(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "test.smi").write_text("CC(=O)O.CN>>CNC(C)=O\nCCO.CC(=O)O>>CCOC(C)=O\n")
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text(
+        '{"product": "CNC(C)=O", "predictions": ["", "CN.CC(=O)O"]}\n'
+        '{"product": "CCOC(C)=O", "predictions": ["CCO.CC(=O)O", "CC", "CCC", "CCCC"]}\n'
+    )
+    base = [
+        "retro",
+        "eval",
+        f"data_dir={data}",
+        "model_class=predictions",
+        f"model_dir={preds}",
+        "num_top_results=2",
+        "executor=serial",
+    ]
+    runner = CliRunner()
+    loud = runner.invoke(app, [*base, f"results_dir={tmp_path / 'a'}"])
+    assert loud.exit_code == 0, loud.output
+    # the '' output holds a rank for syntheseus: the truth is second there, first for chemgauge
+    assert "differs from the 'syntheseus' convention on 1 of 2 targets: empty_output 1" in (
+        loud.output
+    )
+    assert "warning: 2 outputs beyond num_top_results=2 were cut (1 targets)" in loud.output
+    quiet = runner.invoke(app, [*base, f"results_dir={tmp_path / 'b'}", "--quiet"])
+    assert quiet.exit_code == 0
+    assert "differs from" not in quiet.output and "were cut" in quiet.output

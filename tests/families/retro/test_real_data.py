@@ -62,6 +62,7 @@ def test_syntheseus_convention_equals_syntheseus_compute_metrics(
         limit=N_TARGETS,
         out=str(tmp_path),
         executor="serial",
+        include_results_modulo_stereo=True,
     )
     ours = run_retro_eval(config)
     by_product = {t.product: o for t, o in zip(targets, generated["outputs"], strict=True)}

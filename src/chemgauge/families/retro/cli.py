@@ -11,6 +11,7 @@ from chemgauge.cli.summary import print_summary, rate_cell, summary_table
 from chemgauge.errors import ConfigError
 from chemgauge.families.retro import RetroEvalConfig, RetroRun
 from chemgauge.families.retro.data import find_fold_file, load_targets
+from chemgauge.families.retro.divergences import agreement_note, run_warnings
 from chemgauge.families.retro.engine.registry import retro_model_names
 from chemgauge.families.retro.syntheseus_options import SYNTHESEUS_FOLDS, SYNTHESEUS_KEYS
 from chemgauge.families.retro.train_cli import train
@@ -109,6 +110,11 @@ def eval_(
         "--allow-missing",
         help=f"Exit 0 even with more than {100 * MAX_UNSCORED_SHARE:.0f}% of targets unscored.",
     ),
+    allow_in_sample: bool | None = typer.Option(
+        None,
+        "--allow-in-sample",
+        help="Run a model trained on the evaluated fold (same file or shared reactions).",
+    ),
     restart: bool | None = typer.Option(None, "--restart", help="Discard an earlier journal."),
     quiet: bool | None = typer.Option(None, "--quiet", "-q", help="No progress or summary."),
 ) -> None:
@@ -136,6 +142,7 @@ def eval_(
         "round_trip_max_rank": round_trip_max_rank,
         "strict": strict,
         "allow_missing": allow_missing,
+        "allow_in_sample": allow_in_sample,
         "restart": restart,
         "quiet": quiet,
     }
@@ -148,7 +155,8 @@ def eval_(
         run = run_eval(config, progress=advance)
     if not config.quiet:
         _print_summary(run, config, data_file.path.name)
-    for line in run.unscored.warnings():  # printed under --quiet too: never a silent gap
+    for line in [*run.unscored.warnings(), *run_warnings(run.report["metrics"])]:
+        # printed under --quiet too: never a silent gap
         typer.secho(line, err=True, fg=typer.colors.YELLOW)
     run.unscored.check(allow_missing=config.allow_missing, out=str(run.out))
 
@@ -178,6 +186,7 @@ def _print_summary(run: RetroRun, config: RetroEvalConfig, data_name: str) -> No
                 )
             )
     outputs = metrics["outputs"]
+    agreement = agreement_note(metrics)
     print_summary(
         summary_table(
             f"retro eval: {data_name}, {metrics['data']['targets']} targets "
@@ -190,6 +199,7 @@ def _print_summary(run: RetroRun, config: RetroEvalConfig, data_name: str) -> No
             f"outputs: {outputs['total']} raw, invalid {_percent(outputs['invalid_rate'])}, "
             f"duplicates {_percent(outputs['duplicate_rate'])}; results in {run.out} "
             f"(syntheseus's fields: {metrics['syntheseus_results']['file']})",
+            *([agreement] if agreement else []),
         ),
     )
 

@@ -52,7 +52,16 @@ _INTS = (
     "round_trip_max_rank",
     "round_trip_num_results",
 )
-_BOOLS = ("strict", "restart", "quiet", "skip_repeats", "allow_missing")
+_BOOLS = (
+    "strict",
+    "restart",
+    "quiet",
+    "skip_repeats",
+    "allow_missing",
+    "include_results_modulo_stereo",
+    "allow_in_sample",
+    "include_predictions",
+)
 
 
 @dataclass(frozen=True)
@@ -74,6 +83,13 @@ class RetroEvalConfig:
         skip_repeats: syntheseus's option: ``True`` scores the syntheseus-shaped results file
             under the ``syntheseus`` convention (repeats removed), ``False`` under
             ``syntheseus_keep_repeats``.
+        include_results_modulo_stereo: syntheseus's option: its stereo-relaxed view in the
+            syntheseus-shaped results file (null there otherwise, as syntheseus writes it);
+            adds the ``stereo_ignored`` matcher.
+        include_predictions: syntheseus's option: its ``predictions`` lists in the
+            syntheseus-shaped results file, as syntheseus writes them (a full parse of every
+            output, so off by default here; syntheseus's default is on).
+        batch_size: products per model call (syntheseus's default, 16).
         out: the run folder: ``journal.jsonl``, ``rows.jsonl``, ``report.json`` and the
             syntheseus-shaped results file go there (``--out``; syntheseus's
             ``results_dir=`` means the same).
@@ -81,6 +97,8 @@ class RetroEvalConfig:
         limit: evaluate only the first N data lines.
         allow_missing: exit zero even when more than the stated share of targets could not
             be scored (missing from a predictions file, or the model call failed).
+        allow_in_sample: run a model whose training data overlaps the evaluated fold (the
+            same file, or shared reactions); refused otherwise, and the report says so.
         num_gpus: device of a ``syntheseus:<Class>`` model, as syntheseus places it.
         round_trip: forward model name for round trips (``chemgauge``), or none.
     """
@@ -95,12 +113,15 @@ class RetroEvalConfig:
     matchers: tuple[str, ...] = ("exact", "stereo_ignored")
     conventions: tuple[str, ...] = ()
     skip_repeats: bool = True
+    include_results_modulo_stereo: bool = False
+    include_predictions: bool = False
     out: str = DEFAULT_OUT
     filestring: str | None = None
     limit: int | None = None
-    batch_size: int = 256
+    batch_size: int = 16
     strict: bool = False
     allow_missing: bool = False
+    allow_in_sample: bool = False
     restart: bool = False
     num_gpus: int | None = None
     executor: str = "local"
@@ -145,6 +166,8 @@ class RetroEvalConfig:
             raise ConfigError("matchers must name at least one identity policy")
         if "exact" not in self.matchers:
             object.__setattr__(self, "matchers", ("exact", *self.matchers))
+        if self.include_results_modulo_stereo and "stereo_ignored" not in self.matchers:
+            object.__setattr__(self, "matchers", (*self.matchers, "stereo_ignored"))
         for c in self.conventions:
             if c not in CONVENTIONS:
                 raise ConfigError(f"unknown convention {c!r}; choose from {', '.join(CONVENTIONS)}")
@@ -254,6 +277,8 @@ class RetroEvalConfig:
             round_trip_model=self.round_trip,
             round_trip_max_rank=self.round_trip_max_rank,
             round_trip_num_results=self.round_trip_num_results,
+            syntheseus_skip_repeats=self.skip_repeats,
+            syntheseus_stereo=self.include_results_modulo_stereo,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -275,4 +300,9 @@ class RetroEvalConfig:
             "round_trip": self.round_trip,
             "round_trip_max_rank": self.round_trip_max_rank,
             "round_trip_num_results": self.round_trip_num_results,
+            "syntheseus_verdict": {
+                "scheme": "syntheseus-0.9-eval-single-step-v1",
+                "skip_repeats": self.skip_repeats,
+                "stereo": self.include_results_modulo_stereo,
+            },
         }

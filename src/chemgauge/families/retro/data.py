@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -25,6 +25,7 @@ from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
 from chemgauge.eval.jsonl import json_object
 from chemgauge.eval.lines import Line, parse_delimited, read_lines
 from chemgauge.eval.rejections import RejectionStats
+from chemgauge.families.retro.syntheseus_verdict import syntheseus_truth
 
 __all__ = [
     "CSV_COLUMN",
@@ -66,6 +67,10 @@ class RetroTarget:
         product: canonical SMILES of the single product.
         reactants: sorted canonical reactant components (multiplicity kept).
         reaction_class: the data's reaction class, ``None`` when absent or ``UNK``.
+        syntheseus_reactants: the true reactants as syntheseus reads this line (its own
+            canonical SMILES, sorted; ``None`` where syntheseus cannot read the line), so the
+            syntheseus-shaped results are syntheseus's own
+            (:mod:`~chemgauge.families.retro.syntheseus_verdict`).
     """
 
     target: str
@@ -74,12 +79,20 @@ class RetroTarget:
     product: str
     reactants: tuple[str, ...]
     reaction_class: str | None
+    syntheseus_reactants: tuple[str, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain mapping for rows."""
-        out = asdict(self)
-        out["reactants"] = list(self.reactants)
-        return out
+        theirs = self.syntheseus_reactants
+        return {  # by hand: dataclasses.asdict costs more than the rest of a target's spooling
+            "target": self.target,
+            "line": self.line,
+            "source_id": self.source_id,
+            "product": self.product,
+            "reactants": list(self.reactants),
+            "reaction_class": self.reaction_class,
+            "syntheseus_reactants": None if theirs is None else list(theirs),
+        }
 
 
 @dataclass
@@ -140,6 +153,7 @@ class _Raw(NamedTuple):
     products: str
     source_id: str | None
     reaction_class: str | None
+    entries: tuple[str, ...] | None = None  # JSONL reactant entries, as written
 
 
 class _Reject(NamedTuple):
@@ -266,6 +280,7 @@ def _jsonl_records(path: Path) -> Iterator[_Raw | _Reject]:
             ".".join(products),
             None if raw_id is None else str(raw_id),
             None if raw_class is None else str(raw_class),
+            tuple(reactants),
         )
 
 
@@ -288,7 +303,19 @@ def _canonical_record(fold: str, raw: _Raw) -> RetroTarget | _Reject:
     except SmilesError as exc:
         return _Reject(line, "unparsable_reactants", whole, exc.reason)
     cls = None if raw_class is None or raw_class.strip().upper() in ("", "UNK") else raw_class
-    return RetroTarget(f"{fold}:{line}", line, source_id or None, products[0], reactants, cls)
+    if raw.entries is None:
+        theirs = syntheseus_truth(reactants_text.split("."), mapped=True)
+    else:
+        theirs = syntheseus_truth(raw.entries, mapped=False)
+    return RetroTarget(
+        f"{fold}:{line}",
+        line,
+        source_id or None,
+        products[0],
+        reactants,
+        cls,
+        None if theirs is None else tuple(theirs),
+    )
 
 
 def _canonical_chunk(items: list[tuple[str, _Raw | _Reject]]) -> list[RetroTarget | _Reject]:

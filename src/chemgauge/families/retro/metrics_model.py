@@ -153,10 +153,40 @@ class SyntheseusResultsBlock(MetricsModel):
 
 
 class Divergence(MetricsModel):
-    """One deliberate difference from syntheseus's code (each has a test)."""
+    """One deliberate difference from syntheseus's code (each has a test), and how often it
+    applied and changed a target's numbers in this run (absent in older reports)."""
 
     id: str
     divergence: str
+    targets: int | None = Field(default=None, ge=0, description="Targets it applies to.")
+    targets_changed: int | None = Field(
+        default=None, ge=0, description="Targets whose numbers differ from syntheseus's."
+    )
+    stops_syntheseus: bool | None = Field(
+        default=None, description="It applied, and syntheseus would have stopped (or may)."
+    )
+
+
+class InSampleBlock(MetricsModel):
+    """Whether the model was trained on the evaluated fold (from its training evidence)."""
+
+    checked: bool = Field(description="The model named its training data.")
+    same_file: bool
+    shared_reactions: int = Field(ge=0, description="Training reactions equal to targets.")
+    targets: int = Field(ge=0, description="Evaluated targets among the training reactions.")
+    allowed: bool = Field(description="--allow-in-sample was given.")
+    evidence: str
+
+
+class SyntheseusAgreement(MetricsModel):
+    """chemgauge's convention against syntheseus's own verdicts, target by target."""
+
+    convention: str
+    changed_means: str
+    targets_changed: int = Field(ge=0)
+    unexplained: int = Field(
+        ge=0, description="Changed targets no listed divergence applies to (a bug if > 0)."
+    )
 
 
 class RetroMetrics(MetricsModel):
@@ -180,6 +210,11 @@ class RetroMetrics(MetricsModel):
     unscored: UnscoredBlock
     syntheseus_results: SyntheseusResultsBlock
     divergences_from_syntheseus: list[Divergence]
+    syntheseus_agreement: SyntheseusAgreement | None = None
+    in_sample: InSampleBlock | None = None
+    statistics_notes: list[str] | None = Field(
+        default=None, description="Conventions of the summary statistics (medians)."
+    )
 
     @model_validator(mode="after")
     def _one_grid(self) -> RetroMetrics:

@@ -29,19 +29,29 @@ from chemgauge.eval.provenance import RowsDigest
 from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.retro.config import RetroEvalConfig
 from chemgauge.families.retro.data import DataFile
+from chemgauge.families.retro.divergences import DivergenceTally
 from chemgauge.families.retro.engine.base import RetroModel
 from chemgauge.families.retro.engine.predictions import PredictionsFileModel
 from chemgauge.families.retro.family import FAMILY
+from chemgauge.families.retro.in_sample import InSample
 from chemgauge.families.retro.metrics import RetroTally
 from chemgauge.families.retro.metrics_model import RetroMetrics
 from chemgauge.families.retro.syntheseus_results import (
-    SYNTHESEUS_DIVERGENCES,
+    SyntheseusTally,
     syntheseus_results,
     syntheseus_results_name,
 )
 from chemgauge.families.retro.unscored import Unscored
 
 __all__ = ["REPORT_JSON", "ROWS_JSONL", "Accounting", "RowTallies", "write_run_report"]
+
+#: How the report's summary statistics are computed (stated in every report).
+STATISTICS_NOTES = [
+    "p50, p90, p95 of per-target output counts are nearest-rank percentiles: for an even "
+    "count the p50 is the lower of the two middle values",
+    "median_num_predictions in the syntheseus-shaped results file is syntheseus's: Python's "
+    "statistics.median (the mean of the two middle values for an even count)",
+]
 
 ROWS_JSONL = "rows.jsonl"
 REPORT_JSON = "report.json"
@@ -70,6 +80,16 @@ class RowTallies:
     metrics: RetroTally
     digest: RowsDigest
     status: CountsTally
+    syntheseus: SyntheseusTally
+    divergences: DivergenceTally
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        """Fold one row into every tally."""
+        self.metrics.add(row)
+        self.digest.update(row)
+        self.status.add(row)
+        self.syntheseus.add(row)
+        self.divergences.add(row)
 
 
 @dataclass(frozen=True)
@@ -83,6 +103,8 @@ class Accounting:
     n_targets: int
     timing: Mapping[str, Any]
     model_seconds: Sequence[float]
+    in_sample: InSample
+    predictions: list[Any] | None = None
 
 
 def _model_block(
@@ -117,7 +139,12 @@ def _write_syntheseus_file(
     """Write syntheseus's ``EvalResults`` file (its own format, not a chemgauge report)."""
     name = syntheseus_results_name(facts.config.filestring)
     results, notes = syntheseus_results(
-        tallies.metrics, facts.config, model, model_seconds=facts.model_seconds
+        tallies.metrics,
+        tallies.syntheseus,
+        facts.config,
+        model,
+        model_seconds=facts.model_seconds,
+        predictions=facts.predictions,
     )
     atomic_write_bytes(out_dir / name, orjson.dumps(results) + b"\n")
     return name, notes
@@ -139,6 +166,7 @@ def write_run_report(
         prediction_lines=model_block.get("predictions_file"),
     )
     results_name, notes = _write_syntheseus_file(out_dir, tallies, facts, model)
+    divergences, agreement = tallies.divergences.result(facts.lines.rejected)
     metrics: dict[str, Any] = {
         **accuracy,
         "data": {
@@ -157,9 +185,10 @@ def write_run_report(
             "convention": config.syntheseus_convention,
             "notes": notes,
         },
-        "divergences_from_syntheseus": [
-            {"id": key, "divergence": text} for key, text in SYNTHESEUS_DIVERGENCES.items()
-        ],
+        "divergences_from_syntheseus": divergences,
+        "syntheseus_agreement": agreement,
+        "in_sample": facts.in_sample.to_dict(),
+        "statistics_notes": STATISTICS_NOTES,
     }
     RetroMetrics.model_validate(metrics)  # a block that would not load is never written
     envelope = build_envelope(

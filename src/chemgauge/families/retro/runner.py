@@ -51,9 +51,11 @@ from chemgauge.eval.provenance import RowsDigest, sha256_json
 from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.retro.config import RetroEvalConfig
 from chemgauge.families.retro.data import DataFile, find_fold_file
+from chemgauge.families.retro.divergences import DivergenceTally
 from chemgauge.families.retro.engine.base import RetroModel
 from chemgauge.families.retro.engine.predictions import PredictionsFileModel
 from chemgauge.families.retro.engine.registry import build_retro_model
+from chemgauge.families.retro.in_sample import InSample, check_in_sample
 from chemgauge.families.retro.journal import JOURNAL_JSONL
 from chemgauge.families.retro.metrics import RetroTally
 from chemgauge.families.retro.reporting import (
@@ -70,7 +72,8 @@ from chemgauge.families.retro.spool import (
     refuse_missing,
     spool_targets,
 )
-from chemgauge.families.retro.syntheseus_results import SYNTHESEUS_DIVERGENCES
+from chemgauge.families.retro.syntheseus_results import SYNTHESEUS_DIVERGENCES, SyntheseusTally
+from chemgauge.families.retro.syntheseus_verdict import syntheseus_predictions
 from chemgauge.families.retro.unscored import Unscored
 
 __all__ = [
@@ -186,9 +189,10 @@ def _open_run(
     )
 
 
-def _load_targets(run: _OpenRun) -> tuple[RejectionStats, int]:
-    """Step 2: canonicalize the fold into the spool and get the model ready; the line
-    accounting and the number of targets."""
+def _load_targets(run: _OpenRun) -> tuple[RejectionStats, int, InSample]:
+    """Step 2: canonicalize the fold into the spool, check the model was not trained on it
+    (:mod:`~chemgauge.families.retro.in_sample`) and get the model ready; the line
+    accounting, the number of targets and the in-sample finding."""
     config = run.config
     stats = RejectionStats(path=str(run.data_file.path), strict=config.strict)
     try:
@@ -198,30 +202,55 @@ def _load_targets(run: _OpenRun) -> tuple[RejectionStats, int]:
             )
     except OSError as exc:  # a full disk while spooling the targets
         raise OutputFileError(run.spool, exc) from None
+    in_sample = check_in_sample(
+        run.model,
+        run.data_input.sha256,
+        run.data_file.path.name,
+        iter_spooled(run.spool),
+        allow=config.allow_in_sample,
+    )
     run.model.prepare()
     if config.strict and run.from_file is not None:
         refuse_missing(run.spool, run.from_file, n_targets)
-    return stats, n_targets
+    return stats, n_targets, in_sample
 
 
-def _final_rows(run: _OpenRun, model_seconds: list[float]) -> Iterator[dict[str, Any]]:
+def _final_rows(
+    run: _OpenRun, model_seconds: list[float], predictions: list[Any] | None
+) -> Iterator[dict[str, Any]]:
     """Every target's row in data order: from the journal, or its error row; adds each
-    journaled target's model seconds (call, post-processing) to ``model_seconds``."""
+    journaled target's model seconds (call, post-processing) to ``model_seconds`` and, with
+    ``predictions``, syntheseus's predictions list of each target to it."""
+    skip = run.config.skip_repeats
     keys = (t["target"] for t in iter_spooled(run.spool))
     entries = iter_journal_by_keys(
         run.journal.path, "target", (t["target"] for t in iter_spooled(run.spool))
     )
     for key, entry in zip(keys, entries, strict=True):
         if entry is None:
+            if predictions is not None:
+                predictions.append([])
             yield run.state.errors[key]
             continue
+        if predictions is not None:
+            row = entry["row"]
+            predictions.append(
+                syntheseus_predictions(
+                    entry["outputs"],
+                    row.get("syntheseus_reactants"),
+                    row["product"],
+                    skip_repeats=skip,
+                )
+            )
         timing = entry.get("timing") or {}
         model_seconds[0] += float(timing.get("model_s", 0.0))
         model_seconds[1] += float(timing.get("post_s", 0.0))
         yield entry["row"]
 
 
-def _write_rows(run: _OpenRun, model_seconds: list[float]) -> RowTallies:
+def _write_rows(
+    run: _OpenRun, model_seconds: list[float], predictions: list[Any] | None
+) -> RowTallies:
     """Step 4: write ``rows.jsonl`` in data order, folding the metrics, the row hash and the
     status counts as the rows go by."""
     config = run.config
@@ -235,13 +264,15 @@ def _write_rows(run: _OpenRun, model_seconds: list[float]) -> RowTallies:
         ),
         digest=RowsDigest(),
         status=CountsTally("status"),
+        syntheseus=SyntheseusTally(),
+        divergences=DivergenceTally(
+            config.syntheseus_convention, config.include_results_modulo_stereo
+        ),
     )
 
     def observed() -> Iterator[dict[str, Any]]:
-        for row in _final_rows(run, model_seconds):
-            tallies.metrics.add(row)
-            tallies.digest.update(row)
-            tallies.status.add(row)
+        for row in _final_rows(run, model_seconds, predictions):
+            tallies.add(row)
             yield row
 
     atomic_write_rows(run.out_dir / ROWS_JSONL, observed())
@@ -273,13 +304,14 @@ def run_retro_eval(
     run = _open_run(config, model, progress)
     try:
         load_start = time.perf_counter()
-        stats, n_targets = _load_targets(run)
+        stats, n_targets, in_sample = _load_targets(run)
         load_seconds = time.perf_counter() - load_start
         score_start = time.perf_counter()
         score_targets(run.spool, run.journal, run.model, config, run.executor, run.state)
         score_seconds = time.perf_counter() - score_start
         model_seconds = list(run.state.unjournaled_seconds)
-        tallies = _write_rows(run, model_seconds)
+        predictions: list[Any] | None = [] if config.include_predictions else None
+        tallies = _write_rows(run, model_seconds, predictions)
     finally:
         run.spool.unlink(missing_ok=True)
         run.model.close()
@@ -291,6 +323,8 @@ def run_retro_eval(
         n_targets=n_targets,
         timing=_timing(run, load_seconds, score_seconds),
         model_seconds=model_seconds,
+        in_sample=in_sample,
+        predictions=predictions,
     )
     envelope, unscored = write_run_report(run.out_dir, run.model, tallies, facts)
     return RetroRun(report=envelope.model_dump(mode="json"), out=run.out_dir, unscored=unscored)

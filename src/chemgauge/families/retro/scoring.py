@@ -23,7 +23,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from chemgauge.chem.limits import pinned_limits
 from chemgauge.chem.reactant_sets import ReactantSetComparison, ReactantSetScorer
+from chemgauge.families.retro.divergences import applying_divergences
+from chemgauge.families.retro.syntheseus_verdict import judge
 
 __all__ = [
     "CONVENTIONS",
@@ -52,6 +55,10 @@ class ScoreSettings:
     round_trip_model: str | None = None
     round_trip_max_rank: int = 10
     round_trip_num_results: int = 1
+    #: syntheseus's own verdict (:mod:`~chemgauge.families.retro.syntheseus_verdict`): its
+    #: ``skip_repeats`` and ``include_results_modulo_stereo``.
+    syntheseus_skip_repeats: bool = True
+    syntheseus_stereo: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +160,16 @@ def score_target(task: ScoreTask, settings: ScoreSettings) -> dict[str, Any]:
             m for m in settings.matchers if comparison.truth_unsupported[m]
         ),
     }
+    verdict = judge(
+        task.target.get("syntheseus_reactants"),
+        truth,
+        outputs,
+        comparison,
+        skip_repeats=settings.syntheseus_skip_repeats,
+        stereo=settings.syntheseus_stereo,
+    )
+    row["syntheseus"] = None if verdict is None else verdict.to_dict(settings.syntheseus_stereo)
+    row["syntheseus_divergences"] = applying_divergences(row, outputs, settings)
     if settings.round_trip_model is not None:
         row["round_trip"] = _round_trip(task, comparison, settings)
     return row
@@ -190,4 +207,5 @@ def _round_trip(
 
 def score_chunk(items: list[tuple[ScoreTask, ScoreSettings]]) -> list[dict[str, Any]]:
     """Executor entry point (module level so it pickles): rows in input order."""
-    return [score_target(task, settings) for task, settings in items]
+    with pinned_limits():
+        return [score_target(task, settings) for task, settings in items]

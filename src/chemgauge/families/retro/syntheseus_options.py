@@ -27,14 +27,17 @@ SYNTHESEUS_KEYS: dict[str, str] = {
     "model_kwargs": "model_kwargs (a JSON object, or model_kwargs.<name>=<value> per argument)",
     "num_top_results": "num_top_results (default 100, as in syntheseus)",
     "fold": "fold: TRAIN, VALIDATION, TEST (or train, val, test)",
-    "batch_size": "batch_size (products per model call)",
+    "batch_size": "batch_size (products per model call; default 16, as in syntheseus)",
     "skip_repeats": "True: the syntheseus convention; False: syntheseus_keep_repeats",
     "num_gpus": "num_gpus: the device of a syntheseus:<Class> model (0 CPU, 1 cuda:0)",
     "num_dataset_truncation": "limit",
-    "include_results_modulo_stereo": "True: matcher stereo_ignored too; False: exact only",
+    "include_results_modulo_stereo": "True: matcher stereo_ignored too, and syntheseus's "
+    "stereo-relaxed view in its results file; False: exact only, null there",
     "print_idxs": "k",
     "save_outputs": "true only: chemgauge always writes its results",
-    "include_predictions": "false only: raw outputs are in journal.jsonl, verdicts in rows.jsonl",
+    "include_predictions": "include_predictions: True writes syntheseus's predictions lists "
+    "into its results file (default False here: raw outputs are in journal.jsonl, verdicts in "
+    "rows.jsonl; syntheseus's default is True)",
     "results_dir": "out (the run folder, --out)",
     "filestring": "filestring: suffix of the syntheseus-shaped results file name",
     "resumable": "True: resume from journal.jsonl (chemgauge always can); False: restart",
@@ -137,6 +140,7 @@ def translate_syntheseus_options(options: Mapping[str, Any]) -> dict[str, Any]:
         if key == "include_results_modulo_stereo":
             stereo = as_bool(key, value)
             out.set("matchers", _matchers(options, stereo), key, value)
+            out.set("include_results_modulo_stereo", stereo, key, value)
         elif key == "matchers" and "include_results_modulo_stereo" in options:
             continue  # folded into the matchers above
         elif key == "save_outputs":
@@ -148,14 +152,7 @@ def translate_syntheseus_options(options: Mapping[str, Any]) -> dict[str, Any]:
                     "where with --out DIR (results_dir=DIR)",
                 )
         elif key == "include_predictions":
-            if as_bool(key, value):
-                raise _refuse(
-                    key,
-                    value,
-                    "chemgauge does not copy predictions into the results file: every raw "
-                    "output is in journal.jsonl and every per-output verdict in rows.jsonl; "
-                    "drop include_predictions (or set it to False)",
-                )
+            out.set("include_predictions", as_bool(key, value), key, value)
         elif key == "resumable":
             out.set("restart", not as_bool(key, value), key, value)
         elif key == "fold":

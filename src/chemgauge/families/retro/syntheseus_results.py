@@ -2,22 +2,24 @@
 
 ``syntheseus eval-single-step`` saves its ``EvalResults`` as JSON plus a ``chosen_<name>``
 mapping for each top-k list at its ``print_idxs``. :func:`syntheseus_results` builds that
-mapping with syntheseus's field names and order from the rows of the convention that gives
-syntheseus's numbers (``syntheseus``, or ``syntheseus_keep_repeats`` under
-``skip_repeats=False``), with syntheseus's arithmetic: top-k as hits / targets, MRR summed
-left to right in data order, mean and median of the per-target prediction counts as
-``statistics`` computes them. So a script written for syntheseus reads chemgauge's numbers,
-and on the same outputs they are syntheseus's numbers to the last bit, except where a
-:data:`SYNTHESEUS_DIVERGENCES` entry applies. ``predictions`` is never copied in (the raw
-outputs are in the journal, the verdicts in ``rows.jsonl``).
+mapping with syntheseus's field names and order from syntheseus's own verdicts, computed per
+target beside chemgauge's (:mod:`~chemgauge.families.retro.syntheseus_verdict`: its parsing,
+its repeats under ``skip_repeats``, its identity), with syntheseus's arithmetic: top-k as
+hits / targets, MRR summed left to right in data order, mean and median of the per-target
+prediction counts as ``statistics`` computes them. So on the same outputs and arguments the
+file is the one syntheseus writes (its stereo fields null unless
+``include_results_modulo_stereo``, ``predictions`` only with ``include_predictions``); where
+chemgauge's own conventions differ is counted per divergence in the report
+(:mod:`~chemgauge.families.retro.divergences`).
 """
 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from chemgauge.families.retro.divergences import SYNTHESEUS_DIVERGENCES
 from chemgauge.families.retro.metrics import RankTally, RetroTally
 
 if TYPE_CHECKING:
@@ -27,43 +29,29 @@ if TYPE_CHECKING:
 __all__ = [
     "SYNTHESEUS_DIVERGENCES",
     "SYNTHESEUS_FOLD_NAMES",
+    "SyntheseusTally",
     "syntheseus_results",
     "syntheseus_results_name",
 ]
 
-#: Every way chemgauge's ``syntheseus`` convention deliberately differs from syntheseus's own
-#: code, by id (each has a test in ``tests/families/retro/test_divergences.py``).
-SYNTHESEUS_DIVERGENCES: dict[str, str] = {
-    "empty_output": "an empty output or empty component ('', 'A..B', 'A.') is invalid; "
-    "syntheseus parses it as an empty molecule, which holds a rank",
-    "whitespace_in_output": "an output component with text after whitespace ('CC O') is "
-    "invalid (reason 'whitespace'); syntheseus, through RDKit, drops the text after the "
-    "whitespace and scores 'CC'",
-    "atom_maps_in_outputs": "atom-map numbers in outputs are ignored, for correctness and for "
-    "repeats; syntheseus compares mapped SMILES as written, so a mapped correct answer is "
-    "wrong there and not a repeat of its unmapped spelling",
-    "atom_maps_in_jsonl_truth": "atom maps in JSONL data are removed, as in CSV and SMI data; "
-    "syntheseus keeps them in JSONL data (it assumes JSONL is unmapped), where no unmapped "
-    "output can match",
-    "dot_in_jsonl_entry": "a JSONL reactant or product entry holding several molecules "
-    "({'smiles': 'A.B'}) is split into its molecules; syntheseus keeps it as one molecule, "
-    "which no output (always split on '.') can equal",
-    "stereo_ignored_keeps_isotopes": "stereo_ignored keeps isotopes and flattens stereo "
-    "structurally; syntheseus's include_results_modulo_stereo writes non-isomeric SMILES, "
-    "dropping isotopes too",
-    "outputs_beyond_num_top_results": "outputs beyond num_top_results are cut and counted; "
-    "syntheseus raises after the model call and loses the run",
-    "unreadable_data_lines": "a data line that is no reaction, has an unparsable side or "
-    "several products is rejected, counted and named, and blank lines are skipped; syntheseus "
-    "stops the run with an exception",
-    "failed_model_calls": "a model call that raises is retried product by product and the "
-    "products that still fail are misses with status model_error; syntheseus stops the run",
-    "size_limits": "a component over 10,000 atoms or 200,000 characters is invalid (RDKit's "
-    "SMILES writer can overflow the stack on long chains); syntheseus parses it",
-}
-
 #: chemgauge fold -> the ``DataFold`` name syntheseus writes in ``eval_args``.
 SYNTHESEUS_FOLD_NAMES = {"train": "TRAIN", "val": "VALIDATION", "test": "TEST"}
+
+
+class SyntheseusTally:
+    """syntheseus's own verdicts (``row["syntheseus"]``), folded in data order."""
+
+    def __init__(self) -> None:
+        self.exact = RankTally()
+        self.stereo = RankTally()
+        self.counts = array("d")
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        """Fold one row in (a row without a verdict is a miss with no predictions)."""
+        verdict = row.get("syntheseus") or {}
+        self.exact.add(verdict.get("exact"))
+        self.stereo.add(verdict.get("stereo"))
+        self.counts.append(verdict.get("n", 0))
 
 
 def syntheseus_results_name(filestring: str | None) -> str:
@@ -136,22 +124,38 @@ def _back_translation(
     return curve, tally.rt_sequential_reciprocal / n, None
 
 
+def _prediction_notes(config: RetroEvalConfig, included: bool) -> list[str]:
+    if not included:
+        return [
+            "predictions and back_translation_predictions are null (include_predictions=False, "
+            "chemgauge's default): raw outputs are in journal.jsonl, per-output verdicts in "
+            "rows.jsonl"
+        ]
+    notes = [
+        "predictions as syntheseus writes them; each one's metadata holds ground_truth_match "
+        "only (chemgauge keeps no model metadata such as probabilities)"
+    ]
+    if config.round_trip is not None:
+        notes.append("back_translation_predictions is null: round trips are chemgauge's own")
+    return notes
+
+
 def syntheseus_results(
     tally: RetroTally,
+    theirs: SyntheseusTally,
     config: RetroEvalConfig,
     model: RetroModel,
     *,
     model_seconds: Sequence[float],
+    predictions: list[Any] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """The mapping syntheseus's ``print_and_save`` would write, and notes on fields chemgauge
     leaves empty (``model_seconds``: total model-call and post-processing seconds)."""
     convention = config.syntheseus_convention
     max_k = config.num_top_results
-    exact = tally.accuracy[(convention, "exact")]
-    stereo = tally.accuracy.get((convention, "stereo_ignored"))
-    counts = _counts(
-        tally.valid_unique_counts if convention == "syntheseus" else tally.valid_counts
-    )
+    exact = theirs.exact
+    stereo = theirs.stereo if config.include_results_modulo_stereo else None
+    counts = _counts(theirs.counts)
     params, trainable = model.parameter_counts()
     eval_args: dict[str, Any] = {
         "model_class": model.class_name(),
@@ -166,8 +170,8 @@ def syntheseus_results(
     results: dict[str, Any] = {
         "eval_args": eval_args,
         "model_info": model.describe(),
-        "num_params": params,
-        "num_trainable_params": trainable,
+        "num_params": 0 if params is None else params,
+        "num_trainable_params": 0 if trainable is None else trainable,
         "num_samples": tally.n,
         "top_k": _curve(exact, max_k),
         "mrr": _mrr(exact),
@@ -180,8 +184,10 @@ def syntheseus_results(
         "match_modulo_stereo_mrr": None if stereo is None else _mrr(stereo),
         "back_translation_top_k": bt_curve,
         "back_translation_mrr": bt_mrr,
-        "predictions": None,
-        "back_translation_predictions": None,
+        "predictions": predictions,
+        "back_translation_predictions": None
+        if predictions is None or config.round_trip is not None
+        else [],
         "back_translation_time_total": None,
     }
     for name in ("top_k", "match_modulo_stereo_top_k", "back_translation_top_k"):
@@ -189,16 +195,19 @@ def syntheseus_results(
         if curve is not None:
             results[f"chosen_{name}"] = {str(k): curve[k - 1] for k in config.k}
     notes = [
-        f"numbers of the {convention!r} convention (skip_repeats={config.skip_repeats})",
-        "predictions and back_translation_predictions are not copied: raw outputs are in "
-        "journal.jsonl, per-output verdicts in rows.jsonl",
+        *_prediction_notes(config, predictions is not None),
+        f"syntheseus's own verdicts, target by target (skip_repeats={config.skip_repeats}): "
+        "its parsing, repeats and identity; how they differ from chemgauge's "
+        f"{convention!r} convention is counted in divergences_from_syntheseus",
     ]
     if params is None:
-        notes.append("num_params: the model exposes no parameters to count (null)")
+        notes.append("num_params: the model exposes no parameters to count (0, as syntheseus)")
     if bt_note is not None:
         notes.append(f"back_translation_top_k is null: {bt_note}")
     if config.round_trip is not None:
         notes.append("back_translation_time_total is null: forward calls are not timed apart")
     if stereo is None:
-        notes.append("match_modulo_stereo_* are null: the stereo_ignored matcher was not run")
+        notes.append(
+            "match_modulo_stereo_* are null: include_results_modulo_stereo was not asked for"
+        )
     return results, notes

@@ -298,9 +298,17 @@ class TemplateRetroModel(RetroModel):
 
     name = "templates"
 
-    def __init__(self, templates: TemplateSet) -> None:
+    def __init__(
+        self, templates: TemplateSet, training_reactions: Sequence[str] | None = None
+    ) -> None:
         super().__init__()
         self.templates = templates
+        #: what the in-sample check compares with the evaluated fold (None: a templates file,
+        #: whose training reactions are not known)
+        self.training_reactions = None if training_reactions is None else tuple(training_reactions)
+        self.training_data_sha256 = (
+            templates.source_sha256 if training_reactions is not None else None
+        )
         self._compiled, self.compile_failures = _compile(templates.templates)
         self._canon = Canonicalizer("exact")
 
@@ -346,7 +354,7 @@ class TemplateRetroModel(RetroModel):
         )
         if save_templates:
             templates.save(save_templates)
-        return cls(templates)
+        return cls(templates, reactions)
 
     def _predict(self, products: list[str], num_results: int) -> list[list[str]]:
         return [apply_templates(p, self._compiled, self._canon, num_results) for p in products]
