@@ -55,7 +55,9 @@ def honest(tmp: Path) -> Path:
     valid = {r.reaction_id for r in loaded.reactions} - {
         r.reaction_id for r in loaded.entries if not hasattr(r, "split")
     }
-    corpus = _write(tmp / "honest.jsonl", [r for r in _records(converted) if r["reaction_id"] in valid])
+    corpus = _write(
+        tmp / "honest.jsonl", [r for r in _records(converted) if r["reaction_id"] in valid]
+    )
     assert len(load_corpus(corpus, strict=True).reactions) == len(valid) >= LINES - 5
     return corpus
 
@@ -99,9 +101,19 @@ def _figures(metrics: dict[str, Any], block: str = "held_out") -> dict[str, Any]
     }
 
 
+def _named_sources(run: ExtractionRun) -> set[str]:
+    """Every reaction id the rule file names as a source."""
+    lines = run.templates_path.read_text().splitlines()
+    return {rid for line in lines for rid in json.loads(line)["source_reaction_ids"]}
+
+
 def _forge_manifest(run: ExtractionRun, templates: Path, name: str) -> Path:
     """The attacker's manifest: every attested field made to hold for ``templates``."""
-    manifest = {**run.manifest, "included_split": "train", "templates_sha256": sha256_file(templates)}
+    manifest = {
+        **run.manifest,
+        "included_split": "train",
+        "templates_sha256": sha256_file(templates),
+    }
     path = templates.parent / name
     path.write_text(json.dumps(manifest))
     return path
@@ -123,9 +135,10 @@ def test_the_honest_run_holds_out_every_val_and_test_row(
     assert held >= 10 and metrics["held_out"]["n_valid"] == held  # nothing held out is in-sample
     headline = metrics["headline"]
     assert headline["in_sample_splits"] == ["train"] and headline["warnings"] == []
-    assert headline["in_sample_rows"]["train"] == metrics["rules"]["template_sources"][
-        "source_reactions"
-    ]
+    assert (
+        headline["in_sample_rows"]["train"]
+        == metrics["rules"]["template_sources"]["source_reactions"]
+    )
     assert metrics["rules"]["template_sources"]["verified"] is True
     # the simplest honest path: train-extracted with no file extracts in the run, same figures
     in_run = _run(honest, tmp / "in_run", "train-extracted", None).report["metrics"]
@@ -242,7 +255,8 @@ def _near_copies(honest: Path) -> list[dict[str, Any]]:
     out = []
     for i, record in enumerate(_held_out_records(honest)):
         left, middle, right = record["mapped_reaction"].split(">")
-        extra, mapped = ["CN(C)C=O", "[Na+].[Cl-]"], f"{left}.CN(C)C=O.[Na+].[Cl-]>{middle}>{right}"
+        extra = ["CN(C)C=O", "[Na+].[Cl-]"]
+        mapped = f"{left}.CN(C)C=O.[Na+].[Cl-]>{middle}>{right}"
         accepted = record["accepted_products"]
         if i % 2 == 0:
             extra, mapped = [*extra, "O"], f"{left}.O.CN(C)C=O.[Na+].[Cl-]>{middle}>{right}.O"
@@ -283,13 +297,14 @@ def test_d3_near_duplicates_are_caught_by_the_audit_and_marked_in_sample(
     }
     assert any("near-duplicates" in w for w in metrics["leakage"]["warnings"])
     rows = [json.loads(line) for line in result.rows_path.read_text().splitlines()]
-    sources = {rid for line in run.templates_path.read_text().splitlines() for rid in json.loads(line)["source_reaction_ids"]}
+    sources = _named_sources(run)
     marked = [r for r in rows if r["split"] != "train" and r["in_sample"]]
     copied = {c["reaction_id"].removeprefix("copy-") for c in copies if c["reaction_id"] in sources}
     assert copied and {r["reaction_id"] for r in marked} >= copied
     assert all(r["in_sample_reason"] == "near_duplicate_of_source" for r in marked)
-    assert metrics["headline"]["warnings"] and "val/test row(s) are in-sample" in (
-        metrics["headline"]["warnings"][0]
+    assert (
+        metrics["headline"]["warnings"]
+        and "val/test row(s) are in-sample" in (metrics["headline"]["warnings"][0])
     )
     assert metrics["held_out"]["n_valid"] == held - len(marked)
     assert audit_rows(rows) == metrics["leakage"]  # verify recomputes it from rows
@@ -303,7 +318,7 @@ def test_d4_a_rule_file_from_every_split_marks_its_sources_in_sample_in_file_mod
     metrics = result.report["metrics"]
     headline = metrics["headline"]
     rows = [json.loads(line) for line in result.rows_path.read_text().splitlines()]
-    named = {rid for line in every.templates_path.read_text().splitlines() for rid in json.loads(line)["source_reaction_ids"]}
+    named = _named_sources(every)
     held = [r for r in rows if r["split"] in ("val", "test")]
     in_sample = [r for r in held if r["in_sample"]]
     assert {r["reaction_id"] for r in held} & named <= {r["reaction_id"] for r in in_sample}

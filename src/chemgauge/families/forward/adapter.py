@@ -427,8 +427,7 @@ class ForwardAdapter(FamilyAdapter):
                 "reactants in one split; only an explicit group_key can separate them. "
                 "Near-duplicates are the same comparisons once spectators are removed and "
                 f"stereo is ignored ({near['spectators']['rule']}), counted only where the exact "
-                "keys differ. "
-                + (warnings or "No reactant set occurs in two splits.")
+                "keys differ. " + (warnings or "No reactant set occurs in two splits.")
             ),
             tables=tuple(tables),
             anchor="leakage",

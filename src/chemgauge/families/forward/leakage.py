@@ -180,9 +180,7 @@ class LeakageAudit:
             pairs = [
                 (a, b)
                 for a, b in SPLIT_PAIRS
-                if a in by_split
-                and b in by_split
-                and (not near or len(exacts[a] | exacts[b]) > 1)
+                if a in by_split and b in by_split and (not near or len(exacts[a] | exacts[b]) > 1)
             ]
             if not pairs:
                 continue

@@ -82,11 +82,15 @@ def _source_problem(rule: Rule, sources: dict[str, _Source]) -> tuple[str, str] 
         if found is None:
             return REFUSAL_REASONS[1], f"{rid!r}, which is not a valid reaction of this corpus"
         if found.split == _REJECTED:
-            return REFUSAL_REASONS[2], f"{rid!r}, which is rejected in hindsight (conflicting group_key values)"
+            return REFUSAL_REASONS[
+                2
+            ], f"{rid!r}, which is rejected in hindsight (conflicting group_key values)"
         if found.split != "train":
             return REFUSAL_REASONS[3], f"{rid!r}, which is in split {found.split!r}"
         if found.mismatch is not None:
-            return REFUSAL_REASONS[4], f"{rid!r}, whose mapped_reaction is not its own reaction ({found.mismatch})"
+            return REFUSAL_REASONS[
+                4
+            ], f"{rid!r}, whose mapped_reaction is not its own reaction ({found.mismatch})"
     return None
 
 
@@ -99,13 +103,17 @@ def _rederive(
     pending = list(rules)
     attempt = 0
     while pending:
-        tried = [(r, r.source_reaction_ids[attempt]) for r in pending]
+        tried = [(r, (r.source_reaction_ids or ())[attempt]) for r in pending]
         results = extract_each([sources[rid].mapped for _, rid in tried], executor)
         for (rule, _), result in zip(tried, results, strict=True):
             if result.smirks == rule.smirks:
                 done.add(rule.template_id)
         attempt += 1
-        pending = [r for r in pending if r.template_id not in done and attempt < len(r.source_reaction_ids or ())]
+        pending = [
+            r
+            for r in pending
+            if r.template_id not in done and attempt < len(r.source_reaction_ids or ())
+        ]
     return done
 
 
@@ -178,8 +186,12 @@ def _check_templates(
         if problem is None:
             sound.append(rule)
         else:
-            refused.append({"template_id": rule.template_id, "reason": problem[0], "detail": problem[1]})
-    rederived = {r.template_id for r in sound} if extracted_here else _rederive(sound, sources, executor)
+            refused.append(
+                {"template_id": rule.template_id, "reason": problem[0], "detail": problem[1]}
+            )
+    rederived = (
+        {r.template_id for r in sound} if extracted_here else _rederive(sound, sources, executor)
+    )
     for rule in sound:
         if rule.template_id not in rederived:
             refused.append(
@@ -189,7 +201,12 @@ def _check_templates(
                     "detail": "extracting it again from its named sources gives another template",
                 }
             )
-    used = {rid for rule in sound if rule.template_id in rederived for rid in rule.source_reaction_ids}
+    used = {
+        rid
+        for rule in sound
+        if rule.template_id in rederived
+        for rid in rule.source_reaction_ids or ()
+    }
     return refused, rederived, len(used), leakage
 
 
@@ -226,9 +243,7 @@ def preflight(
         "templates": total,
         "templates_accepted": len(kept),
         "templates_refused": len(refused),
-        "refused_by_reason": dict(
-            sorted(Counter(r["reason"] for r in refused).items())
-        ),
+        "refused_by_reason": dict(sorted(Counter(r["reason"] for r in refused).items())),
         "refused": refused[:MAX_REFUSED_LISTED],
         "checked_rules_file_sha256": loaded.rules_file_sha256,
     }

@@ -294,7 +294,11 @@ def _extract_in_run(config: BenchmarkConfig) -> tuple[Path, Path] | None:
     if config.template_manifest is not None:
         return None  # the missing --templates is the source loader's error to name
     run = extract_split_templates(
-        config.corpus, "train", config.out / IN_RUN_TEMPLATES, config.execution(), strict=config.strict
+        config.corpus,
+        "train",
+        config.out / IN_RUN_TEMPLATES,
+        config.execution(),
+        strict=config.strict,
     )
     return run.templates_path, run.manifest_path
 

@@ -55,7 +55,9 @@ class Spectators:
     def of_counts(cls, counts: Mapping[str, int], reactions: int) -> Spectators:
         """Spectators of a corpus from per-molecule reaction counts."""
         floor = max(SPECTATOR_MIN_REACTIONS, math.ceil(SPECTATOR_SHARE * reactions))
-        found = sorted(((m, n) for m, n in counts.items() if n >= floor), key=lambda x: (-x[1], x[0]))
+        found = sorted(
+            ((m, n) for m, n in counts.items() if n >= floor), key=lambda x: (-x[1], x[0])
+        )
         return cls(frozenset(m for m, _ in found), reactions, tuple(found))
 
     @classmethod
@@ -82,7 +84,9 @@ class Spectators:
         kept = sorted(_flat(m) for m in reactants if m not in drop)
         return ".".join(kept) if kept else None
 
-    def product_keys(self, reactants: Sequence[str], accepted: Sequence[Sequence[str]]) -> list[str]:
+    def product_keys(
+        self, reactants: Sequence[str], accepted: Sequence[Sequence[str]]
+    ) -> list[str]:
         """The near-duplicate key of every accepted product multiset that keeps a molecule."""
         drop = self._drop(reactants, accepted)
         keys = set()

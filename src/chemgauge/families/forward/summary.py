@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from chemgauge.families.forward.aggregate import SPLITS, HELD_OUT_SPLITS, Bootstrap, RowFacts
+from chemgauge.families.forward.aggregate import HELD_OUT_SPLITS, SPLITS, Bootstrap, RowFacts
 from chemgauge.families.forward.corpus import CorpusLoadStats
 from chemgauge.families.forward.leakage import LeakageAudit
 from chemgauge.families.forward.report import status_tally
