@@ -17,6 +17,7 @@ import pytest
 from tests.conftest import shared_file
 
 from chemgauge.errors import DataQualityError, TemplateProvenanceError
+from chemgauge.eval.envelope import write_envelope
 from chemgauge.eval.provenance import sha256_file
 from chemgauge.eval.splits import assign_split
 from chemgauge.families.forward.config import BenchmarkConfig
@@ -26,6 +27,8 @@ from chemgauge.families.forward.extraction import ExtractionRun, extract_split_t
 from chemgauge.families.forward.leakage import audit_rows
 from chemgauge.families.forward.runner import run_benchmark
 from chemgauge.families.forward.uspto import write_uspto_corpus
+from chemgauge.report.loading import load_run
+from chemgauge.report.verify import verify_run
 
 pytestmark = pytest.mark.slow
 LINES = 50  # the first 50 reactions of USPTO-50k's validation file
@@ -99,6 +102,14 @@ def _figures(metrics: dict[str, Any], block: str = "held_out") -> dict[str, Any]
         "top10": e2e["top10_hit_rate"]["count"],
         "mrr": e2e["mrr"]["value"],
     }
+
+
+def _verifies(result: Any) -> None:
+    """``chemgauge verify`` recomputes the run (marks, audit, refusals) and agrees."""
+    out = result.rows_path.parent
+    write_envelope(out / "report.json", result.envelope)
+    verified = verify_run(load_run(out))
+    assert verified.ok, [d.describe() for d in verified.differences[:5]]
 
 
 def _named_sources(run: ExtractionRun) -> set[str]:
@@ -238,7 +249,10 @@ def test_d2_forged_sources_are_refused_by_re_extraction(
     with pytest.raises(TemplateProvenanceError, match="not_rederived"):
         run_benchmark(replace(config, strict=True))
     assert not (tmp / "d2_run" / "rows.jsonl").exists()
-    checked = run_benchmark(config).report["metrics"]
+    forged_run = run_benchmark(config)
+    _verifies(forged_run)
+    checked = forged_run.report["metrics"]
+    assert (tmp / "d2_run" / "verified_templates.jsonl").is_file()  # the rules it applied
     sources = checked["rules"]["template_sources"]
     honest_count = len(extracted.templates_path.read_text().splitlines())
     assert sources["templates_accepted"] == honest_count
@@ -284,6 +298,7 @@ def test_d3_near_duplicates_are_caught_by_the_audit_and_marked_in_sample(
     with pytest.raises(DataQualityError, match="near-duplicate reactant set"):
         _run(attacked, tmp / "d3_strict", "train-extracted", run, strict=True)
     result = _run(attacked, tmp / "d3_run", "train-extracted", run)
+    _verifies(result)
     metrics = result.report["metrics"]
     near = metrics["leakage"]["near_duplicates"]
     held = len(copies)
@@ -315,6 +330,7 @@ def test_d4_a_rule_file_from_every_split_marks_its_sources_in_sample_in_file_mod
 ) -> None:
     every = extract_split_templates(honest, "all", tmp / "d4_all")
     result = _run(honest, tmp / "d4_run", "file", every)
+    _verifies(result)
     metrics = result.report["metrics"]
     headline = metrics["headline"]
     rows = [json.loads(line) for line in result.rows_path.read_text().splitlines()]
