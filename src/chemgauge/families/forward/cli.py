@@ -285,6 +285,11 @@ def _print_summary(report: dict[str, Any], rows_path: Path) -> None:
         f"{kind.replace('_', ' ')} {leakage[kind]['shared_across_splits']}"
         for kind in ("reactant_sets", "products")
     )
+    near = leakage["near_duplicates"]
+    shared += "; near-duplicates (spectators removed, stereo ignored): " + ", ".join(
+        f"{kind.replace('_', ' ')} {near[kind]['shared_across_splits']}"
+        for kind in ("reactant_sets", "products")
+    )
     print_summary(
         _summary_table(report),
         notes=(

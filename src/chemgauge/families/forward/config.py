@@ -154,7 +154,16 @@ class BenchmarkConfig(ExecutionFlags):
     def files(self) -> tuple[list[Output], Inputs]:
         """The run folder (with the files written in it) and the inputs, by flag: what is
         checked and locked before the run starts."""
-        written = (ROWS_FILE, self.journal_path.name, REPORT_FILE)
+        # verified_templates.jsonl: the checked subset of a train-extracted rule file;
+        # templates/: what train-extracted without --templates extracts in the run
+        written = (
+            ROWS_FILE,
+            self.journal_path.name,
+            REPORT_FILE,
+            "verified_templates.jsonl",
+            "templates/templates.jsonl",
+            "templates/manifest.json",
+        )
         inputs: Inputs = [
             ("--corpus", self.corpus),
             ("--templates", self.templates),

@@ -300,6 +300,15 @@ def _extract_in_run(config: BenchmarkConfig) -> tuple[Path, Path] | None:
         config.execution(),
         strict=config.strict,
     )
+    if not run.summary.templates:
+        manifest = run.manifest
+        raise ConfigError(
+            f"--template-source train-extracted without --templates: no template could be "
+            f"extracted from {config.corpus}'s train split ({manifest['reactions_in_split']} "
+            f"reactions, {manifest['reactions_without_mapping']} without a mapped_reaction, "
+            f"{manifest['reactions_with_mismatched_mapping']} whose mapped_reaction is not "
+            "their own reaction)"
+        )
     return run.templates_path, run.manifest_path
 
 
