@@ -238,7 +238,8 @@ def test_held_out_rows_lead_the_headline_and_the_page(extracted_dir: Path) -> No
     labels = [rate.label for rate in adapter.headline(run)]
     assert labels[0] == "top-1 (held out: val + test)"
     overall = [label for label in labels if "overall" in label]
-    assert overall and all("includes in-sample train rows" in label for label in overall)
+    # v1 and x1 share their reactants with train sources: in-sample too
+    assert overall and all("includes in-sample train/val/test rows" in s for s in overall)
     assert labels.index(overall[0]) > labels.index("true product in pool (held out: val + test)")
     page = render_run_html(run, adapter, verify_run(run), max_failures=4)
     assert "Ranking (held out: val + test)" in page and "Leakage audit" in page
@@ -285,3 +286,28 @@ def test_forward_compare_html_leaves_out_buckets_without_pairs(forward_dir: Path
     assert all(int(n) > 0 for _, n in shown)
     assert [b for b, _ in shown[:3]] == ["2", "3", "4+"]  # one metric's buckets, in order
     assert all(int(n) > 0 for _, n in re.findall(pattern, section))  # every dimension
+
+
+def test_in_sample_marks_edited_away_are_recomputed_from_the_rule_file(
+    extracted_dir: Path, tmp_path: Path
+) -> None:
+    """v1 and x1 are in-sample (near-duplicates of train sources); marks cleared, every hash
+    recomputed: verify recomputes the marks from the recorded rule file and the rows."""
+    run_dir = _copy(extracted_dir, tmp_path / "edited")
+    rows = [orjson.loads(line) for line in (run_dir / "rows.jsonl").read_bytes().splitlines()]
+    cleared = [r["source_line"] for r in rows if r["split"] != "train" and r["in_sample"]]
+    assert len(cleared) == 2
+    for row in rows:
+        if row["split"] != "train":
+            row["in_sample"], row["in_sample_reason"] = False, None
+    digest = rows_reproducibility_sha256(rows)
+    for row in rows:
+        row["provenance"]["reproducibility_sha256"] = digest
+    body = b"".join(orjson.dumps(r, option=orjson.OPT_SORT_KEYS) + b"\n" for r in rows)
+    (run_dir / "rows.jsonl").write_bytes(body)
+    report = orjson.loads((run_dir / "report.json").read_bytes())
+    report["reproducibility_sha256"] = digest
+    (run_dir / "report.json").write_bytes(orjson.dumps(report))
+    wheres = [d.where for d in verify_run(load_run(run_dir)).differences]
+    marks = [w for w in wheres if "in_sample_reason" in w]
+    assert [int(w.split("line ")[1].split(" ")[0]) for w in marks] == cleared

@@ -265,14 +265,19 @@ def test_train_extracted_summary_leads_with_held_out_rows_and_warns_of_leakage(
         err.index(label)
         for label in ("held out", "split val", "split test", "split train", "overall")
     ]
-    assert order == sorted(order) and "conditional on coverage, held out (1 rows)" in err
+    # v1 and x1 share their reactants with the train sources t1 and t2: in-sample, not held out
+    assert order == sorted(order) and "conditional on coverage, held out (0 rows)" in err
     assert "warning: leakage: 1 reactant set(s) occur in both train and test" in err
+    assert "warning: in-sample: 2 val/test row(s) are in-sample (val 1, test 1)" in err
     report = json.loads((tmp_path / "run" / "report.json").read_text())
-    assert report["metrics"]["headline"] == {
+    headline = report["metrics"]["headline"]
+    assert {k: v for k, v in headline.items() if k != "warnings"} == {
         "basis": "held_out",
         "held_out_splits": ["val", "test"],
-        "in_sample_splits": ["train"],
+        "in_sample_splits": ["train", "val", "test"],
         "overall_includes_in_sample_rows": True,
+        "in_sample_rows": {"train": 2, "val": 1, "test": 1},
+        "in_sample_by_reason": {"template_source": 2, "near_duplicate_of_source": 2},
     }
     assert report["metrics"]["bootstrap"]["seed"] == 7
-    assert report["metrics"]["held_out"]["n_rows"] == 2
+    assert report["metrics"]["held_out"]["n_rows"] == 0

@@ -264,7 +264,8 @@ ROW_FIELDS = {
     "accepted_products_canonical", "application_error_count", "application_warning_count",
     "best_correct_rank", "best_correct_rank_stereo_ignored", "candidate_count",
     "correct_candidate_present", "correct_ranks_top10", "elapsed_ms", "failure_reason",
-    "graph_rules_skipped", "group_key_source", "has_stereochemistry", "input_invalid_detail",
+    "graph_rules_skipped", "group_key_source", "has_stereochemistry", "in_sample",
+    "in_sample_reason", "input_invalid_detail",
     "input_invalid_reason", "input_status", "invalid_candidate_count", "leakage_group_id",
     "ndcg_at_10", "no_op_candidate_count", "num_reactants", "pool_capped", "prediction_error",
     "proposal_status", "ranking_status", "raw_outcomes", "reactants_canonical",
@@ -275,7 +276,7 @@ ROW_FIELDS = {
 }  # fmt: skip
 
 
-def test_every_row_kind_has_the_schema_3_fields() -> None:
+def test_every_row_kind_has_the_schema_4_fields() -> None:
     scored = scored_row(reaction([["CC=O"]]), report(["CCCO", "CC=O"]), 1.0)
     error = error_row(reaction([["CC=O"]]), "boom", 2.0)
     invalid = invalid_row(InvalidRecord(3, "x", "unparseable_smiles", "SMILES syntax error"))

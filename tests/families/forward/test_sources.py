@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -103,12 +104,14 @@ def test_train_extracted_runs_with_a_valid_manifest(mapped_corpus: Path, tmp_pat
     report = run_benchmark(config).report
     assert report["provenance"]["template_source"] == "train-extracted"
     assert report["provenance"]["template_manifest_sha256"] is not None
-    assert report["metrics"]["rules"]["template_sources"] == {
+    sources = report["metrics"]["rules"]["template_sources"]
+    assert {k: sources[k] for k in ("verified", "method", "source_reactions", "templates")} == {
         "verified": True,
+        "method": "rederived",
         "source_reactions": 2,
-        "split": "train",
         "templates": 2,
     }
+    assert sources["templates_accepted"] == 2 and sources["refused"] == []
     by_split = report["metrics"]["by_split"]
     assert by_split["val"]["proposal_coverage"]["value"] == 1.0
     assert by_split["test"]["proposal_coverage"]["value"] == 0.0  # water not written
@@ -241,17 +244,25 @@ def test_templates_from_outside_train_are_refused_whatever_the_manifest_says(
     """Extracted from every split, manifest edited to say train: the sources say otherwise."""
     run = extract_split_templates(mapped_corpus, "all", tmp_path / "all")
     sources = [json.loads(line)["source_reaction_ids"] for line in run.templates_path.open()]
-    assert sorted(sources) == [["t1", "v1"], ["t2", "x1"]]
+    # x1's mapped reaction (ethyl acetate) is not its accepted products (with water): excluded
+    assert sorted(sources) == [["t1", "v1"], ["t2"]]
+    assert run.manifest["mapping_mismatches_by_reason"]["mapped_products_differ"] == 1
     manifest = _attest(tmp_path, run.manifest, run.templates_path, "claims_train.json")
     config = _config(
-        mapped_corpus, tmp_path / "run", "train-extracted", run.templates_path, manifest
+        mapped_corpus, tmp_path / "strict", "train-extracted", run.templates_path, manifest
     )
     with pytest.raises(TemplateProvenanceError) as info:
-        run_benchmark(config)
+        run_benchmark(replace(config, strict=True))
     message = str(info.value)
-    assert "came from reaction 'v1', which is in split 'val'" in message
-    assert "2 template(s) name 2 source reaction(s) outside" in message
-    assert not (tmp_path / "run" / "rows.jsonl").exists()
+    assert "(source_not_train: 'v1', which is in split 'val')" in message
+    assert "1 of 2 template(s) fail the recomputed checks" in message
+    assert not (tmp_path / "strict" / "rows.jsonl").exists()
+    # without --strict the template is refused, named and counted; the other one runs
+    report = run_benchmark(config).report
+    checked = report["metrics"]["rules"]["template_sources"]
+    assert checked["verified"] is False and checked["templates_refused"] == 1
+    assert checked["refused_by_reason"] == {"source_not_train": 1}
+    assert report["metrics"]["rules"]["rules_loaded"] == 1
 
 
 def test_templates_without_checkable_sources_are_refused(
@@ -289,6 +300,8 @@ def test_a_source_rejected_in_hindsight_is_not_a_train_reaction(
         tmp_path / "t.jsonl", [json.loads(line) for line in run.templates_path.open()]
     )
     manifest = _attest(tmp_path, again.manifest, templates, "grown_manifest.json")
-    config = _config(grown, tmp_path / "run", "train-extracted", templates, manifest)
-    with pytest.raises(TemplateProvenanceError, match="'t1', which is rejected in hindsight"):
-        run_benchmark(config)
+    config = _config(grown, tmp_path / "run", "train-extracted", templates, manifest, strict=False)
+    report = run_benchmark(config).report
+    [refused] = report["metrics"]["rules"]["template_sources"]["refused"]
+    assert refused["reason"] == "source_rejected"
+    assert "'t1', which is rejected in hindsight" in refused["detail"]

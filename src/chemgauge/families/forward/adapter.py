@@ -4,9 +4,10 @@ Hit metrics are the protocol's end-to-end ones (over valid inputs; a coverage mi
 plus coverage and the stereo-ignored top-10 outcome; invalid inputs take part in none. Items
 are keyed by their corpus line, which two runs on the same corpus (same hash) share.
 
-With ``train-extracted`` templates the train split is in-sample (the templates came from
-it): the headline, the ranking section and the split table lead with the held-out val and
-test rows, and every overall figure says it includes in-sample rows.
+When any row is in-sample (an applied template names it, or a near-duplicate of it, as a
+source, in every template mode: the rows' ``in_sample`` marks), the headline, the ranking
+section and the split table lead with the held-out rows (val and test rows not in-sample),
+and every overall figure says it includes in-sample rows.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from chemgauge.families.forward.aggregate import (
 )
 from chemgauge.families.forward.leakage import audit_rows
 from chemgauge.families.forward.provenance import ROW_HASH_EXCLUDES
-from chemgauge.families.forward.summary import headline_basis
+from chemgauge.families.forward.summary import headline_of_rows
 from chemgauge.report.adapter import (
     Distribution,
     FailureCase,
@@ -74,15 +75,13 @@ def _with_interval(estimate: Mapping[str, Any]) -> str:
     return f"{value:.3f} [{low:.3f}, {high:.3f}]"
 
 
-def _template_source(rows: Sequence[Row]) -> str | None:
-    """The rows' template source (every row carries the same provenance)."""
-    provenance = rows[0].get("provenance") if rows else None
-    return None if not isinstance(provenance, Mapping) else provenance.get("template_source")
-
-
 def _in_sample(rows: Sequence[Row]) -> bool:
-    """True when the train split is in-sample: the templates were extracted from it."""
-    return bool(headline_basis(str(_template_source(rows)))["in_sample_splits"])
+    """True when any row is in-sample (an applied template's source, or a near-duplicate)."""
+    return any(row.get("in_sample") for row in rows)
+
+
+def _held_out_row(row: Row) -> bool:
+    return row["split"] in HELD_OUT_SPLITS and not row.get("in_sample")
 
 
 def bootstrap_of(metrics: Mapping[str, Any]) -> Bootstrap:
@@ -142,7 +141,7 @@ class ForwardAdapter(FamilyAdapter):
         bootstrap = bootstrap_of(run.metrics)
         return Recomputed(
             {
-                "headline": headline_basis(str(_template_source(run.rows))),
+                "headline": headline_of_rows(run.rows),
                 "held_out": held_out(run.rows, bootstrap),
                 "overall": aggregate(run.rows, bootstrap),
                 "by_split": by_split(run.rows, bootstrap),
@@ -166,19 +165,21 @@ class ForwardAdapter(FamilyAdapter):
             ]
         held = held_out(run.rows)
         where = "held out: val + test"
+        splits = "/".join(headline_of_rows(run.rows)["in_sample_splits"])
         return [
             *(Rate.of(f"top-{k} ({where})", held["end_to_end"][f"top{k}_hit_rate"]) for k in _KS),
             Rate.of(f"true product in pool ({where})", held["proposal_coverage"]),
-            Rate.of("top-1 (overall, includes in-sample train rows)", e2e["top1_hit_rate"]),
+            Rate.of(f"top-1 (overall, includes in-sample {splits} rows)", e2e["top1_hit_rate"]),
             Rate.of(
-                "in pool (overall, includes in-sample train rows)", overall["proposal_coverage"]
+                f"in pool (overall, includes in-sample {splits} rows)",
+                overall["proposal_coverage"],
             ),
             Rate.of("valid inputs", overall["valid_input_rate"]),
         ]
 
     def _ranking_section(self, run: Run) -> Section:
         in_sample = _in_sample(run.rows)
-        rows = [r for r in run.rows if r["split"] in HELD_OUT_SPLITS] if in_sample else run.rows
+        rows = [r for r in run.rows if _held_out_row(r)] if in_sample else run.rows
         overall = aggregate(rows, bootstrap_of(run.metrics))
         table_rows = []
         for name in ("end_to_end", "conditional"):
@@ -221,8 +222,8 @@ class ForwardAdapter(FamilyAdapter):
         )
         stereo = overall["stereo"]
         scope = (
-            "Held-out rows only (val + test): the templates were extracted from the train "
-            "split, so its rows are in-sample and left out here. "
+            "Held-out rows only (val + test rows not in-sample): rows an applied template names "
+            "as a source, or near-duplicates of them, are in-sample and left out here. "
             if in_sample
             else ""
         )
@@ -371,8 +372,14 @@ class ForwardAdapter(FamilyAdapter):
     def _leakage_section(self, rows: Sequence[Row]) -> Section:
         audit = audit_rows(rows)
         tables = []
-        for kind, label in (("reactant_sets", "Reactant sets"), ("products", "Products")):
-            block = audit[kind]
+        near = audit["near_duplicates"]
+        kinds = (
+            (audit["reactant_sets"], "Reactant sets"),
+            (audit["products"], "Products"),
+            (near["reactant_sets"], "Near-duplicate reactant sets"),
+            (near["products"], "Near-duplicate products"),
+        )
+        for block, label in kinds:
             tables.append(
                 Table(
                     f"{label} in more than one split ({block['shared_across_splits']} of "
@@ -418,7 +425,9 @@ class ForwardAdapter(FamilyAdapter):
                 "found in more than one split, per pair of splits, with the reactions involved "
                 "by the source of their group key. The reactant-hash fallback keeps identical "
                 "reactants in one split; only an explicit group_key can separate them. "
-                + (warnings or "No reactant set occurs in two splits.")
+                "Near-duplicates are the same comparisons once spectators are removed and "
+                f"stereo is ignored ({near['spectators']['rule']}), counted only where the exact "
+                "keys differ. " + (warnings or "No reactant set occurs in two splits.")
             ),
             tables=tuple(tables),
             anchor="leakage",

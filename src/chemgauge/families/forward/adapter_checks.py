@@ -4,7 +4,9 @@ Every row carries the run's provenance, so the report's config and provenance ar
 against the rows (an edited ``config.template_source`` or ``provenance.corpus_sha256`` shows
 up there), the corpus hash against the recorded input, and the rule set's content hash is
 recomputed from the rules themselves: the embedded set of this chemgauge (when its version is
-the one recorded) or the recorded rule file (when it is found).
+the one recorded) or the recorded rule file (when it is found). The rows' in-sample marks are
+recomputed from the same rules' source ids and the rows (their near-duplicate keys), so a row
+whose mark was edited, or a rule file swapped for one naming other sources, shows up.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ from typing import Any
 from chemgauge.errors import ChemgaugeError
 from chemgauge.families.forward.engine.rules import (
     EMBEDDED_RULES_VERSION,
+    RuleSet,
     load_embedded_rules,
     load_rule_file,
 )
+from chemgauge.families.forward.insample import applied_source_ids, in_sample_reasons
 from chemgauge.report.adapter import Mismatch, agree
 from chemgauge.report.runs import Run
 
@@ -49,28 +53,50 @@ def _input_sha(run: Run, role: str) -> str | None:
     return next((i.sha256 for i in run.envelope.inputs if i.role == role), None)
 
 
-def _rules_content(run: Run, provenance: Mapping[str, Any]) -> list[Mismatch]:
-    """The rule set's content hash recomputed from the rules, where they can be read."""
-    recorded = provenance.get("rules_content_sha256")
-    source = provenance.get("template_source")
-    if source == "embedded":
+def _applied_rules(run: Run, provenance: Mapping[str, Any]) -> tuple[str, RuleSet] | None:
+    """The rule set the run applied, where it can be read, with where it came from."""
+    if provenance.get("template_source") == "embedded":
         if provenance.get("embedded_rules_version") != EMBEDDED_RULES_VERSION:
-            return []  # another version of the embedded set: nothing to recompute against
-        return agree(
-            "provenance.rules_content_sha256 (embedded rules)",
-            recorded,
-            load_embedded_rules().content_sha256,
-        )
+            return None  # another version of the embedded set: nothing to recompute against
+        return "embedded rules", load_embedded_rules()
     templates = next((i for i in run.envelope.inputs if i.role == "templates"), None)
     if templates is None:
-        return []
+        return None
     for path in run.input_candidates(templates):
         try:
-            content = load_rule_file(Path(path)).content_sha256
+            return str(path), load_rule_file(Path(path))
         except ChemgaugeError:
             continue  # an unreadable file is the input check's to report
-        return agree(f"provenance.rules_content_sha256 ({path})", recorded, content)
-    return []
+    return None
+
+
+def _rules_content(run: Run, provenance: Mapping[str, Any]) -> list[Mismatch]:
+    """The rule set's content hash and the rows' in-sample marks recomputed from the rules,
+    where they can be read."""
+    applied = _applied_rules(run, provenance)
+    if applied is None:
+        return []
+    where, rules = applied
+    found = agree(
+        f"provenance.rules_content_sha256 ({where})",
+        provenance.get("rules_content_sha256"),
+        rules.content_sha256,
+    )
+    reasons = in_sample_reasons(run.rows, applied_source_ids(rules))
+    for row, reason in zip(run.rows, reasons, strict=True):
+        if row.get("in_sample_reason") != reason or bool(row.get("in_sample")) != (
+            reason is not None
+        ):
+            found.append(
+                Mismatch(
+                    f"rows: line {row.get('source_line')} in_sample_reason ({where})",
+                    row.get("in_sample_reason"),
+                    reason,
+                )
+            )
+            if len(found) >= 5:
+                break
+    return found
 
 
 def forward_cross_checks(run: Run) -> list[Mismatch]:

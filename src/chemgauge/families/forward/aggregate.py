@@ -6,8 +6,9 @@ counts 0, never excluded), every ``conditional`` metric over covered rows only. 
 is the one :func:`chemgauge.eval.metrics.rate` shape (count, n, value and a 95% Wilson
 interval; a top-k rate adds ``k``); MRR and nDCG@10 are :func:`~chemgauge.eval.metrics.
 estimate` objects with a seeded percentile bootstrap interval (:class:`Bootstrap`, recorded
-beside the metrics). ``held_out`` is the val and test splits together: the rows no
-``train-extracted`` template came from.
+beside the metrics). ``held_out`` is the val and test rows that are not in-sample (no
+applied template names them, or a near-duplicate of them, as a source: see
+:mod:`~chemgauge.families.forward.insample`).
 
 Every aggregate is computed from a :class:`RowFacts` table (a few numbers and bucket codes a
 row), so the runner folds rows in while streaming them and never holds them.
@@ -28,6 +29,7 @@ from numpy.typing import NDArray
 from chemgauge.eval.metrics import estimate, interval_method, rate
 from chemgauge.eval.ranking import distribution_of_sorted
 from chemgauge.eval.stats import bootstrap_mean_interval, check_seed
+from chemgauge.families.forward.insample import IN_SAMPLE_REASONS
 
 __all__ = [
     "BREAKDOWN_DIMENSIONS",
@@ -203,6 +205,7 @@ class RowFacts:
         self._candidates = array("i")
         self._elapsed = array("d")  # NaN for none
         self._split = _Codes()
+        self._in_sample = array("B")  # 0 out of sample, else 1 + the reason's index
         self._dims = {name: _Codes() for name in BREAKDOWN_DIMENSIONS} if dimensions else {}
 
     @classmethod
@@ -242,6 +245,8 @@ class RowFacts:
         elapsed = row["elapsed_ms"]
         self._elapsed.append(math.nan if elapsed is None else float(elapsed))
         self._split.add(str(row["split"]))
+        reason = row.get("in_sample_reason")
+        self._in_sample.append(0 if reason is None else 1 + IN_SAMPLE_REASONS.index(reason))
         for name, codes in self._dims.items():
             codes.add(BREAKDOWN_DIMENSIONS[name](row))
 
@@ -326,9 +331,25 @@ class RowFacts:
         """One aggregate per split; ``unknown`` (invalid) rows are in none of them."""
         return {split: self.aggregate(self._in_splits((split,))) for split in SPLITS}
 
+    def _out_of_sample(self) -> Mask:
+        mask: Mask = np.frombuffer(self._in_sample, dtype=np.uint8) == 0
+        return mask
+
     def held_out(self) -> dict[str, Any]:
-        """One aggregate over the val and test splits together."""
-        return self.aggregate(self._in_splits(HELD_OUT_SPLITS))
+        """One aggregate over the val and test rows that are not in-sample."""
+        return self.aggregate(self._in_splits(HELD_OUT_SPLITS) & self._out_of_sample())
+
+    def in_sample_counts(self) -> dict[str, dict[str, int]]:
+        """In-sample rows per split and per reason (all rows, and val + test rows)."""
+        codes = np.frombuffer(self._in_sample, dtype=np.uint8)
+        held = self._in_splits(HELD_OUT_SPLITS)
+        return {
+            "by_split": {s: _count(self._in_splits((s,)) & (codes > 0)) for s in SPLITS},
+            "by_reason": {r: _count(codes == i + 1) for i, r in enumerate(IN_SAMPLE_REASONS)},
+            "held_out_by_reason": {
+                r: _count(held & (codes == i + 1)) for i, r in enumerate(IN_SAMPLE_REASONS)
+            },
+        }
 
     def breakdowns(self) -> dict[str, dict[str, Any]]:
         """One aggregate per bucket of every breakdown dimension (buckets sorted by name)."""
@@ -354,7 +375,7 @@ def by_split(rows: Iterable[Row], bootstrap: Bootstrap = DEFAULT_BOOTSTRAP) -> d
 
 
 def held_out(rows: Iterable[Row], bootstrap: Bootstrap = DEFAULT_BOOTSTRAP) -> dict[str, Any]:
-    """One aggregate over the val and test splits together."""
+    """One aggregate over the val and test rows that are not in-sample."""
     return RowFacts.of(rows, dimensions=False, bootstrap=bootstrap).held_out()
 
 

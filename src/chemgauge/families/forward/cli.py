@@ -209,9 +209,18 @@ def extract_templates(
         return
     summary = run.summary.to_dict()
     failures = ", ".join(f"{k} {v}" for k, v in summary["failures_by_reason"].items() if v)
+    mismatched = run.manifest["reactions_with_mismatched_mapping"]
+    if mismatched:
+        first = run.manifest["mapping_mismatch_examples"][0]
+        typer.echo(
+            f"warning: {mismatched} reaction(s) excluded: mapped_reaction is not the row's own "
+            f"reaction (first: {first['reaction_id']}, {first['detail']})",
+            err=True,
+        )
     typer.echo(
         f"{run.manifest['reactions_in_split']} reactions in split {split!r} "
-        f"({run.manifest['reactions_without_mapping']} without mapping); "
+        f"({run.manifest['reactions_without_mapping']} without mapping, {mismatched} with a "
+        "mismatched mapping); "
         f"{summary['extracted']} extracted, {summary['failed']} failed ({failures or 'none'}); "
         f"{summary['distinct_templates']} distinct templates -> {run.templates_path}",
         err=True,
@@ -295,8 +304,8 @@ def _groups(metrics: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         ("held out (val + test)", metrics["held_out"]),
         ("split val", splits["val"]),
         ("split test", splits["test"]),
-        ("split train (in-sample)", splits["train"]),
-        ("overall (incl. in-sample train)", metrics["overall"]),
+        ("split train", splits["train"]),
+        ("overall (incl. in-sample rows)", metrics["overall"]),
     ]
 
 
@@ -312,7 +321,10 @@ def _summary_table(report: dict[str, Any]) -> Table:
     in_sample = bool(report["metrics"]["headline"]["in_sample_splits"])
     caption = "95% Wilson intervals (MRR: seeded bootstrap); e2e = over valid rows, a miss is 0"
     if in_sample:
-        caption += "; templates extracted from train, so train rows are in-sample"
+        caption += (
+            "; rows an applied template names as a source (or near-duplicates) are in-sample "
+            "and left out of held out"
+        )
     return summary_table(
         f"forward benchmark ({report['provenance']['template_source']} rules)",
         ("group", "rows", "valid", "coverage", "top-1 (e2e)", "top-10 (e2e)", "MRR (e2e)"),
@@ -343,6 +355,11 @@ def _print_summary(report: dict[str, Any], rows_path: Path) -> None:
     leakage = metrics["leakage"]
     shared = ", ".join(
         f"{kind.replace('_', ' ')} {leakage[kind]['shared_across_splits']}"
+        for kind in ("reactant_sets", "products")
+    )
+    near = leakage["near_duplicates"]
+    shared += "; near-duplicates (spectators removed, stereo ignored): " + ", ".join(
+        f"{kind.replace('_', ' ')} {near[kind]['shared_across_splits']}"
         for kind in ("reactant_sets", "products")
     )
     print_summary(
@@ -392,8 +409,9 @@ def benchmark(
         help=(
             "Hard error on malformed JSON, wrong schema version, unparseable SMILES, empty "
             "reactants/products, conflicting group_key or reaction_id, a reactant set in two "
-            "splits, a prediction error, capped_unknown, or incomplete provenance. Never on a "
-            "real miss."
+            "splits (exact or near-duplicate), a train-extracted template that fails "
+            "recomputation, a prediction error, capped_unknown, or incomplete provenance. "
+            "Never on a real miss."
         ),
     ),
     restart: bool = typer.Option(False, "--restart", help="Discard an earlier journal."),
@@ -483,5 +501,16 @@ def benchmark(
     if not quiet:
         for warning in report["metrics"]["leakage"]["warnings"]:
             typer.echo(f"warning: leakage: {warning}", err=True)
+        for warning in report["metrics"]["headline"]["warnings"]:
+            typer.echo(f"warning: in-sample: {warning}", err=True)
+        sources = report["metrics"]["rules"]["template_sources"]
+        if sources is not None and sources["templates_refused"]:
+            first = sources["refused"][0]
+            typer.echo(
+                f"warning: templates: {sources['templates_refused']} of {sources['templates']} "
+                f"refused by recomputation ({first['template_id']}: {first['reason']}, "
+                f"{first['detail']}); the run applied the other {sources['templates_accepted']}",
+                err=True,
+            )
         if not as_json:
             _print_summary(report, out / ROWS_FILE)

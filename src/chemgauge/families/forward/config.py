@@ -179,7 +179,10 @@ class BenchmarkConfig(ExecutionFlags):
     def files(self) -> tuple[list[Output], Inputs]:
         """The run folder (with the files written in it) and the inputs, by flag: what is
         checked and locked before the run starts."""
-        written = (ROWS_FILE, self.journal_path.name, REPORT_FILE)
+        # verified_templates.jsonl: the checked subset of a train-extracted rule file (the
+        # templates/ folder of an in-run extraction is only written when --templates is not
+        # given, so it can never be an input)
+        written = (ROWS_FILE, self.journal_path.name, REPORT_FILE, "verified_templates.jsonl")
         inputs: Inputs = [
             ("--corpus", self.corpus),
             ("--templates", self.templates),

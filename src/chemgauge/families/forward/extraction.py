@@ -3,7 +3,9 @@
 The corpus is read with the benchmark's own loader (same identity, dedup, group keys and
 splits), so "the train split" means exactly the reactions the benchmark will call train.
 Only reactions of the requested split are read (``all`` reads every reaction and the
-manifest says so); reactions without a mapped reaction are counted, not guessed at. The
+manifest says so); reactions without a mapped reaction are counted, not guessed at, and so
+are reactions whose mapped reaction is not the row's own reaction
+(:mod:`~chemgauge.families.forward.mapping`): they are excluded, by reason. The
 manifest attests ``{templates_sha256, source_corpus_sha256, split_protocol_version,
 included_split}`` for the benchmark's ``train-extracted`` mode to validate. It holds no
 path: the corpus is recorded by its content hash, since the manifest's own hash enters every
@@ -12,6 +14,7 @@ benchmark row's provenance and a path spelled another way must not change it.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -30,6 +33,11 @@ from chemgauge.families.forward.engine.extraction import (
     ExtractionSummary,
     extract_forward_templates,
 )
+from chemgauge.families.forward.mapping import (
+    MAPPING_MISMATCH_REASONS,
+    mapping_mismatch,
+    mismatch_detail,
+)
 from chemgauge.families.forward.sources import build_manifest
 from chemgauge.families.forward.uspto import uspto_lines
 
@@ -38,6 +46,7 @@ __all__ = ["EXTRACT_SPLITS", "ExtractionRun", "extract_split_templates", "read_a
 EXTRACT_SPLITS = ("train", "val", "test", "all")
 TEMPLATES_FILE = "templates.jsonl"
 MANIFEST_FILE = "manifest.json"
+MAX_MISMATCH_EXAMPLES = 20
 
 
 @dataclass(frozen=True)
@@ -85,6 +94,20 @@ def extract_split_templates(
     reactions = corpus.reactions
     chosen = [r for r in reactions if split == "all" or r.split == split]
     mapped = [r for r in chosen if r.mapped_reaction]
+    mismatched = Counter[str]()
+    examples: list[dict[str, str]] = []
+    consistent = []
+    for reaction in mapped:
+        reason = mapping_mismatch(reaction)
+        if reason is None:
+            consistent.append(reaction)
+            continue
+        mismatched[reason] += 1
+        if len(examples) < MAX_MISMATCH_EXAMPLES:
+            examples.append(
+                {"reaction_id": reaction.reaction_id, "detail": mismatch_detail(reaction, reason)}
+            )
+    mapped = consistent
     summary = extract_forward_templates(
         ((r.reaction_id, r.mapped_reaction or "", r.reaction_class) for r in mapped),
         executor=executor,
@@ -101,7 +124,12 @@ def extract_split_templates(
             "corpus_stats": corpus.stats.to_dict(),
             "valid_reactions": len(reactions),
             "reactions_in_split": len(chosen),
-            "reactions_without_mapping": len(chosen) - len(mapped),
+            "reactions_without_mapping": len(chosen) - len(mapped) - sum(mismatched.values()),
+            "reactions_with_mismatched_mapping": sum(mismatched.values()),
+            "mapping_mismatches_by_reason": {
+                r: mismatched.get(r, 0) for r in MAPPING_MISMATCH_REASONS
+            },
+            "mapping_mismatch_examples": examples,
             "extraction": summary.to_dict(),
             "chemgauge_version": chemgauge.__version__,
             "rdkit_version": rdBase.rdkitVersion,

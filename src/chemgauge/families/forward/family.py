@@ -10,7 +10,8 @@ FAMILY = Family(
     ),
     package="chemgauge.families.forward",
     # 4: every rate is the one Rate shape (top-k ones with k), MRR and nDCG@10 are Estimates.
-    schema_version=4,
+    # 5: in-sample from the rows' evidence, near-duplicate leakage, templates recomputed.
+    schema_version=5,
     cli="chemgauge.families.forward.cli:app",
     adapter="chemgauge.families.forward.adapter:ForwardAdapter",
     metrics="chemgauge.families.forward.metrics_model:ForwardMetrics",

@@ -97,12 +97,17 @@ class BySplit(MetricsModel):
 
 
 class Headline(MetricsModel):
-    """Which rows lead: ``held_out`` when the train split is in-sample (train-extracted)."""
+    """Which rows lead: ``held_out`` when any row is in-sample (from the rows' marks)."""
 
     basis: Literal["held_out", "overall"]
     held_out_splits: list[str]
-    in_sample_splits: list[str]
+    in_sample_splits: list[str] = Field(description="Splits with at least one in-sample row.")
     overall_includes_in_sample_rows: bool
+    in_sample_rows: dict[str, int] = Field(description="In-sample rows per split.")
+    in_sample_by_reason: dict[str, int] = Field(
+        description="template_source or near_duplicate_of_source."
+    )
+    warnings: list[str] = Field(description="In-sample val or test rows, when any.")
 
 
 class CorpusWarning(MetricsModel):
@@ -123,13 +128,27 @@ class Corpus(MetricsModel):
     warnings_truncated: bool
 
 
-class TemplateSources(MetricsModel):
-    """Under ``train-extracted``: the templates' source reactions, recomputed as train."""
+class RefusedTemplate(MetricsModel):
+    """A template that failed a recomputed check, and why."""
 
-    verified: bool
-    source_reactions: int = Field(ge=0)
+    template_id: str
+    reason: str
+    detail: str
+
+
+class TemplateSources(MetricsModel):
+    """Under ``train-extracted``: every template checked by recomputation."""
+
+    verified: bool = Field(description="No template was refused.")
+    method: Literal["rederived", "extracted_in_run"]
+    source_reactions: int = Field(ge=0, description="Distinct sources of accepted templates.")
     split: str
     templates: int = Field(ge=0, description="Templates whose sources were checked.")
+    templates_accepted: int = Field(ge=0)
+    templates_refused: int = Field(ge=0)
+    refused_by_reason: dict[str, int]
+    refused: list[RefusedTemplate] = Field(description="The first refused templates.")
+    checked_rules_file_sha256: str | None = Field(description="The rule file checked.")
 
 
 class Rules(MetricsModel):
@@ -190,12 +209,40 @@ class LeakageKind(MetricsModel):
     examples_truncated: bool
 
 
+class FrequentMolecule(MetricsModel):
+    """A molecule frequent enough in the corpus to be a spectator."""
+
+    smiles: str
+    reactions: int = Field(ge=0)
+
+
+class SpectatorRule(MetricsModel):
+    """What near-duplicate comparison removes, with its threshold stated."""
+
+    rule: str
+    share_threshold: float
+    min_reactions: int = Field(ge=0)
+    reactions: int = Field(ge=0)
+    frequent_molecules: list[FrequentMolecule]
+    frequent_molecules_total: int = Field(ge=0)
+
+
+class NearDuplicates(MetricsModel):
+    """Keys shared across splits once spectators are removed and stereo ignored, counted only
+    where the exact keys differ (apart from the exact counts)."""
+
+    spectators: SpectatorRule
+    reactant_sets: LeakageKind
+    products: LeakageKind
+
+
 class Leakage(MetricsModel):
     """Reactant sets and product multisets found in more than one split."""
 
     scheme: str
     reactant_sets: LeakageKind
     products: LeakageKind
+    near_duplicates: NearDuplicates
     warnings: list[str]
 
 
@@ -224,7 +271,7 @@ class ForwardMetrics(MetricsModel):
     rules: Rules
     bootstrap: Bootstrap
     headline: Headline
-    held_out: Aggregate = Field(description="The val and test splits together.")
+    held_out: Aggregate = Field(description="The val and test rows that are not in-sample.")
     overall: Aggregate
     by_split: BySplit
     leakage: Leakage

@@ -1,8 +1,10 @@
-"""Benchmark rows (schema version 3): one per reaction, four orthogonal statuses, one derivation.
+"""Benchmark rows (schema version 4): one per reaction, four orthogonal statuses, one derivation.
 
 Version 3 adds ``group_key_source`` (``explicit``: the corpus's own ``group_key``;
 ``fallback``: the reactant hash; ``None`` for an invalid row) beside ``leakage_group_id``, so
-the leakage audit is a function of rows.
+the leakage audit is a function of rows. Version 4 adds ``in_sample`` and
+``in_sample_reason`` (``template_source``, ``near_duplicate_of_source`` or ``None``), set by
+the runner from the applied templates' sources (:mod:`~chemgauge.families.forward.insample`).
 
 The four statuses say independent things:
 
@@ -51,7 +53,7 @@ __all__ = [
     "scored_row",
 ]
 
-ROW_SCHEMA_VERSION = 3
+ROW_SCHEMA_VERSION = 4
 TOP_K = 10
 INPUT_STATUSES = ("valid", "invalid")
 PROPOSAL_STATUSES = (
@@ -232,6 +234,8 @@ def _head(reaction: BenchReaction) -> dict[str, Any]:
         "split": reaction.split,
         "leakage_group_id": reaction.group_key,
         "group_key_source": reaction.group_key_source,
+        "in_sample": False,
+        "in_sample_reason": None,
         "reaction_class": reaction.reaction_class,
         "reactants_original": list(reaction.reactants_original),
         "reactants_canonical": list(reaction.reactants_canonical),
@@ -256,6 +260,8 @@ def invalid_row(record: InvalidRecord) -> dict[str, Any]:
         "split": "unknown",
         "leakage_group_id": None,
         "group_key_source": None,
+        "in_sample": False,
+        "in_sample_reason": None,
         "reaction_class": record.reaction_class,
         "reactants_original": [],
         "reactants_canonical": [],

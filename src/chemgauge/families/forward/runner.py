@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,8 @@ from chemgauge.families.forward.engine.rules import (
     EMBEDDED_RULES_VERSION,
     RULES_CONTENT_HASH_SCHEME,
 )
+from chemgauge.families.forward.extraction import extract_split_templates
+from chemgauge.families.forward.insample import InSampleEvidence, InSampleMarker, applied_source_ids
 from chemgauge.families.forward.preflight import preflight
 from chemgauge.families.forward.provenance import base_provenance, rows_reproducibility_sha256
 from chemgauge.families.forward.report import (
@@ -64,7 +66,11 @@ from chemgauge.families.forward.sources import LoadedRules
 from chemgauge.families.forward.summary import RowSummary
 from chemgauge.families.forward.systems import SystemOptions, TemplatePredictor, build_system
 
+#: Where ``train-extracted`` without files writes the templates it extracts (in the run folder).
+IN_RUN_TEMPLATES = "templates"
+
 __all__ = [
+    "IN_RUN_TEMPLATES",
     "BenchmarkResult",
     "PredictChunk",
     "run_benchmark",
@@ -280,6 +286,32 @@ def _predict_into_journal(
     return _Predicted(resumed, time.perf_counter() - start, runner.config)
 
 
+def _extract_in_run(config: BenchmarkConfig) -> tuple[Path, Path] | None:
+    """``train-extracted`` with neither file: extract from this corpus's own train split into
+    the run folder (``templates/``) and use that; otherwise nothing."""
+    if config.template_source != "train-extracted" or config.templates is not None:
+        return None
+    if config.template_manifest is not None:
+        return None  # the missing --templates is the source loader's error to name
+    run = extract_split_templates(
+        config.corpus,
+        "train",
+        config.out / IN_RUN_TEMPLATES,
+        config.execution(),
+        strict=config.strict,
+    )
+    if not run.summary.templates:
+        manifest = run.manifest
+        raise ConfigError(
+            f"--template-source train-extracted without --templates: no template could be "
+            f"extracted from {config.corpus}'s train split ({manifest['reactions_in_split']} "
+            f"reactions, {manifest['reactions_without_mapping']} without a mapped_reaction, "
+            f"{manifest['reactions_with_mismatched_mapping']} whose mapped_reaction is not "
+            "their own reaction)"
+        )
+    return run.templates_path, run.manifest_path
+
+
 def run_benchmark(
     config: BenchmarkConfig, progress: Callable[[int], None] | None = None
 ) -> BenchmarkResult:
@@ -299,11 +331,23 @@ def run_benchmark(
         max_results=config.max_results,
         corpus_sha256=sha256_file(config.corpus),
     )
+    extracted_here = _extract_in_run(config)
+    if extracted_here is not None:
+        options = replace(options, templates=extracted_here[0], template_manifest=extracted_here[1])
     system = build_system(config.model, options)
     if not isinstance(system, TemplatePredictor):  # outside systems: outside_run, via the API
         raise ConfigError(f"--model {config.model} is an outside system; run it via benchmark()")
-    # Whole-corpus checks (--strict, train-extracted template sources) before any prediction.
-    template_sources = preflight(config.corpus, system.loaded, strict=config.strict)
+    # Whole-corpus checks (--strict, train-extracted templates recomputed) before any prediction.
+    checked = preflight(
+        config.corpus,
+        system.loaded,
+        strict=config.strict,
+        executor=config.execution(),
+        out_dir=config.out,
+        extracted_here=extracted_here is not None,
+    )
+    system = replace(system, loaded=checked.loaded)
+    template_sources = checked.template_sources
     corpus = open_corpus(config.corpus, strict=config.strict)
     try:
         return _run(config, corpus, system, template_sources, progress, started)
@@ -355,6 +399,8 @@ def _run(
         progress,
     )
 
+    marker: InSampleMarker | None = None
+
     def final_rows(read: Callable[[Path], Iterator[dict[str, Any]]]) -> Iterator[dict[str, Any]]:
         for row in read(journal_file):
             record = corpus.overrides.get(row["source_line"])
@@ -362,19 +408,25 @@ def _run(
                 row = invalid_row(record)
             elif config.strict and row["input_status"] == "valid":
                 _strict_row_check(row, corpus.path)
+            if marker is not None:
+                marker.mark(row)
             row["provenance"] = provenance
             yield row
 
     read: Callable[[Path], Iterator[dict[str, Any]]] = _journal_in_order
+    evidence = InSampleEvidence(applied_source_ids(loaded.rules))
+    try:
+        for row in final_rows(read):
+            evidence.add(row)
+    except JournalOrderError:
+        read, evidence = _journal_by_line, InSampleEvidence(evidence.source_ids)
+        for row in final_rows(read):
+            evidence.add(row)
+    marker = evidence.marker()
     summary = RowSummary(config.bootstrap)
     try:
-        try:
-            digest = rows_reproducibility_sha256(summary.folded(final_rows(read)))
-        except JournalOrderError:
-            summary.close()
-            read, summary = _journal_by_line, RowSummary(config.bootstrap)
-            digest = rows_reproducibility_sha256(summary.folded(final_rows(read)))
-        results = summary.metrics(corpus.stats, loaded.template_source)
+        digest = rows_reproducibility_sha256(summary.folded(final_rows(read)))
+        results = summary.metrics(corpus.stats)
     finally:
         summary.close()
     totals = summary.totals

@@ -7,7 +7,10 @@
 * ``train-extracted``: like ``file``, but ``--template-manifest`` must attest, before the
   rules load, that the file's SHA-256, the source corpus's SHA-256 (this very corpus), the
   split protocol version and ``included_split: "train"`` all hold. Any mismatch is a hard
-  error: a label that cannot be checked is never trusted.
+  error: a label that cannot be checked is never trusted. Holding is not enough: the
+  benchmark then re-derives every template from its sources
+  (:mod:`~chemgauge.families.forward.preflight`). Given neither file, the runner extracts
+  the templates from the corpus's own train split into the run folder first.
 * ``scorer-conditioned``: named so the mode space is complete, rejected (no scorer exists).
 """
 

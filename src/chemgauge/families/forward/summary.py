@@ -8,29 +8,50 @@ leakage audit, ``breakdowns`` and the report-wide ``diagnostics``.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from chemgauge.families.forward.aggregate import HELD_OUT_SPLITS, Bootstrap, RowFacts
+from chemgauge.families.forward.aggregate import HELD_OUT_SPLITS, SPLITS, Bootstrap, RowFacts
 from chemgauge.families.forward.corpus import CorpusLoadStats
 from chemgauge.families.forward.leakage import LeakageAudit
 from chemgauge.families.forward.report import status_tally
 
-__all__ = ["RowSummary", "Totals", "headline_basis"]
+__all__ = ["RowSummary", "Totals", "headline_basis", "headline_of_rows"]
 
 
-def headline_basis(template_source: str) -> dict[str, Any]:
-    """Which rows lead the report: with ``train-extracted`` templates the train split is
-    in-sample (the templates came from it), so val and test lead and ``overall`` says it
-    includes in-sample rows."""
-    in_sample = ["train"] if template_source == "train-extracted" else []
+def headline_basis(counts: Mapping[str, Mapping[str, int]]) -> dict[str, Any]:
+    """Which rows lead the report, from the rows' in-sample marks (``counts`` as
+    :meth:`RowFacts.in_sample_counts` gives them), whatever the template mode: when any row is
+    in-sample, the val and test rows that are not lead and ``overall`` says it includes
+    in-sample rows; in-sample val or test rows are warned of."""
+    by_split = dict(counts["by_split"])
+    in_sample = [split for split in SPLITS if by_split.get(split)]
+    held = sum(by_split.get(split, 0) for split in HELD_OUT_SPLITS)
+    warnings = []
+    if held:
+        reasons = counts["held_out_by_reason"]
+        warnings.append(
+            f"{held} val/test row(s) are in-sample ("
+            + ", ".join(f"{split} {by_split[split]}" for split in HELD_OUT_SPLITS)
+            + f"): an applied template names {reasons['template_source']} of them as its "
+            f"source, and a near-duplicate of {reasons['near_duplicate_of_source']}; they are "
+            "left out of the held-out figures"
+        )
     return {
         "basis": "held_out" if in_sample else "overall",
         "held_out_splits": list(HELD_OUT_SPLITS),
         "in_sample_splits": in_sample,
         "overall_includes_in_sample_rows": bool(in_sample),
+        "in_sample_rows": {split: by_split.get(split, 0) for split in SPLITS},
+        "in_sample_by_reason": dict(counts["by_reason"]),
+        "warnings": warnings,
     }
+
+
+def headline_of_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """:func:`headline_basis` of a sequence of rows."""
+    return headline_basis(RowFacts.of(rows, dimensions=False).in_sample_counts())
 
 
 @dataclass
@@ -82,11 +103,11 @@ class RowSummary:
             self.audit.add_row(row)
             yield row
 
-    def metrics(self, stats: CorpusLoadStats, template_source: str) -> dict[str, Any]:
+    def metrics(self, stats: CorpusLoadStats) -> dict[str, Any]:
         """The report's metric sections, in reading order."""
         overall = self.facts.aggregate()
         return {
-            "headline": headline_basis(template_source),
+            "headline": headline_basis(self.facts.in_sample_counts()),
             "held_out": self.facts.held_out(),
             "overall": overall,
             "by_split": self.facts.by_split(),

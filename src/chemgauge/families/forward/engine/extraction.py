@@ -48,6 +48,7 @@ __all__ = [
     "ExtractedTemplate",
     "Extraction",
     "ExtractionSummary",
+    "extract_each",
     "extract_forward_template",
     "extract_forward_templates",
     "split_top_level",
@@ -224,6 +225,21 @@ def extract_forward_template(reaction_smiles: str) -> Extraction:
 
 def _extract_chunk(items: list[str]) -> list[Extraction]:
     return [extract_forward_template(text) for text in items]
+
+
+def extract_each(texts: Sequence[str], executor: ExecutorConfig | None = None) -> list[Extraction]:
+    """:func:`extract_forward_template` of every text, in order, on any executor (a worker
+    failure is an ``rdchiral_error`` extraction)."""
+    runner = make_executor(executor or ExecutorConfig(kind="serial", jobs=1))
+    try:
+        out = []
+        for result in runner.map(_extract_chunk, list(texts), chunk_size=32):
+            if isinstance(result, ItemFailure):
+                result = Extraction(None, "rdchiral_error", f"{result.reason}: {result.detail}")
+            out.append(result)
+        return out
+    finally:
+        runner.close()
 
 
 @dataclass(frozen=True, slots=True)
