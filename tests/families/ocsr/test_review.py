@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from tests.conftest import shared_file
+from typer.testing import CliRunner
 
+from chemgauge.cli.app import app
 from chemgauge.families.ocsr.review import PUBLISHED_COUNTS, rescore_review
 
 pytestmark = pytest.mark.slow
@@ -34,3 +39,23 @@ def test_uob_legacy_reproduces_published_counts_and_tautomers_move_exact() -> No
     assert matches["osra"]["exact"] == 4521
     # Standard InChI merges tautomers: the lenient count is far above the strict one.
     assert matches["molvec"]["inchi"] - matches["molvec"]["exact"] == 452
+
+
+def test_the_review_command_prints_a_table_and_json_on_request(tmp_path: Path) -> None:
+    shared_file("ocsr_review/assets/reference/JPO_mol_ref.tar.gz")
+    data = shared_file("ocsr_review/assets/results/JPO.tar.gz").parents[2]
+    runner = CliRunner()
+    plain = runner.invoke(app, ["ocsr", "review", "--data", str(data), "--dataset", "JPO"])
+    assert plain.exit_code == 0, plain.output
+    lines = plain.output.splitlines()
+    assert lines[0] == "ocsr review (JPO): 450 references"
+    assert lines[1].startswith("| recognizer | exact | inchi | legacy | stereo_ignored |")
+    assert "| osra | 258 | 259 | 260 | 265 |" in plain.output
+
+    out = tmp_path / "review.json"
+    as_json = runner.invoke(
+        app, ["ocsr", "review", "--data", str(data), "--dataset", "JPO", "--json", "-o", str(out)]
+    )
+    assert as_json.exit_code == 0, as_json.output
+    assert json.loads(as_json.output) == json.loads(out.read_text())
+    assert json.loads(as_json.output)["matches"]["osra"]["legacy"] == 260

@@ -414,10 +414,13 @@ def review(
     data: Path = typer.Option(..., help="The ocsr_review folder (holding assets/)."),
     dataset: str = typer.Option("JPO", help="JPO | UOB | CLEF."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Write the JSON here."),
+    as_json: bool = typer.Option(False, "--json", help="Print the JSON instead of the table."),
 ) -> None:
-    """Re-score the 2020 review's shipped OSRA/MolVec/Imago outputs under every policy."""
+    """Re-score the 2020 review's shipped OSRA/MolVec/Imago outputs under every policy: a
+    table of matches per recognizer and policy beside the published counts."""
+    from chemgauge.cli.summary import print_table
     from chemgauge.eval.atomic import atomic_write_json
-    from chemgauge.families.ocsr.review import rescore_review
+    from chemgauge.families.ocsr.review import rescore_review, review_table
 
     assets = data / "assets"
     result = rescore_review(
@@ -427,4 +430,7 @@ def review(
     ).to_dict()
     if out is not None:
         atomic_write_json(out, result)
-    typer.echo(json.dumps(result, indent=2, sort_keys=True))
+    if as_json:
+        typer.echo(json.dumps(result, indent=2, sort_keys=True))
+        return
+    print_table(review_table(result))

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import tarfile
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chemgauge.errors import InputFileError
 from chemgauge.families.ocsr.scoring import (
@@ -23,6 +23,9 @@ from chemgauge.families.ocsr.scoring import (
     compare_keys,
     text_keys,
 )
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 __all__ = ["PUBLISHED_COUNTS", "ReviewScore", "iter_tar_molfiles", "rescore_review"]
 
@@ -123,3 +126,32 @@ def rescore_review(
         score.missing_outputs[tool] = len(references) - len(by_stem)
         score.unreadable_outputs[tool] = unreadable[tool]
     return score
+
+
+def review_table(result: Mapping[str, Any]) -> Table:
+    """The re-scored review as one summary table: matches per recognizer under each policy,
+    the published (legacy) count beside, and what could not be read."""
+    from chemgauge.cli.summary import summary_table
+
+    policies = sorted(next(iter(result["matches"].values()), {}))
+    published = result.get("published_legacy") or {}
+    rows = []
+    for system, matches in sorted(result["matches"].items()):
+        rows.append(
+            [
+                system,
+                *(f"{matches[p]:,}" for p in policies),
+                f"{published[system]:,}" if system in published else "n/a",
+                f"{result['unreadable_outputs'].get(system, 0):,}",
+                f"{result['missing_outputs'].get(system, 0):,}",
+            ]
+        )
+    return summary_table(
+        f"ocsr review ({result['dataset']}): {result['references']:,} references",
+        ["recognizer", *policies, "published (legacy)", "unreadable", "missing"],
+        rows,
+        caption=(
+            f"{result['unreadable_references']:,} unreadable and "
+            f"{result['unsupported_references']:,} unsupported references"
+        ),
+    )
