@@ -62,9 +62,11 @@ INVARIANT_POLICIES = frozenset({"exact", "stereo_ignored"})
 
 _Invariant = tuple[str, ...]
 
-#: Why a raw output is invalid: no text at all, an empty component ('A..B', 'A.'), or the
-#: :data:`~chemgauge.chem.smiles.PARSE_FAILURE_KINDS` code of its first unparsable component.
-INVALIDITY_REASONS = ("empty", "empty_component", *PARSE_FAILURE_KINDS)
+#: Why a raw output is invalid: no text at all, an empty component ('A..B', 'A.'), a
+#: component with a dummy atom ('*', '[1*]': a placeholder, not a reactant anyone can buy),
+#: or the :data:`~chemgauge.chem.smiles.PARSE_FAILURE_KINDS` code of its first unparsable
+#: component.
+INVALIDITY_REASONS = ("empty", "empty_component", "dummy_atom", *PARSE_FAILURE_KINDS)
 
 
 _SCREEN = Chem.SmilesParserParams()
@@ -283,6 +285,10 @@ class ReactantSetScorer:
         if info is not _UNSEEN:
             return info
         self.parsed += 1
+        if "*" in text:  # SMILES writes an atom of atomic number 0 only as '*'
+            self._memo[text] = None
+            self._reasons[text] = "dummy_atom"
+            return None
         if mols is None:
             invariant = screen_component(text, self._reasons)
         else:
@@ -304,6 +310,8 @@ class ReactantSetScorer:
             return "empty"
         if not failed:
             return "empty_component"
+        if "*" in failed:
+            return "dummy_atom"
         reason = self._reasons.get(failed)
         if reason is None:
             reason = self._reasons[failed] = parse_failure_kind(failed)

@@ -191,6 +191,18 @@ def size_limits(tmp_path: Path) -> None:
     assert list(theirs.top_k[:2]) == [0.0, 1.0]  # the 1,001-atom chain held rank 1
 
 
+def dummy_atoms_in_outputs(tmp_path: Path) -> None:
+    data = _folder(tmp_path, "test.smi", [AMIDE])
+    outputs = ["*", "[*:1]C.CC(=O)O", TRUTH]
+    run = _chemgauge(data, lambda p: outputs)
+    [row] = run.rows
+    assert row["invalid_reasons"] == ["dummy_atom", "dummy_atom"]
+    assert row["invalid_ranks"] == [0, 1]
+    assert row["hits"]["syntheseus"]["exact"] == 0 and row["hits"]["raw_slots"]["exact"] == 2
+    theirs = _syntheseus(data, {"CNC(C)=O": outputs})
+    assert list(theirs.top_k[:3]) == [0.0, 0.0, 1.0]  # both placeholders held a rank
+
+
 CASES: dict[str, Callable[[Path], None]] = {
     "empty_output": empty_output,
     "whitespace_in_output": whitespace_in_output,
@@ -202,6 +214,7 @@ CASES: dict[str, Callable[[Path], None]] = {
     "unreadable_data_lines": unreadable_data_lines,
     "failed_model_calls": failed_model_calls,
     "size_limits": size_limits,
+    "dummy_atoms_in_outputs": dummy_atoms_in_outputs,
 }
 
 

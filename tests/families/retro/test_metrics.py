@@ -268,13 +268,13 @@ def test_invalid_outputs_add_up_by_reason() -> None:
 
 
 def test_outputs_and_truths_without_a_key_are_counted_per_matcher() -> None:
-    # A dummy atom (*) has no InChI: under the inchikey matcher that output cannot be judged
+    # A dative bond has no InChI: under the inchikey matcher that output cannot be judged
     # (while exact, on canonical SMILES, can), and a truth with one matches nothing.
     settings = ScoreSettings(matchers=("exact", "inchikey"), conventions=("syntheseus",))
     rows = [
-        _row(["*C(C)=O.CN", TRUTH], settings=settings),
-        _row(["*C(C)=O.CN", "CCO"], settings=settings, reactants=("*C(C)=O", "CN")),
-        _row(["CCO"], settings=settings, reactants=("*C(C)=O", "CN")),
+        _row(["CC(=O)[Cu]<-N.CN", TRUTH], settings=settings),
+        _row(["CC(=O)[Cu]<-N.CN", "CCO"], settings=settings, reactants=("CC(=O)[Cu]<-N", "CN")),
+        _row(["CCO"], settings=settings, reactants=("CC(=O)[Cu]<-N", "CN")),
     ]
     assert rows[0]["unsupported"] == {"exact": [], "inchikey": [0]}
     assert rows[1]["truth_unsupported"] == rows[2]["truth_unsupported"] == ["inchikey"]
@@ -286,7 +286,7 @@ def test_outputs_and_truths_without_a_key_are_counted_per_matcher() -> None:
         {"matcher": "inchikey", "outputs": 2, "targets_truth_unsupported": 2},
     ]
     accuracy = m["accuracy"]["syntheseus"]
-    assert _top(accuracy["exact"], 1)["count"] == 1  # the * set is row 2's truth
+    assert _top(accuracy["exact"], 1)["count"] == 1  # the dative set is row 2's truth
     assert _top(accuracy["exact"], 2)["count"] == 2
     assert _top(accuracy["inchikey"], 2)["count"] == 1
 

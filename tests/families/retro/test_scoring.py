@@ -236,9 +236,9 @@ def test_a_status_from_the_model_is_kept_and_counts_pass_through() -> None:
 
 
 def test_keys_the_matcher_cannot_compute_are_listed_per_matcher() -> None:
-    # A dummy atom has no InChI: unsupported under inchi and inchikey, fine under exact
+    # A dative bond has no InChI: unsupported under inchi and inchikey, fine under exact
     settings = ScoreSettings(matchers=("inchikey", "exact", "inchi"), conventions=("syntheseus",))
-    task = ScoreTask(_target(2, ("*C(C)=O", "CN")), ("CCO", "*C(C)=O.CN"), 2)
+    task = ScoreTask(_target(2, ("CC(=O)[Cu]<-N", "CN")), ("CCO", "CC(=O)[Cu]<-N.CN"), 2)
     row = score_target(task, settings)
     assert row["unsupported"] == {"inchikey": [1], "exact": [], "inchi": [1]}
     assert row["truth_unsupported"] == ["inchi", "inchikey"]  # sorted by name

@@ -50,6 +50,9 @@ SYNTHESEUS_DIVERGENCES: dict[str, str] = {
     "stops the run with an exception",
     "failed_model_calls": "a model call that raises is retried product by product and the "
     "products that still fail are misses with status model_error; syntheseus stops the run",
+    "dummy_atoms_in_outputs": "an output component with a dummy atom ('*', '[1*]', "
+    "'[*:1]C': a placeholder, not a reactant anyone can buy) is invalid (reason "
+    "'dummy_atom'); syntheseus parses and scores it",
     "size_limits": "a component over the structure limits (--max-atoms, --max-smiles-chars, "
     "--max-rings, --max-fragments) is invalid; syntheseus parses it",
 }
@@ -78,6 +81,8 @@ def applying_divergences(
         found.add("whitespace_in_output")
     if reasons & _SIZE:
         found.add("size_limits")
+    if "dummy_atom" in reasons:
+        found.add("dummy_atoms_in_outputs")
     joined = "\n".join(outputs)
     if ":" in joined and _ATOM_MAP.search(joined):
         found.add("atom_maps_in_outputs")
