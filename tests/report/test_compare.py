@@ -41,8 +41,12 @@ def test_paired_counts_mcnemar_and_holm(two_runs: tuple[Path, Path]) -> None:
         assert (r["only_a"], r["only_b"]) == (only_a, only_b), metric
         assert r["mcnemar_p"] == pytest.approx(p), metric
         assert r["difference"]["value"] == pytest.approx(only_a / 10)
-    # Holm over the four metrics: 4 * 0.0625, 3 * 0.125, 2 * 0.25, 1 * 1.
-    assert [overall[m]["holm_p"] for m in expected] == pytest.approx([1.0, 0.5, 0.375, 0.25])
+    # The reference lenses pair up as parity and strict do (same verdicts on these names).
+    assert overall["rt_valid[reference_parity]"]["mcnemar_p"] == pytest.approx(0.25)
+    assert overall["rt_valid[reference_strict]"]["mcnemar_p"] == pytest.approx(0.125)
+    # Holm over the six metrics, ascending: 6 * 0.0625 = 0.375; 5 * 0.125 = 0.625; 4 * 0.125
+    # = 0.5 -> 0.625 (monotone); 3 * 0.25 = 0.75; 2 * 0.25 = 0.5 -> 0.75; 1 * 1 = 1.
+    assert [overall[m]["holm_p"] for m in expected] == pytest.approx([1.0, 0.75, 0.625, 0.375])
     exact = overall["rt_valid[exact]"]
     assert exact["both"] + exact["only_a"] + exact["only_b"] + exact["neither"] == 10
     low, high = exact["difference"]["interval"]
@@ -173,7 +177,7 @@ def test_compare_reports_the_95_percent_interval_it_labels(tmp_path: Path) -> No
         assert result["settings"]["confidence"] == 0.95
         entries = [r for r in result["overall"] if r["metric"].startswith("rt_valid")]
         entries += [e for dim in result["breakdowns"].values() for e in dim["rt_valid[exact]"]]
-        assert len(entries) == 3 + 3  # three lenses; three dimensions of one bucket each
+        assert len(entries) == 5 + 3  # five lenses; three dimensions of one bucket each
         for entry in entries:
             assert (entry["n"], entry["only_a"], entry["only_b"]) == (25, 5, 2)
             assert (entry["both"], entry["neither"]) == (18, 0)
@@ -200,16 +204,18 @@ def test_the_recorded_seed_and_resamples_reproduce_every_interval(tmp_path: Path
     assert len(seen) > 1  # the seed matters here, so the check above has teeth
 
 
-def test_items_without_a_verdict_are_left_out_of_every_pair(tmp_path: Path) -> None:
-    # B's name for benzene (item m03) gets no answer from OPSIN: no verdict on the namer, so
-    # m03 leaves every paired test (A named it right), 9 items remain.
+def test_an_opsin_error_is_the_namers_miss_in_every_pair(tmp_path: Path) -> None:
+    # B's name for benzene (item m03) gets no answer from OPSIN: an opsin_error stays in every
+    # denominator (no rate excludes it), so m03 is B's miss in every pair (A named it right):
+    # all 10 items are paired, and benzene moves from both to only-A: the clean run's
+    # (4, 5, 0, 1) becomes (3, 6, 0, 1).
     names_b = (*NAMES_B[:3], "slow benzene", *NAMES_B[4:])
     a = load_run(make_names_run(tmp_path / "a", NAMES_A))
     b = load_run(make_names_run(tmp_path / "b", names_b))
     result = compare_runs(a, b)
-    assert {r["n"] for r in result["overall"]} == {9}
+    assert {r["n"] for r in result["overall"]} == {10}
     exact = _overall(result)["rt_valid[exact]"]
-    assert (exact["both"], exact["only_a"], exact["only_b"], exact["neither"]) == (3, 5, 0, 1)
+    assert (exact["both"], exact["only_a"], exact["only_b"], exact["neither"]) == (3, 6, 0, 1)
 
 
 def test_compare_json_has_the_schema_2_layout(two_runs: tuple[Path, Path]) -> None:

@@ -133,6 +133,9 @@ def _distribution(ax: Axes, plot: Distribution) -> None:
             count = int(bins) if isinstance(bins, int) else 20
             bins = [10 ** (low + (high - low) * i / count) for i in range(count + 1)]
             _log_x(ax, high - low)
+        else:  # at most six plain labels: tiny spans (0.0001 s) otherwise crowd the axis
+            ax.xaxis.set_major_locator(MaxNLocator(nbins=5))
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.hist(values, bins=bins, color=OKABE_ITO[0], edgecolor="white", linewidth=0.5)
 
 

@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import SHARED_DATA, shared_file
 
 from chemgauge.errors import ConfigError
 from chemgauge.families.retro import RetroEvalConfig, run_retro_eval
 
-USPTO = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "uspto50k" / "test.csv"
+USPTO = SHARED_DATA / "uspto50k" / "test.csv"
 
 
 def _lines(n: int, start: int = 0) -> list[str]:
@@ -47,8 +48,8 @@ def _run(data: Path, model: Path, tmp_path: Path, **options: Any) -> Any:
     return run_retro_eval(config)
 
 
-@pytest.mark.skipif(not USPTO.is_file(), reason="needs ../shared/data/uspto50k")
 def test_a_byte_copy_of_the_fold_is_refused_and_allowed_only_by_name(tmp_path: Path) -> None:
+    shared_file("uspto50k/test.csv")
     test = _lines(12)
     data, model = _folders(tmp_path, test, test)
     with pytest.raises(ConfigError, match=r"in-sample.*same file.*--allow-in-sample"):
@@ -61,8 +62,8 @@ def test_a_byte_copy_of_the_fold_is_refused_and_allowed_only_by_name(tmp_path: P
     assert written["metrics"]["in_sample"]["shared_reactions"] == 12
 
 
-@pytest.mark.skipif(not USPTO.is_file(), reason="needs ../shared/data/uspto50k")
 def test_shared_reactions_in_another_file_are_found(tmp_path: Path) -> None:
+    shared_file("uspto50k/test.csv")  # a skip (a failure naming it under CI) without it
     test = _lines(10)
     # two test reactions hidden among others, with their atom maps renumbered away
     others = _lines(20, start=100)[1:]
