@@ -8,9 +8,11 @@ orphans after SIGKILL and misleading messages, each of which must be 0.
   products, ``--jobs 100000``, seeds out of range, UTF-16 inputs, a repeated JSON key, a
   file with lines and no record, a run compared with itself, a board piped and one with a
   hostile run name, a report whose recorded rows file escapes the run folder, ``-q`` on a
-  local Ray cluster). "Misleading" is a case that did not end with its expected status and
-  message (for example exit 0 with 0 rows, or a message naming a Python class); "hang" one
-  that ran past 120 s; "data lost" a counted line missing from the totals.
+  local Ray cluster, a p2s task file linked to a file outside its data folder, a newline in
+  a file name, dummy-atom retro predictions). "Misleading" is a case that did not end with
+  its expected status and message (for example exit 0 with 0 rows, or a message naming a
+  Python class); "hang" one that ran past 120 s; "data lost" a counted line missing from
+  the totals.
 - kills: every family's run SIGKILLed with its children at work (``tests/reliability/
   stops.py``: forward on a pool and on a local Ray cluster, retro, names with OPSIN JVMs,
   an OCSR run with recognizer commands, p2s build); "orphans" counts any process of the run
@@ -121,6 +123,47 @@ def _no_markup(work: Path, done: subprocess.CompletedProcess[str]) -> bool:
 
 def _silent(work: Path, done: subprocess.CompletedProcess[str]) -> bool:
     return done.stdout == "" and done.stderr == ""
+
+
+def _linked_task_file(work: Path) -> list[str]:
+    data = work / "p2s-linked" / "dipole"
+    data.mkdir(parents=True, exist_ok=True)
+    secret = _write(work / "secret.txt", SECRET + "\n")
+    link = data / "correct.jsonl"
+    if not link.is_symlink():
+        link.symlink_to(secret)
+    return ["p2s", "tasks", str(data.parent)]
+
+
+def _unquoted(work: Path, done: subprocess.CompletedProcess[str]) -> bool:
+    return SECRET not in done.stdout + done.stderr
+
+
+def _newline_name(work: Path) -> list[str]:
+    return ["canon", str(work / "two\nlines.smi")]
+
+
+def _one_line(work: Path, done: subprocess.CompletedProcess[str]) -> bool:
+    return len(done.stderr.strip().splitlines()) == 1
+
+
+def _dummy_atoms(work: Path) -> list[str]:
+    data = work / "retro-dummy"
+    _write(data / "data" / "test.smi", "CC(=O)O.CN>>CNC(C)=O\n")
+    outputs = {"product": "CNC(C)=O", "predictions": ["*", "[*:1]C.CC(=O)O", "CN.CC(=O)O"]}
+    _write(data / "predictions.jsonl", json.dumps(outputs) + "\n")
+    model = f"model_dir={data / 'predictions.jsonl'}"
+    return ["retro", "eval", f"data_dir={data / 'data'}", "model_class=predictions", model,
+            "--out", str(data / "run"), "-q"]  # fmt: skip
+
+
+def _dummy_invalid(work: Path, done: subprocess.CompletedProcess[str]) -> bool:
+    rows = (work / "retro-dummy" / "run" / "rows.jsonl").read_text().splitlines()
+    row = json.loads(rows[0])
+    return bool(row["invalid_reasons"] == ["dummy_atom", "dummy_atom"])
+
+
+SECRET = "root:x:0:0:a line no diagnostic may quote"
 
 
 CASES = [
@@ -246,6 +289,15 @@ CASES = [
         (),
         _silent,
     ),
+    Case(
+        "p2s tasks: a task file linked out of the data folder",
+        _linked_task_file,
+        2,
+        ("outside the data folder",),
+        _unquoted,
+    ),
+    Case("canon: a newline in a file name", _newline_name, 3, ("two\\x0alines.smi",), _one_line),
+    Case("retro: dummy-atom predictions", _dummy_atoms, 0, (), _dummy_invalid),
 ]
 
 
