@@ -49,14 +49,16 @@ class NamerAnswer:
 
 def centres_jar() -> Path:
     """The centres CIP labeller jar Orthonym needs offline: $ORTHONYM_CENTRES_JAR, else
-    ``shared/tools/centres/`` beside or above the working folder; missing: a clear error."""
+    ``shared/tools/centres/`` beside or above the working folder or beside the source
+    checkout; missing: a clear error."""
     explicit = os.environ.get("ORTHONYM_CENTRES_JAR")
     if explicit:
         if not Path(explicit).is_file():
             raise ConfigError(f"ORTHONYM_CENTRES_JAR names no file: {explicit}")
         return Path(explicit)
     here = Path.cwd().resolve()
-    for folder in (here, *here.parents):
+    checkout = Path(__file__).resolve().parents[5]  # a source checkout: its ../shared
+    for folder in (here, *here.parents, checkout):
         for candidate in (
             folder / "shared" / "tools" / "centres" / _CENTRES_JAR,
             folder / ".." / "shared" / "tools" / "centres" / _CENTRES_JAR,
