@@ -22,9 +22,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
+
 from chemgauge.chem import Canonicalizer
 from chemgauge.errors import InputFileError
-from chemgauge.eval.jsonl import json_object
+from chemgauge.eval.jsonl import read_jsonl
 from chemgauge.eval.lines import read_lines
 from chemgauge.eval.provenance import sha256_file
 from chemgauge.eval.rejections import RejectionStats
@@ -86,24 +88,14 @@ def _as_lists(value: object) -> Lists | None:
 
 def _read_jsonl(found: PredictionsFile, canon: Canonicalizer) -> None:
     stats = found.stats
-    for span in read_lines(found.path, keep_undecodable=True):
-        number, text = span.number, span.text
-        if span.problem is not None:
-            stats.reject(number, "invalid_utf8", text, span.problem)
-            continue
-        if not text.strip():
-            continue
-        obj = json_object(text)
-        if isinstance(obj, str):
-            stats.reject(number, "malformed_json", text, obj)
-            continue
+    for number, obj in read_jsonl(found.path, stats):
         lists = _as_lists(obj.get("predictions"))
         rid, reactants = obj.get("reaction_id"), obj.get("reactants")
         if lists is None or not (isinstance(rid, str) or isinstance(reactants, str | list)):
             stats.reject(
                 number,
                 "bad_schema",
-                text[:120],
+                orjson.dumps(obj).decode()[:120],
                 'needs "reaction_id" or "reactants", and "predictions": [str] or [[str]]',
             )
             continue
