@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from rdkit import Chem
 
 from chemgauge.chem import Canonicalizer, try_flatten_stereo
+from chemgauge.chem.smiles import size_refusal, smiles_refusal
 from chemgauge.errors import ConfigError
 from chemgauge.families.forward.conventions import OutputKey
 
@@ -27,9 +28,12 @@ OUTPUT_IDENTITIES = ("exact", "as_written")
 
 
 def _syntax_only(component: str) -> str | None:
-    """The component itself if RDKit reads it without sanitizing, else ``None``."""
+    """The component itself if RDKit reads it without sanitizing and it is within the run's
+    structure limits (text before the parse, atoms and rings after), else ``None``."""
+    if smiles_refusal(component) is not None:
+        return None
     mol = Chem.MolFromSmiles(component, sanitize=False)
-    return None if mol is None or mol.GetNumAtoms() == 0 else component
+    return None if mol is None or size_refusal(mol) is not None else component
 
 
 @dataclass
