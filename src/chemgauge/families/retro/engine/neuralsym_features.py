@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from rdkit import Chem
 from rdkit.Chem import rdFingerprintGenerator
+
+from chemgauge.chem import try_parse_smiles
 
 __all__ = ["FOLD", "RADIUS", "FeatureMap", "fold_counts", "select_features"]
 
@@ -30,8 +31,9 @@ def _generator() -> object:
 
 
 def fold_counts(smiles: str, generator: object | None = None) -> dict[int, int]:
-    """Folded ECFP4 counts of one product (``{column: count}``; empty if unparsable)."""
-    mol = Chem.MolFromSmiles(smiles)
+    """Folded ECFP4 counts of one product (``{column: count}``; empty if unparsable or over
+    the structure limits)."""
+    mol = try_parse_smiles(smiles)
     if mol is None:
         return {}
     gen = generator or _generator()

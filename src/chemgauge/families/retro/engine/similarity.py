@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from rdkit import Chem, DataStructs
+from rdkit import DataStructs
 from rdkit.Chem import rdFingerprintGenerator
 
 from chemgauge.chem import try_parse_smiles
@@ -59,7 +59,7 @@ class SimilarityRetroModel(RetroModel):
         self._fps = []
         kept = []
         for smiles, label in zip(products, labels, strict=True):
-            mol = Chem.MolFromSmiles(smiles)
+            mol = try_parse_smiles(smiles)
             if mol is None or not 0 <= label < len(templates):
                 continue
             self._fps.append(self._generator.GetFingerprint(mol))
