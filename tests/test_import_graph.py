@@ -30,6 +30,7 @@ ROOT = Path(chemgauge.__file__).resolve().parent
 LAYERS = {
     "errors": 0,
     "registry": 0,
+    "exports": 0,  # the lazy-export helper every package __init__ uses
     "examples": 0,  # the shared example input files, importing nothing
     "chem": 1,
     "eval": 1,

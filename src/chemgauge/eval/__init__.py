@@ -8,8 +8,9 @@ scorer path) never pulls in numpy.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from chemgauge.exports import lazy_exports
 
 if TYPE_CHECKING:
     from chemgauge.eval.ranking import ndcg_at_k
@@ -55,12 +56,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'chemgauge.eval' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"chemgauge.eval.{home}"), name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, __all__)
