@@ -88,6 +88,19 @@ def test_pooled_weights_position_within_each_list_and_breaks_ties_by_first_outpu
     assert tie.rank_bounds({("CCC",)}) == (0, 1)
 
 
+def test_a_tie_of_accepted_products_only_is_a_hit_in_every_order() -> None:
+    keys = OutputKeys()
+    # three lists, one product each at position 1: a three-way exact tie
+    tie = rank_pooled([["CC"], ["CCC"], ["CCCC"]], keys)
+    assert tie.ties_at == (0, 1)
+    # both ends of the tie accepted: whichever order, an accepted product is first
+    assert tie.rank_bounds({("CC",), ("CCC",), ("CCCC",)}) == (0, 0)
+    # one of three not accepted: at worst it alone precedes the first accepted one
+    assert tie.rank_bounds({("CC",), ("CCCC",)}) == (0, 1)
+    # two of three not accepted: the accepted one is third at worst
+    assert tie.rank_bounds({("CCC",)}) == (0, 2)
+
+
 def test_multicomponent_outputs_are_multisets_in_any_order() -> None:
     keys = OutputKeys()
     assert keys("O.CCO") == keys("OCC.O") == ("CCO", "O")
