@@ -174,6 +174,19 @@ class BenchmarkConfig(ExecutionFlags):
             "max_products_per_application": _MAX_PRODUCTS,
             "score_scheme": SCORE_SCHEME,
             "row_schema_version": ROW_SCHEMA_VERSION,
+            **self._outside_config(),
+        }
+
+    def _outside_config(self) -> dict[str, Any]:
+        """An outside system's settings that decide its rows (none for the engine)."""
+        if self.model == "templates":
+            return {}
+        return {
+            "model": self.model,
+            "convention": self.convention,
+            "output_identity": self.output_identity,
+            "command": list(self.command),
+            "batch_size": self.batch_size,
         }
 
     def files(self) -> tuple[list[Output], Inputs]:

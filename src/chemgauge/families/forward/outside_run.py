@@ -10,7 +10,7 @@ accepted product, stereo-aware and stereo-ignored, and the invalid and duplicate
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,10 +23,23 @@ from chemgauge.eval.stats import bootstrap_mean_interval
 from chemgauge.families.forward.config import BenchmarkConfig
 from chemgauge.families.forward.conventions import CONVENTIONS, Ranking, rank_outputs
 from chemgauge.families.forward.corpus import BenchReaction, InvalidRecord, load_corpus
+from chemgauge.families.forward.engine.predictor import Candidate, ForwardReport, ForwardStats
+from chemgauge.families.forward.engine.rules import RuleSet
 from chemgauge.families.forward.output_keys import OutputKeys
 from chemgauge.families.forward.outside import Answer, OutsideSystem, PredictionsSystem
+from chemgauge.families.forward.rows import error_row, scored_row
+from chemgauge.families.forward.sources import LoadedRules
 
-__all__ = ["OUTSIDE_ROW_SCHEMA", "ConventionScores", "run_outside", "score_rows"]
+__all__ = [
+    "OUTSIDE_ROW_SCHEMA",
+    "ConventionScores",
+    "OutsideChunk",
+    "outside_conventions",
+    "outside_loaded",
+    "outside_row",
+    "run_outside",
+    "score_rows",
+]
 
 OUTSIDE_ROW_SCHEMA = 1
 TOP_KS = (1, 2, 3, 5, 10)
@@ -222,3 +235,113 @@ def run_outside(config: BenchmarkConfig, system: OutsideSystem) -> dict[str, Any
             path=str(config.corpus),
         )
     return report
+
+
+# --- the standard run envelope ------------------------------------------------------------
+#
+# An outside run goes through the built-in engine's runner (journal, resume, rows, envelope,
+# verify, board): each reaction's row is the engine's row shape, scored on the headline
+# convention's ranked list, with the raw outputs and every convention's cell beside it.
+
+
+def outside_loaded(corpus_sha256: str) -> LoadedRules:
+    """The empty rule set an outside run records (no template took part)."""
+    return LoadedRules(
+        rules=RuleSet(()),
+        template_source="outside",
+        rules_file=None,
+        rules_file_sha256=None,
+        manifest_file=None,
+        manifest_sha256=None,
+        corpus_sha256=corpus_sha256,
+    )
+
+
+def _engine_report(reaction: BenchReaction, answer: Answer, ranking: Ranking) -> ForwardReport:
+    """The headline convention's ranked list in the engine's report shape."""
+    candidates = tuple(
+        Candidate(rank, key or (), 0, (), 1, None) for rank, key in enumerate(ranking.ranked)
+    )
+    stats = ForwardStats(
+        rules_loaded=0,
+        graph_rules_skipped=0,
+        reactant_molecules=len(reaction.reactants_canonical),
+        templates_attempted=0,
+        templates_matched=0,
+        templates_partially_matched=0,
+        raw_outcomes=sum(len(lst) for lst in answer.lists),
+        invalid_outcomes_rejected=ranking.invalid,
+        no_op_outcomes_rejected=0,
+        application_errors=0,
+        application_warnings=0,
+        candidates_before_cap=len(candidates),
+        capped=False,
+    )
+    return ForwardReport(tuple(reaction.reactants_original), candidates, stats, (), "")
+
+
+def outside_row(
+    reaction: BenchReaction,
+    answer: Answer,
+    keys: OutputKeys,
+    headline: str,
+    elapsed_ms: float,
+) -> dict[str, Any]:
+    """One valid reaction's row: the engine's row on the headline convention, plus the raw
+    outputs, the answer status and every convention's cell."""
+    rankings = rank_outputs(answer.lists, keys)
+    if answer.status == "answered":
+        row = scored_row(reaction, _engine_report(reaction, answer, rankings[headline]), elapsed_ms)
+    else:
+        detail = answer.detail or "no predictions for this reaction"
+        row = error_row(reaction, f"{answer.status}: {detail}", round(elapsed_ms, 3))
+    row["answer_status"] = answer.status
+    row["answer_detail"] = answer.detail or None
+    row["raw_outputs"] = [list(lst) for lst in answer.lists]
+    row["conventions"] = {name: _convention_cell(r, reaction, keys) for name, r in rankings.items()}
+    return row
+
+
+class OutsideChunk:
+    """Chunk function of an outside run: the system answers a chunk, each answer a row."""
+
+    def __init__(self, system: OutsideSystem, identity: str, headline: str) -> None:
+        self.system = system
+        self.keys = OutputKeys(identity)
+        self.headline = headline
+
+    def __call__(self, items: list[BenchReaction]) -> list[dict[str, Any]]:
+        start = time.perf_counter()
+        answers = self.system.answer(items)
+        each = (time.perf_counter() - start) * 1000 / max(len(items), 1)
+        return [
+            outside_row(r, a, self.keys, self.headline, each)
+            for r, a in zip(items, answers, strict=True)
+        ]
+
+
+def outside_conventions(
+    rows: Iterable[Mapping[str, Any]], config: BenchmarkConfig, system: OutsideSystem
+) -> dict[str, Any]:
+    """The report's ``metrics.conventions`` of an outside run: the system, the answers'
+    statuses (and a predictions file's keys no corpus reaction asked for) and every
+    convention's scores over the valid reactions (:func:`score_rows`)."""
+    kept: list[dict[str, Any]] = []
+    statuses = {"answered": 0, "missing": 0, "error": 0}
+    for row in rows:
+        if row["input_status"] != "valid":
+            continue
+        if isinstance(system, PredictionsSystem):  # resumed rows too, not just this process's
+            system.mark_used(row["reaction_id"], row["reactants_canonical"])
+        statuses[row["answer_status"]] += 1
+        kept.append(
+            {"input_status": "valid", "split": row["split"], "conventions": row["conventions"]}
+        )
+    unmatched = system.unmatched() if isinstance(system, PredictionsSystem) else 0
+    return {
+        "system": system.describe(),
+        "headline": config.convention,
+        "output_identity": config.output_identity,
+        "answers": {**statuses, "unmatched_prediction_keys": unmatched},
+        "scores": score_rows(kept, config.seed),
+    }
