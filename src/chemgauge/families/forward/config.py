@@ -165,8 +165,9 @@ class BenchmarkConfig(ExecutionFlags):
 
     def deterministic_config(self) -> dict[str, Any]:
         """What ``config_sha256`` covers (no paths: content is hashed separately)."""
+        outside = self.model != "templates"
         return {
-            "template_source": self.template_source,
+            "template_source": "outside" if outside else self.template_source,
             "split_protocol_version": SPLIT_PROTOCOL_VERSION,
             "train_max_bucket": TRAIN_MAX_BUCKET,
             "val_max_bucket": VAL_MAX_BUCKET,
