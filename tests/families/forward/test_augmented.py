@@ -100,6 +100,9 @@ def test_the_tie_decided_reaction_is_named_with_its_tied_products(
         {
             "reaction": 1,
             "first_line": 22,
-            "tied": [{"output": first[0], "accepted": False}, {"output": second[0], "accepted": True}],
+            "tied": [
+                {"output": first[0], "accepted": False},
+                {"output": second[0], "accepted": True},
+            ],
         }
     ]

@@ -156,7 +156,10 @@ def test_a_crashing_command_batch_is_counted_and_the_run_verifies(tmp_path: Path
     )
     with pytest.raises(DataQualityError, match="failed in the system"):
         api.benchmark(
-            None, tmp_path / "run", model="command", command=[sys.executable, str(script)],
+            None,
+            tmp_path / "run",
+            model="command",
+            command=[sys.executable, str(script)],
             batch_size=1,
         )
     report = json.loads((tmp_path / "run" / "report.json").read_text())

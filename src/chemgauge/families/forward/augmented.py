@@ -180,9 +180,7 @@ def _tie_decided(
     while end in ranking.ties_at:
         end += 1
     tied = tuple(
-        (".".join(key), key in accepted)
-        for key in ranking.ranked[: end + 1]
-        if key is not None
+        (".".join(key), key in accepted) for key in ranking.ranked[: end + 1] if key is not None
     )
     return TieDecided(reaction.index, reaction.first_line, reaction.input, tied)
 

@@ -49,6 +49,12 @@ from chemgauge.families.forward.engine.rules import (
 )
 from chemgauge.families.forward.extraction import extract_split_templates
 from chemgauge.families.forward.insample import InSampleEvidence, InSampleMarker, applied_source_ids
+from chemgauge.families.forward.outside import OutsideSystem
+from chemgauge.families.forward.outside_run import (
+    OutsideChunk,
+    outside_conventions,
+    outside_loaded,
+)
 from chemgauge.families.forward.preflight import preflight
 from chemgauge.families.forward.provenance import base_provenance, rows_reproducibility_sha256
 from chemgauge.families.forward.report import (
@@ -61,12 +67,6 @@ from chemgauge.families.forward.rows import (
     error_row,
     invalid_row,
     scored_row,
-)
-from chemgauge.families.forward.outside import OutsideSystem
-from chemgauge.families.forward.outside_run import (
-    OutsideChunk,
-    outside_conventions,
-    outside_loaded,
 )
 from chemgauge.families.forward.sources import LoadedRules
 from chemgauge.families.forward.summary import RowSummary
@@ -232,7 +232,7 @@ class _Predicted:
 def _predict_into_journal(
     corpus: CorpusStream,
     journal: ResumableJsonlWriter,
-    chunk: PredictChunk,
+    chunk: Callable[[list[BenchReaction]], list[dict[str, Any]]],
     executor: ExecutorConfig,
     strict: bool,
     progress: Callable[[int], None] | None,
@@ -367,7 +367,13 @@ def run_benchmark(
     try:
         chunk = PredictChunk(system.rules_spec(), system.max_results)
         return _run(
-            config, corpus, system.loaded, chunk, config.execution(), template_sources, progress,
+            config,
+            corpus,
+            system.loaded,
+            chunk,
+            config.execution(),
+            template_sources,
+            progress,
             started,
         )
     finally:
