@@ -384,6 +384,7 @@ def test_rows_are_byte_identical_across_runs(tmp_path: Path) -> None:
     second = api.benchmark(
         _corpus(tmp_path), tmp_path / "b", model="predictions", predictions=preds
     )
+
     def rows(run: str) -> list[dict]:  # elapsed_ms is timing: outside every guarantee
         lines = (tmp_path / run / "rows.jsonl").read_text().splitlines()
         return [{k: v for k, v in json.loads(x).items() if k != "elapsed_ms"} for x in lines]

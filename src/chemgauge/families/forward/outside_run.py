@@ -1,10 +1,11 @@
 """The forward benchmark of an outside system: its raw outputs -> rows -> every convention.
 
-Every corpus line gets one row: invalid records keep theirs; a reaction the system did not
-answer (a predictions file without it, a crashed command batch) is a counted miss in every
-denominator, never dropped. Each row keeps the system's raw outputs as written and, per
-ranking convention (:mod:`~chemgauge.families.forward.conventions`), the best rank of an
-accepted product, stereo-aware and stereo-ignored, and the invalid and duplicate outputs.
+An outside run is the engine's run (:mod:`~chemgauge.families.forward.runner`): every corpus
+line gets one row; a reaction the system did not answer (a predictions file without it, a
+crashed command batch) is a counted miss in every denominator, never dropped. Each row is the
+engine's row scored on the headline convention, and keeps the system's raw outputs as written
+and, per ranking convention (:mod:`~chemgauge.families.forward.conventions`), the best rank of
+an accepted product, stereo-aware and stereo-ignored, and the invalid and duplicate outputs.
 """
 
 from __future__ import annotations
@@ -14,15 +15,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chemgauge.errors import DataQualityError
-from chemgauge.eval.atomic import atomic_write_json, atomic_write_rows
-from chemgauge.eval.provenance import sha256_file, sha256_json
 from chemgauge.eval.ranking import ndcg_at_k
 from chemgauge.eval.rates import rate
 from chemgauge.eval.stats import bootstrap_mean_interval
 from chemgauge.families.forward.config import BenchmarkConfig
 from chemgauge.families.forward.conventions import CONVENTIONS, Ranking, rank_outputs
-from chemgauge.families.forward.corpus import BenchReaction, InvalidRecord, load_corpus
+from chemgauge.families.forward.corpus import BenchReaction
 from chemgauge.families.forward.engine.predictor import Candidate, ForwardReport, ForwardStats
 from chemgauge.families.forward.engine.rules import RuleSet
 from chemgauge.families.forward.output_keys import OutputKeys
@@ -31,17 +29,14 @@ from chemgauge.families.forward.rows import error_row, scored_row
 from chemgauge.families.forward.sources import LoadedRules
 
 __all__ = [
-    "OUTSIDE_ROW_SCHEMA",
     "ConventionScores",
     "OutsideChunk",
     "outside_conventions",
     "outside_loaded",
     "outside_row",
-    "run_outside",
     "score_rows",
 ]
 
-OUTSIDE_ROW_SCHEMA = 1
 TOP_KS = (1, 2, 3, 5, 10)
 TOP_SHOWN = 10
 
@@ -76,40 +71,6 @@ def _convention_cell(ranking: Ranking, reaction: BenchReaction, keys: OutputKeys
         "duplicate_outputs": ranking.duplicates,
         "ndcg_at_10": ndcg_at_k(relevant, len(accepted), TOP_SHOWN),
         "top_candidates": [None if k is None else ".".join(k) for k in ranking.ranked[:TOP_SHOWN]],
-    }
-
-
-def answer_row(reaction: BenchReaction, answer: Answer, keys: OutputKeys) -> dict[str, Any]:
-    """The row of one valid reaction: its raw outputs and every convention's ranks."""
-    rankings = rank_outputs(answer.lists, keys)
-    return {
-        "row_schema": OUTSIDE_ROW_SCHEMA,
-        "reaction_id": reaction.reaction_id,
-        "source_line": reaction.source_line,
-        "split": reaction.split,
-        "input_status": "valid",
-        "reactants_canonical": list(reaction.reactants_canonical),
-        "accepted_products_canonical": [list(p) for p in reaction.accepted_products_canonical],
-        "has_stereochemistry": reaction.has_stereochemistry,
-        "answer_status": answer.status,
-        "answer_detail": answer.detail or None,
-        "raw_outputs": [list(lst) for lst in answer.lists],
-        "conventions": {name: _convention_cell(r, reaction, keys) for name, r in rankings.items()},
-    }
-
-
-def invalid_outside_row(record: InvalidRecord) -> dict[str, Any]:
-    """The row of a rejected corpus line (scored as a miss by no convention: not an item)."""
-    return {
-        "row_schema": OUTSIDE_ROW_SCHEMA,
-        "reaction_id": record.reaction_id,
-        "source_line": record.source_line,
-        "split": "unknown",
-        "input_status": "invalid",
-        "input_invalid_reason": record.reason,
-        "answer_status": None,
-        "raw_outputs": [],
-        "conventions": {},
     }
 
 
@@ -180,61 +141,6 @@ def _score_valid(valid: Sequence[Mapping[str, Any]], seed: int) -> dict[str, Any
             },
         }
     return out
-
-
-def run_outside(config: BenchmarkConfig, system: OutsideSystem) -> dict[str, Any]:
-    """Score an outside system on the corpus; write rows and report; return the report.
-
-    Reactions the system did not answer are written and counted first; then, unless
-    ``allow_missing``, any missing or failed reaction is a :class:`DataQualityError`.
-    """
-    started = time.perf_counter()
-    corpus = load_corpus(config.corpus, strict=config.strict)
-    reactions = [e for e in corpus.entries if isinstance(e, BenchReaction)]
-    answers = iter(system.answer(reactions))
-    keys = OutputKeys(config.output_identity)
-    rows: list[dict[str, Any]] = []
-    for entry in corpus.entries:
-        if isinstance(entry, BenchReaction):
-            rows.append(answer_row(entry, next(answers), keys))
-        else:
-            rows.append(invalid_outside_row(entry))
-    statuses = {"answered": 0, "missing": 0, "error": 0}
-    for row in rows:
-        if row["answer_status"] is not None:
-            statuses[row["answer_status"]] += 1
-    unmatched = system.unmatched() if isinstance(system, PredictionsSystem) else 0
-    digest = sha256_json([sha256_json(r) for r in rows])
-    report = {
-        "family": "forward",
-        "kind": "outside_system",
-        "row_schema": OUTSIDE_ROW_SCHEMA,
-        "system": system.describe(),
-        "corpus": {
-            "path": str(config.corpus),
-            "sha256": sha256_file(config.corpus),
-            "lines": len(corpus.entries),
-            "valid_reactions": len(reactions),
-        },
-        "output_identity": config.output_identity,
-        "headline_convention": config.convention,
-        "answers": {**statuses, "unmatched_prediction_keys": unmatched},
-        "conventions": score_rows(rows, config.seed),
-        "reproducibility_sha256": digest,
-        "timing": {"elapsed_ms": round((time.perf_counter() - started) * 1000, 3)},
-    }
-    config.out.mkdir(parents=True, exist_ok=True)
-    atomic_write_rows(config.rows_path, rows)
-    atomic_write_json(config.report_path, report)
-    missing = statuses["missing"] + statuses["error"]
-    if missing and not config.allow_missing:
-        raise DataQualityError(
-            f"{statuses['missing']} reactions have no predictions and {statuses['error']} "
-            "failed in the system (rows and report written; every one is a miss); "
-            "pass --allow-missing to accept",
-            path=str(config.corpus),
-        )
-    return report
 
 
 # --- the standard run envelope ------------------------------------------------------------
