@@ -83,3 +83,26 @@ def test_first_line_conventions_match_the_hand_count(sliced: tuple[Path, Path]) 
     assert [given.hits[k] for k in (1, 5, 10)] == [1, 1, 2]
     assert [dedup.hits[k] for k in (1, 2)] == [1, 2]
     assert (given.invalid, dedup.invalid) == (10, 10)
+
+
+def test_the_tie_decided_reaction_is_named_with_its_tied_products(
+    sliced: tuple[Path, Path],
+) -> None:
+    pooled = score_augmented(read_augmented(*sliced), OutputKeys("as_written"))["pooled"]
+    [tie] = pooled.tie_decided  # only 735: 0 is unanimous, 2579 has no valid output
+    assert (tie.index, tie.first_line) == (1, 22)  # the slice's second reaction
+    first, second = tie.tied
+    assert (first[1], second[1]) == (False, True)  # A (earliest output) first, T accepted
+    assert len(first[0]) == len(second[0]) + 1  # A is T's one-CH2-longer homologue
+    assert not tie.earliest_hit
+    listed = pooled.to_dict()["top1_tie_decided"]
+    assert listed == [
+        {
+            "reaction": 1,
+            "first_line": 22,
+            "tied": [
+                {"output": first[0], "accepted": False},
+                {"output": second[0], "accepted": True},
+            ],
+        }
+    ]

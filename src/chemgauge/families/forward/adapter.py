@@ -470,6 +470,13 @@ class ForwardAdapter(FamilyAdapter):
     def system_name(self, run: Run) -> str:
         backend = run.envelope.provenance.backends.get("forward_predictor") or {}
         source = backend.get("template_source") or run.config.get("template_source")
+        if source == "outside":  # an outside system: its name (and file), its headline
+            outside = run.envelope.provenance.model_dump().get("outside_system") or {}
+            named = outside.get("file") or " ".join(outside.get("argv") or ())
+            text = str(backend.get("name") or "outside system")
+            headline = run.config.get("convention")
+            text = f"{text} ({named})" if named else text
+            return f"{text}, {headline}" if headline else text
         files = [Path(i.path).name for i in run.envelope.inputs if i.role == "templates"]
         text = f"template predictor, {source or 'unknown'} rules"
         return f"{text} ({', '.join(files)})" if files else text

@@ -23,10 +23,8 @@ from chemgauge.eval.outputs import claim_outputs
 from chemgauge.families.forward.config import DEFAULT_OUT, BenchmarkConfig, EnumerateConfig
 from chemgauge.families.forward.corpus import demo_corpus_path
 from chemgauge.families.forward.enumeration import Enumeration, Note, ProgressBar, enumerate_file
-from chemgauge.families.forward.outside import OutsideSystem
-from chemgauge.families.forward.outside_run import run_outside
-from chemgauge.families.forward.runner import run_benchmark
-from chemgauge.families.forward.systems import SystemOptions, build_system
+from chemgauge.families.forward.runner import check_answered, run_benchmark
+from chemgauge.families.forward.systems import SystemOptions
 
 __all__ = ["benchmark", "enumerate_candidates"]
 
@@ -102,12 +100,9 @@ def benchmark(
     )
     outputs, inputs = config.files()
     with claim_outputs(outputs, inputs):
-        if config.model != "templates":
-            system = build_system(config.model, outside_options(config))
-            if isinstance(system, OutsideSystem):
-                return run_outside(config, system)
         result = run_benchmark(config, progress)
         write_envelope(config.report_path, result.envelope)
+    check_answered(result, config)
     return result.report
 
 

@@ -20,10 +20,16 @@ from typing import IO
 from chemgauge.errors import InputFileError
 from chemgauge.eval.rates import rate
 from chemgauge.eval.stats import bootstrap_mean_interval
-from chemgauge.families.forward.conventions import CONVENTIONS, rank_outputs
+from chemgauge.families.forward.conventions import CONVENTIONS, Ranking, rank_outputs
 from chemgauge.families.forward.output_keys import OutputKeys
 
-__all__ = ["AugmentedReaction", "ConventionTally", "read_augmented", "score_augmented"]
+__all__ = [
+    "AugmentedReaction",
+    "ConventionTally",
+    "TieDecided",
+    "read_augmented",
+    "score_augmented",
+]
 
 TOP_KS = (1, 2, 3, 5, 10)
 
@@ -98,6 +104,30 @@ def read_augmented(inputs: Path, outputs: Path) -> Iterator[AugmentedReaction]:
             )
 
 
+@dataclass(frozen=True, slots=True)
+class TieDecided:
+    """A reaction whose top-1 verdict only output order decides: its first rank is an exact
+    tie between an accepted product and one that is not.
+
+    Attributes:
+        index: 0-based reaction index in the file pair.
+        first_line: the reaction's first line in the inputs file (1-based, header is line 1).
+        input: the reaction's input as written.
+        tied: the products sharing the top score, earliest output first, each with whether
+            it is accepted.
+    """
+
+    index: int
+    first_line: int
+    input: str
+    tied: tuple[tuple[str, bool], ...]
+
+    @property
+    def earliest_hit(self) -> bool:
+        """Whether the earliest-output tie break ranks an accepted product first."""
+        return self.tied[0][1]
+
+
 @dataclass
 class ConventionTally:
     """One convention's counts over a file pair (every reaction in ``n``)."""
@@ -113,6 +143,7 @@ class ConventionTally:
     targets: list[tuple[str, ...]] = field(default_factory=list)
     invalid: int = 0
     duplicates: int = 0
+    tie_decided: list[TieDecided] = field(default_factory=list)
 
     def to_dict(self, seed: int = 0) -> dict[str, object]:
         """The tally with Wilson intervals, over all reactions and over answered ones (the
@@ -131,7 +162,27 @@ class ConventionTally:
             },
             "invalid_outputs": self.invalid,
             "duplicate_outputs": self.duplicates,
+            "top1_tie_decided": [
+                {
+                    "reaction": t.index,
+                    "first_line": t.first_line,
+                    "tied": [{"output": o, "accepted": a} for o, a in t.tied],
+                }
+                for t in self.tie_decided
+            ],
         }
+
+
+def _tie_decided(
+    reaction: AugmentedReaction, ranking: Ranking, accepted: set[tuple[str, ...]]
+) -> TieDecided:
+    end = 0
+    while end in ranking.ties_at:
+        end += 1
+    tied = tuple(
+        (".".join(key), key in accepted) for key in ranking.ranked[: end + 1] if key is not None
+    )
+    return TieDecided(reaction.index, reaction.first_line, reaction.input, tied)
 
 
 def score_augmented(
@@ -153,6 +204,8 @@ def score_augmented(
             tally.reciprocal_ranks.append(0.0 if best is None else 1.0 / (best + 1))
             tally.best_ranks.append(best)
             tally.targets.append(reaction.targets)
+            if bounds is not None and bounds[0] == 0 and bounds[1] > 0:
+                tally.tie_decided.append(_tie_decided(reaction, ranking, accepted))
             for k in TOP_KS:
                 if best is not None and best < k:
                     tally.hits[k] += 1

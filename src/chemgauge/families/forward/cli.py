@@ -74,11 +74,12 @@ def _outside_benchmark(
         return
     if quiet:
         return
-    table = Table(title=f"forward {model}: headline {report['headline_convention']}")
+    conventions = report["metrics"]["conventions"]
+    table = Table(title=f"forward {model}: headline {conventions['headline']}")
     for column in ("convention", "top-1", "top-5", "top-10", "MRR", "invalid", "duplicates"):
         table.add_column(column)
-    for name, block in report["conventions"].items():
-        mark = " *" if name == report["headline_convention"] else ""
+    for name, block in conventions["scores"].items():
+        mark = " *" if name == conventions["headline"] else ""
         table.add_row(
             name + mark,
             _pct(block["top_k"]["1"]),
@@ -471,6 +472,8 @@ def benchmark(
                 "output_identity": output_identity,
                 "strict": strict,
                 "seed": seed,
+                "restart": restart,
+                "chunk_size": chunk_size,
             },
             as_json=as_json,
             quiet=quiet,

@@ -165,8 +165,9 @@ class BenchmarkConfig(ExecutionFlags):
 
     def deterministic_config(self) -> dict[str, Any]:
         """What ``config_sha256`` covers (no paths: content is hashed separately)."""
+        outside = self.model != "templates"
         return {
-            "template_source": self.template_source,
+            "template_source": "outside" if outside else self.template_source,
             "split_protocol_version": SPLIT_PROTOCOL_VERSION,
             "train_max_bucket": TRAIN_MAX_BUCKET,
             "val_max_bucket": VAL_MAX_BUCKET,
@@ -174,6 +175,19 @@ class BenchmarkConfig(ExecutionFlags):
             "max_products_per_application": _MAX_PRODUCTS,
             "score_scheme": SCORE_SCHEME,
             "row_schema_version": ROW_SCHEMA_VERSION,
+            **self._outside_config(),
+        }
+
+    def _outside_config(self) -> dict[str, Any]:
+        """An outside system's settings that decide its rows (none for the engine)."""
+        if self.model == "templates":
+            return {}
+        return {
+            "model": self.model,
+            "convention": self.convention,
+            "output_identity": self.output_identity,
+            "command": list(self.command),
+            "batch_size": self.batch_size,
         }
 
     def files(self) -> tuple[list[Output], Inputs]:

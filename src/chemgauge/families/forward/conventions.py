@@ -83,10 +83,12 @@ class Ranking:
         low = best
         while low > 0 and (low - 1) in tied:
             low -= 1
-        high = best
-        while high in tied:
-            high += 1
-        return low, high
+        end = best
+        while end in tied:
+            end += 1
+        # the worst order puts every product of the tie that is not accepted first
+        missing = sum(1 for key in self.ranked[low : end + 1] if key not in accepted)
+        return low, low + missing
 
 
 def rank_as_given(lists: Sequence[Sequence[str]], key_of: KeyOf) -> Ranking:

@@ -12,7 +12,7 @@ one a :class:`~chemgauge.eval.metrics.RateAtK`), MRR and nDCG@10 are
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -279,6 +279,12 @@ class ForwardMetrics(MetricsModel):
         description="One aggregate per bucket of each breakdown dimension."
     )
     diagnostics: Diagnostics
+    conventions: dict[str, Any] | None = Field(
+        default=None,
+        description="An outside system's run only: its answers (answered, missing, error) and "
+        "every ranking convention's top-k, MRR and nDCG@10 with intervals, by name, with the "
+        "headline convention the rows are scored on.",
+    )
 
 
 def write_schema(path: Path) -> None:

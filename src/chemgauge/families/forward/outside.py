@@ -86,14 +86,19 @@ class PredictionsSystem(OutsideSystem):
     def _answer(self, batch: Sequence[BenchReaction]) -> list[Answer]:
         answers = []
         for reaction in batch:
-            key = reactant_set_key(reaction.reactants_canonical, self._canon) or ""
+            key = self.mark_used(reaction.reaction_id, reaction.reactants_canonical)
             lists = self.file.lists_for(reaction.reaction_id, key)
-            if reaction.reaction_id in self.file.by_id:
-                self.used.add(f"id:{reaction.reaction_id}")
-            elif key in self.file.by_reactants:
-                self.used.add(f"reactants:{key}")
             answers.append(Answer(lists) if lists else Answer((), "missing"))
         return answers
+
+    def mark_used(self, reaction_id: str, reactants_canonical: Sequence[str]) -> str:
+        """Note the file's key a corpus reaction asks for; return its reactant-set key."""
+        key = reactant_set_key(tuple(reactants_canonical), self._canon) or ""
+        if reaction_id in self.file.by_id:
+            self.used.add(f"id:{reaction_id}")
+        elif key in self.file.by_reactants:
+            self.used.add(f"reactants:{key}")
+        return key
 
     def unmatched(self) -> int:
         """Keys of the file no corpus reaction asked for (a wrong corpus, or extra lines)."""

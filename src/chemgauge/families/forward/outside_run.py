@@ -1,34 +1,42 @@
 """The forward benchmark of an outside system: its raw outputs -> rows -> every convention.
 
-Every corpus line gets one row: invalid records keep theirs; a reaction the system did not
-answer (a predictions file without it, a crashed command batch) is a counted miss in every
-denominator, never dropped. Each row keeps the system's raw outputs as written and, per
-ranking convention (:mod:`~chemgauge.families.forward.conventions`), the best rank of an
-accepted product, stereo-aware and stereo-ignored, and the invalid and duplicate outputs.
+An outside run is the engine's run (:mod:`~chemgauge.families.forward.runner`): every corpus
+line gets one row; a reaction the system did not answer (a predictions file without it, a
+crashed command batch) is a counted miss in every denominator, never dropped. Each row is the
+engine's row scored on the headline convention, and keeps the system's raw outputs as written
+and, per ranking convention (:mod:`~chemgauge.families.forward.conventions`), the best rank of
+an accepted product, stereo-aware and stereo-ignored, and the invalid and duplicate outputs.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chemgauge.errors import DataQualityError
-from chemgauge.eval.atomic import atomic_write_json, atomic_write_rows
-from chemgauge.eval.provenance import sha256_file, sha256_json
 from chemgauge.eval.ranking import ndcg_at_k
 from chemgauge.eval.rates import rate
 from chemgauge.eval.stats import bootstrap_mean_interval
 from chemgauge.families.forward.config import BenchmarkConfig
 from chemgauge.families.forward.conventions import CONVENTIONS, Ranking, rank_outputs
-from chemgauge.families.forward.corpus import BenchReaction, InvalidRecord, load_corpus
+from chemgauge.families.forward.corpus import BenchReaction
+from chemgauge.families.forward.engine.predictor import Candidate, ForwardReport, ForwardStats
+from chemgauge.families.forward.engine.rules import RuleSet
 from chemgauge.families.forward.output_keys import OutputKeys
 from chemgauge.families.forward.outside import Answer, OutsideSystem, PredictionsSystem
+from chemgauge.families.forward.rows import error_row, scored_row
+from chemgauge.families.forward.sources import LoadedRules
 
-__all__ = ["OUTSIDE_ROW_SCHEMA", "ConventionScores", "run_outside", "score_rows"]
+__all__ = [
+    "ConventionScores",
+    "OutsideChunk",
+    "outside_conventions",
+    "outside_loaded",
+    "outside_row",
+    "score_rows",
+]
 
-OUTSIDE_ROW_SCHEMA = 1
 TOP_KS = (1, 2, 3, 5, 10)
 TOP_SHOWN = 10
 
@@ -63,40 +71,6 @@ def _convention_cell(ranking: Ranking, reaction: BenchReaction, keys: OutputKeys
         "duplicate_outputs": ranking.duplicates,
         "ndcg_at_10": ndcg_at_k(relevant, len(accepted), TOP_SHOWN),
         "top_candidates": [None if k is None else ".".join(k) for k in ranking.ranked[:TOP_SHOWN]],
-    }
-
-
-def answer_row(reaction: BenchReaction, answer: Answer, keys: OutputKeys) -> dict[str, Any]:
-    """The row of one valid reaction: its raw outputs and every convention's ranks."""
-    rankings = rank_outputs(answer.lists, keys)
-    return {
-        "row_schema": OUTSIDE_ROW_SCHEMA,
-        "reaction_id": reaction.reaction_id,
-        "source_line": reaction.source_line,
-        "split": reaction.split,
-        "input_status": "valid",
-        "reactants_canonical": list(reaction.reactants_canonical),
-        "accepted_products_canonical": [list(p) for p in reaction.accepted_products_canonical],
-        "has_stereochemistry": reaction.has_stereochemistry,
-        "answer_status": answer.status,
-        "answer_detail": answer.detail or None,
-        "raw_outputs": [list(lst) for lst in answer.lists],
-        "conventions": {name: _convention_cell(r, reaction, keys) for name, r in rankings.items()},
-    }
-
-
-def invalid_outside_row(record: InvalidRecord) -> dict[str, Any]:
-    """The row of a rejected corpus line (scored as a miss by no convention: not an item)."""
-    return {
-        "row_schema": OUTSIDE_ROW_SCHEMA,
-        "reaction_id": record.reaction_id,
-        "source_line": record.source_line,
-        "split": "unknown",
-        "input_status": "invalid",
-        "input_invalid_reason": record.reason,
-        "answer_status": None,
-        "raw_outputs": [],
-        "conventions": {},
     }
 
 
@@ -169,56 +143,111 @@ def _score_valid(valid: Sequence[Mapping[str, Any]], seed: int) -> dict[str, Any
     return out
 
 
-def run_outside(config: BenchmarkConfig, system: OutsideSystem) -> dict[str, Any]:
-    """Score an outside system on the corpus; write rows and report; return the report.
+# --- the standard run envelope ------------------------------------------------------------
+#
+# An outside run goes through the built-in engine's runner (journal, resume, rows, envelope,
+# verify, board): each reaction's row is the engine's row shape, scored on the headline
+# convention's ranked list, with the raw outputs and every convention's cell beside it.
 
-    Reactions the system did not answer are written and counted first; then, unless
-    ``allow_missing``, any missing or failed reaction is a :class:`DataQualityError`.
-    """
-    started = time.perf_counter()
-    corpus = load_corpus(config.corpus, strict=config.strict)
-    reactions = [e for e in corpus.entries if isinstance(e, BenchReaction)]
-    answers = iter(system.answer(reactions))
-    keys = OutputKeys(config.output_identity)
-    rows: list[dict[str, Any]] = []
-    for entry in corpus.entries:
-        if isinstance(entry, BenchReaction):
-            rows.append(answer_row(entry, next(answers), keys))
-        else:
-            rows.append(invalid_outside_row(entry))
+
+def outside_loaded(corpus_sha256: str) -> LoadedRules:
+    """The empty rule set an outside run records (no template took part)."""
+    return LoadedRules(
+        rules=RuleSet(()),
+        template_source="outside",
+        rules_file=None,
+        rules_file_sha256=None,
+        manifest_file=None,
+        manifest_sha256=None,
+        corpus_sha256=corpus_sha256,
+    )
+
+
+def _engine_report(reaction: BenchReaction, answer: Answer, ranking: Ranking) -> ForwardReport:
+    """The headline convention's ranked list in the engine's report shape."""
+    candidates = tuple(
+        Candidate(rank, key or (), 0, (), 1, None) for rank, key in enumerate(ranking.ranked)
+    )
+    stats = ForwardStats(
+        rules_loaded=0,
+        graph_rules_skipped=0,
+        reactant_molecules=len(reaction.reactants_canonical),
+        templates_attempted=0,
+        templates_matched=0,
+        templates_partially_matched=0,
+        raw_outcomes=sum(len(lst) for lst in answer.lists),
+        invalid_outcomes_rejected=ranking.invalid,
+        no_op_outcomes_rejected=0,
+        application_errors=0,
+        application_warnings=0,
+        candidates_before_cap=len(candidates),
+        capped=False,
+    )
+    return ForwardReport(tuple(reaction.reactants_original), candidates, stats, (), "")
+
+
+def outside_row(
+    reaction: BenchReaction,
+    answer: Answer,
+    keys: OutputKeys,
+    headline: str,
+    elapsed_ms: float,
+) -> dict[str, Any]:
+    """One valid reaction's row: the engine's row on the headline convention, plus the raw
+    outputs, the answer status and every convention's cell."""
+    rankings = rank_outputs(answer.lists, keys)
+    if answer.status == "answered":
+        row = scored_row(reaction, _engine_report(reaction, answer, rankings[headline]), elapsed_ms)
+    else:
+        detail = answer.detail or "no predictions for this reaction"
+        row = error_row(reaction, f"{answer.status}: {detail}", round(elapsed_ms, 3))
+    row["answer_status"] = answer.status
+    row["answer_detail"] = answer.detail or None
+    row["raw_outputs"] = [list(lst) for lst in answer.lists]
+    row["conventions"] = {name: _convention_cell(r, reaction, keys) for name, r in rankings.items()}
+    return row
+
+
+class OutsideChunk:
+    """Chunk function of an outside run: the system answers a chunk, each answer a row."""
+
+    def __init__(self, system: OutsideSystem, identity: str, headline: str) -> None:
+        self.system = system
+        self.keys = OutputKeys(identity)
+        self.headline = headline
+
+    def __call__(self, items: list[BenchReaction]) -> list[dict[str, Any]]:
+        start = time.perf_counter()
+        answers = self.system.answer(items)
+        each = (time.perf_counter() - start) * 1000 / max(len(items), 1)
+        return [
+            outside_row(r, a, self.keys, self.headline, each)
+            for r, a in zip(items, answers, strict=True)
+        ]
+
+
+def outside_conventions(
+    rows: Iterable[Mapping[str, Any]], config: BenchmarkConfig, system: OutsideSystem
+) -> dict[str, Any]:
+    """The report's ``metrics.conventions`` of an outside run: the system, the answers'
+    statuses (and a predictions file's keys no corpus reaction asked for) and every
+    convention's scores over the valid reactions (:func:`score_rows`)."""
+    kept: list[dict[str, Any]] = []
     statuses = {"answered": 0, "missing": 0, "error": 0}
     for row in rows:
-        if row["answer_status"] is not None:
-            statuses[row["answer_status"]] += 1
-    unmatched = system.unmatched() if isinstance(system, PredictionsSystem) else 0
-    digest = sha256_json([sha256_json(r) for r in rows])
-    report = {
-        "family": "forward",
-        "kind": "outside_system",
-        "row_schema": OUTSIDE_ROW_SCHEMA,
-        "system": system.describe(),
-        "corpus": {
-            "path": str(config.corpus),
-            "sha256": sha256_file(config.corpus),
-            "lines": len(corpus.entries),
-            "valid_reactions": len(reactions),
-        },
-        "output_identity": config.output_identity,
-        "headline_convention": config.convention,
-        "answers": {**statuses, "unmatched_prediction_keys": unmatched},
-        "conventions": score_rows(rows, config.seed),
-        "reproducibility_sha256": digest,
-        "timing": {"elapsed_ms": round((time.perf_counter() - started) * 1000, 3)},
-    }
-    config.out.mkdir(parents=True, exist_ok=True)
-    atomic_write_rows(config.rows_path, rows)
-    atomic_write_json(config.report_path, report)
-    missing = statuses["missing"] + statuses["error"]
-    if missing and not config.allow_missing:
-        raise DataQualityError(
-            f"{statuses['missing']} reactions have no predictions and {statuses['error']} "
-            "failed in the system (rows and report written; every one is a miss); "
-            "pass --allow-missing to accept",
-            path=str(config.corpus),
+        if row["input_status"] != "valid":
+            continue
+        if isinstance(system, PredictionsSystem):  # resumed rows too, not just this process's
+            system.mark_used(row["reaction_id"], row["reactants_canonical"])
+        statuses[row["answer_status"]] += 1
+        kept.append(
+            {"input_status": "valid", "split": row["split"], "conventions": row["conventions"]}
         )
-    return report
+    unmatched = system.unmatched() if isinstance(system, PredictionsSystem) else 0
+    return {
+        "system": system.describe(),
+        "headline": config.convention,
+        "output_identity": config.output_identity,
+        "answers": {**statuses, "unmatched_prediction_keys": unmatched},
+        "scores": score_rows(kept, config.seed),
+    }

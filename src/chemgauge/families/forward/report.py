@@ -100,12 +100,17 @@ def forward_envelope(
     envelope."""
     config = report.config
     provenance = {k: v for k, v in report.provenance.items() if k not in _TOP_LEVEL}
+    outside = provenance.get("outside_system")
     provenance["backends"] = {
-        "forward_predictor": {
-            "name": "chemgauge template predictor",
-            "template_source": report.loaded.template_source,
-            "rules_content_sha256": report.loaded.rules.content_sha256,
-        }
+        "forward_predictor": (
+            {"name": f"outside system {outside['name']}", "template_source": "outside"}
+            if outside is not None
+            else {
+                "name": "chemgauge template predictor",
+                "template_source": report.loaded.template_source,
+                "rules_content_sha256": report.loaded.rules.content_sha256,
+            }
+        )
     }
     provenance["dependency_versions"] = dependency_versions()
     stats = report.corpus.stats.counters()

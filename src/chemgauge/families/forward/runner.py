@@ -49,6 +49,12 @@ from chemgauge.families.forward.engine.rules import (
 )
 from chemgauge.families.forward.extraction import extract_split_templates
 from chemgauge.families.forward.insample import InSampleEvidence, InSampleMarker, applied_source_ids
+from chemgauge.families.forward.outside import OutsideSystem
+from chemgauge.families.forward.outside_run import (
+    OutsideChunk,
+    outside_conventions,
+    outside_loaded,
+)
 from chemgauge.families.forward.preflight import preflight
 from chemgauge.families.forward.provenance import base_provenance, rows_reproducibility_sha256
 from chemgauge.families.forward.report import (
@@ -73,6 +79,7 @@ __all__ = [
     "IN_RUN_TEMPLATES",
     "BenchmarkResult",
     "PredictChunk",
+    "check_answered",
     "run_benchmark",
 ]
 
@@ -225,7 +232,7 @@ class _Predicted:
 def _predict_into_journal(
     corpus: CorpusStream,
     journal: ResumableJsonlWriter,
-    chunk: PredictChunk,
+    chunk: Callable[[list[BenchReaction]], list[dict[str, Any]]],
     executor: ExecutorConfig,
     strict: bool,
     progress: Callable[[int], None] | None,
@@ -330,13 +337,21 @@ def run_benchmark(
         template_manifest=config.template_manifest,
         max_results=config.max_results,
         corpus_sha256=sha256_file(config.corpus),
+        predictions=config.predictions,
+        src=config.src,
+        command=config.command,
+        batch_size=config.batch_size,
+        timeout=config.timeout,
+        strict=config.strict,
     )
     extracted_here = _extract_in_run(config)
     if extracted_here is not None:
         options = replace(options, templates=extracted_here[0], template_manifest=extracted_here[1])
     system = build_system(config.model, options)
-    if not isinstance(system, TemplatePredictor):  # outside systems: outside_run, via the API
-        raise ConfigError(f"--model {config.model} is an outside system; run it via benchmark()")
+    if isinstance(system, OutsideSystem):
+        return _run_outside(config, system, progress, started)
+    if not isinstance(system, TemplatePredictor):
+        raise ConfigError(f"--model {config.model} is neither the template engine nor outside")
     # Whole-corpus checks (--strict, train-extracted templates recomputed) before any prediction.
     checked = preflight(
         config.corpus,
@@ -350,7 +365,38 @@ def run_benchmark(
     template_sources = checked.template_sources
     corpus = open_corpus(config.corpus, strict=config.strict)
     try:
-        return _run(config, corpus, system, template_sources, progress, started)
+        chunk = PredictChunk(system.rules_spec(), system.max_results)
+        return _run(
+            config,
+            corpus,
+            system.loaded,
+            chunk,
+            config.execution(),
+            template_sources,
+            progress,
+            started,
+        )
+    finally:
+        corpus.close()
+
+
+def _run_outside(
+    config: BenchmarkConfig,
+    system: OutsideSystem,
+    progress: Callable[[int], None] | None,
+    started: float,
+) -> BenchmarkResult:
+    """An outside system through the same run: journal, resume, rows, envelope. Its chunks
+    run in this process (a predictions file or a command is already outside Python's GIL),
+    in the run's chunk size."""
+    corpus = open_corpus(config.corpus, strict=config.strict)
+    try:
+        loaded = outside_loaded(corpus.sha256)
+        chunk = OutsideChunk(system, config.output_identity, config.convention)
+        executor = replace(config.execution(), kind="serial")
+        return _run(
+            config, corpus, loaded, chunk, executor, None, progress, started, outside=system
+        )
     finally:
         corpus.close()
 
@@ -358,30 +404,34 @@ def run_benchmark(
 def _run(
     config: BenchmarkConfig,
     corpus: CorpusStream,
-    system: TemplatePredictor,
+    loaded: LoadedRules,
+    chunk: Callable[[list[BenchReaction]], list[dict[str, Any]]],
+    executor: ExecutorConfig,
     template_sources: dict[str, Any] | None,
     progress: Callable[[int], None] | None,
     started: float,
+    outside: OutsideSystem | None = None,
 ) -> BenchmarkResult:
-    loaded = system.loaded
     if corpus.sha256 != loaded.corpus_sha256:
         raise ConfigError(f"{config.corpus} changed while the run started; run it again")
     config_sha256 = sha256_json(config.deterministic_config())
     provenance = _provenance(loaded, corpus.sha256, config_sha256)
+    if outside is not None:
+        provenance["outside_system"] = outside.describe()
     if config.strict and (
         provenance["source_tree_sha256"] is None or provenance["dependency_lock_sha256"] is None
     ):
         raise ConfigError("--strict: reproducibility provenance is incomplete (package hash)")
 
-    spec = system.rules_spec()
-    journal_key = sha256_json(
-        {
-            "config_sha256": config_sha256,
-            "corpus_sha256": corpus.sha256,
-            "rules_content_sha256": loaded.rules.content_sha256,
-            "chemgauge_version": provenance["chemgauge_version"],
-        }
-    )
+    journal_facts = {
+        "config_sha256": config_sha256,
+        "corpus_sha256": corpus.sha256,
+        "rules_content_sha256": loaded.rules.content_sha256,
+        "chemgauge_version": provenance["chemgauge_version"],
+    }
+    if outside is not None:  # another predictions file or command never resumes this one
+        journal_facts["outside_system"] = outside.describe()
+    journal_key = sha256_json(journal_facts)
     journal_file = config.journal_path
     journal = ResumableJsonlWriter(
         journal_file,
@@ -391,12 +441,7 @@ def _run(
         keep_rows=False,
     )
     predicted = _predict_into_journal(
-        corpus,
-        journal,
-        PredictChunk(spec, system.max_results),
-        config.execution(),
-        config.strict,
-        progress,
+        corpus, journal, chunk, executor, config.strict and outside is None, progress
     )
 
     marker: InSampleMarker | None = None
@@ -406,7 +451,7 @@ def _run(
             record = corpus.overrides.get(row["source_line"])
             if record is not None:  # rejected in hindsight (a duplicate's conflicting key)
                 row = invalid_row(record)
-            elif config.strict and row["input_status"] == "valid":
+            elif config.strict and outside is None and row["input_status"] == "valid":
                 _strict_row_check(row, corpus.path)
             if marker is not None:
                 marker.mark(row)
@@ -435,6 +480,8 @@ def _run(
             f"the journal holds {totals.rows} rows for {corpus.entries} corpus entries"
         )
     metrics = _metrics(corpus, loaded, template_sources, config, results)
+    if outside is not None:
+        metrics["conventions"] = outside_conventions(final_rows(read), config, outside)
     check_metrics(metrics)  # before the rows are written: no run ends with an off-schema report
     provenance["reproducibility_sha256"] = digest
     atomic_write_rows(config.rows_path, final_rows(read))
@@ -460,3 +507,19 @@ def _run(
         timing,
     )
     return BenchmarkResult(envelope, config.rows_path, totals.rows, predicted.resumed)
+
+
+def check_answered(result: BenchmarkResult, config: BenchmarkConfig) -> None:
+    """Unless ``allow_missing``: a reaction an outside system did not answer (missing from a
+    predictions file, or in a crashed batch) is a :class:`DataQualityError`, raised after
+    the rows and report are written (every one is a counted miss there)."""
+    answers = result.report["metrics"].get("conventions", {}).get("answers")
+    if not answers or config.allow_missing:
+        return
+    if answers["missing"] or answers["error"]:
+        raise DataQualityError(
+            f"{answers['missing']} reactions have no predictions and {answers['error']} "
+            "failed in the system (rows and report written; every one is a miss); "
+            "pass --allow-missing to accept",
+            path=str(config.corpus),
+        )
