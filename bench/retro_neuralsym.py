@@ -110,7 +110,9 @@ def _write_reimpl_fold(folder: Path) -> Path:
     return folder
 
 
-def read_reimpl_test(limit: int | None = None) -> tuple[list[str], list[int]]:
+def read_reimpl_test(
+    folder: Path = NEURALSYM, limit: int | None = None
+) -> tuple[list[str], list[int]]:
     """The re-implementation's test products and template labels, row for row.
 
     ``labels_test.txt`` line i is the label of ``test.csv`` row i: the check is that it
@@ -119,9 +121,9 @@ def read_reimpl_test(limit: int | None = None) -> tuple[list[str], list[int]]:
     """
     import csv
 
-    labels_path = NEURALSYM / "labels_test.txt"
+    labels_path = folder / "labels_test.txt"
     labels = [int(line) for line in labels_path.read_text().splitlines()]
-    with (NEURALSYM / "test.csv").open(newline="") as handle:
+    with (folder / "test.csv").open(newline="") as handle:
         rows = list(csv.DictReader(handle))
     if len(rows) != len(labels):
         raise SystemExit(f"{labels_path}: {len(labels)} labels for {len(rows)} test.csv rows")
@@ -141,7 +143,7 @@ def template_match(model_dir: Path, limit: int | None) -> tuple[int, int, dict[i
 
     from chemgauge.families.retro.engine.neuralsym import NeuralSymRetroModel
 
-    products, labels = read_reimpl_test(limit)
+    products, labels = read_reimpl_test(limit=limit)
     model = NeuralSymRetroModel(model_dir)
     ranks = model.template_ranks(products, np.asarray(labels))
     no_template = int(np.sum(ranks < 0))
