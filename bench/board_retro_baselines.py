@@ -1,28 +1,30 @@
 """A board of three real retro baselines on the 5,007 USPTO-50k test targets.
 
-NeuralSym (``bench/retro_neuralsym.py``'s top-50 predictions file), the template-popularity
-baseline (``templates``) on the re-implementation's 10,198 training templates with their
-training counts, and the RetroSim-like ``similarity`` baseline (templates of the most similar
-training products). Each system's top-50 raw outputs are computed once (``--jobs``
-processes), scored by ``chemgauge retro eval -m predictions`` and boarded by
-``chemgauge board`` (top-1 under the syntheseus convention, Wilson intervals, exact McNemar
-letters); board.html/md/json land in ``bench/results/board_retro_baselines/``.
+NeuralSym (the trained model folder, ``runs/neuralsym``, ``bench/retro_neuralsym.py``'s
+documented training), the template-popularity baseline (``templates``) on the
+re-implementation's 10,198 training templates with their training counts, and the
+RetroSim-like ``similarity`` baseline (templates of the most similar training products).
+Each system is run by ``chemgauge retro eval`` under its own model class (so each run records
+its system, and NeuralSym's run its model manifest) into ``runs/retro-baselines/NAME`` and
+the three are boarded by ``chemgauge board runs/retro-baselines`` (top-1 under the syntheseus
+convention, Wilson intervals, exact McNemar letters); board.html/md/json land in
+``bench/results/board_retro_baselines/``, their run links repo-relative.
 
-    .venv/bin/python bench/board_retro_baselines.py \
-        --neuralsym /tmp/retro-neuralsym/predictions-uspto.jsonl
+    .venv/bin/python bench/board_retro_baselines.py --model runs/neuralsym
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from retro_neuralsym import NEURALSYM, ROOT, USPTO, predict_products
+from retro_neuralsym import NEURALSYM, ROOT, USPTO
 
 OUT = ROOT / "bench" / "results" / "board_retro_baselines"
 
@@ -38,70 +40,56 @@ def _templates_file(work: Path) -> Path:
     return path
 
 
-def _products(limit: int | None) -> list[str]:
-    from chemgauge.families.retro.data import find_fold_file, load_targets
-
-    targets = load_targets(find_fold_file(USPTO, "test"), limit=limit).targets
-    return list(dict.fromkeys(t.product for t in targets))
-
-
-def _write(path: Path, raw: dict[str, list[str]]) -> Path:
-    path.write_text(
-        "".join(json.dumps({"product": p, "predictions": o}) + "\n" for p, o in raw.items())
-    )
-    return path
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--neuralsym", type=Path, required=True, help="NeuralSym predictions")
-    parser.add_argument("--work", type=Path, default=Path("/tmp/retro-board"))
+    parser.add_argument("--model", type=Path, default=ROOT / "runs" / "neuralsym")
+    parser.add_argument("--runs", type=Path, default=ROOT / "runs" / "retro-baselines")
+    parser.add_argument("--inputs", type=Path, default=ROOT / "runs" / "retro-baselines-inputs")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--limit", type=int, default=None, help="first N targets (a quick look)")
     args = parser.parse_args()
-    args.work.mkdir(parents=True, exist_ok=True)
-    products = _products(args.limit)
+    if not (args.model / "manifest.json").is_file():
+        raise SystemExit(
+            f"{args.model}: no trained NeuralSym (manifest.json); train it first: "
+            "chemgauge retro train neuralsym --out runs/neuralsym"
+        )
+    args.inputs.mkdir(parents=True, exist_ok=True)
     systems = {
-        "templates": ("templates", _templates_file(args.work)),
+        "neuralsym": ("neuralsym", args.model),
         "similarity": ("similarity", NEURALSYM),
+        "templates": ("templates", _templates_file(args.inputs)),
     }
-    preds = {"neuralsym": args.neuralsym}
-    for name, (model_class, model_dir) in systems.items():
-        path = args.work / f"predictions-{name}.jsonl"
-        if not path.is_file():
-            start = time.perf_counter()
-            raw = predict_products(model_class, model_dir, products, args.jobs, {})
-            print(f"{name}: {len(raw)} products in {time.perf_counter() - start:.0f} s")
-            _write(path, raw)
-        preds[name] = path
-    runs = args.work / "runs"
     chemgauge = [sys.executable, "-m", "chemgauge"]
-    for name, path in preds.items():
+    for name, (model_class, model_dir) in systems.items():
         command = [
             *chemgauge,
             "retro",
             "eval",
             "-m",
-            "predictions",
+            model_class,
             "--model-dir",
-            str(path),
+            os.path.relpath(model_dir),
             "--data-dir",
-            str(USPTO),
+            os.path.relpath(USPTO),
             "--num-top-results",
             "50",
+            "--jobs",
+            str(args.jobs),
             "--out",
-            str(runs / name),
+            os.path.relpath(args.runs / name),
             "--restart",
             "-q",
-            "--allow-missing",
         ]
         if args.limit is not None:
             command += ["--limit", str(args.limit)]
+        start = time.perf_counter()
         subprocess.run(command, check=True)
-    out = OUT if args.limit is None else args.work / "board"
+        print(f"{name}: {time.perf_counter() - start:.0f} s", file=sys.stderr)
+    out = OUT if args.limit is None else args.inputs / "board"
     if out.exists():
         shutil.rmtree(out)
-    subprocess.run([*chemgauge, "board", str(runs), "--out", str(out)], check=True)
+    board = [*chemgauge, "board", os.path.relpath(args.runs), "--out", os.path.relpath(out)]
+    subprocess.run(board, check=True)
     print((out / "board.md").read_text())
 
 

@@ -32,10 +32,35 @@ SHARED = ROOT.parent / "shared" / "data"
 USPTO = SHARED / "uspto50k"
 NEURALSYM = SHARED / "neuralsym"
 KS = (1, 3, 5, 10, 50)
-#: top-1/3/5/10/50 in %; the paper's row has no top-50 (Dai et al. 2019, Table 2)
-PUBLISHED = {
-    "re-implementation (linminhtoo/neuralsym log, 5,005 test)": (40.28, 56.70, 62.06, 67.43, 75.08),
-    "Segler and Waller 2017 (as tabulated by Dai et al. 2019)": (44.4, 65.3, 72.4, 78.9, None),
+#: top-1/3/5/10/50 in %, each published row under the metric it was measured with.
+#: The re-implementation's training log scores TEMPLATE matching (the network's ranked
+#: template indices against labels_test.txt over all 5,005 rows; a reaction whose template is
+#: not among the training templates, label 10198, never matches); its README gives its
+#: REACTANT-matching accuracy (infer_all.py) as about 45.5% top-1 and 87.4% top-50.
+TEMPLATE_PUBLISHED = {
+    "re-implementation log (linminhtoo/neuralsym, 5,005 test), template matching": (
+        40.28,
+        56.70,
+        62.06,
+        67.43,
+        75.08,
+    ),
+}
+REACTANT_PUBLISHED = {
+    "re-implementation README (infer_all.py, 5,005 test), reactant matching": (
+        45.5,
+        None,
+        None,
+        None,
+        87.4,
+    ),
+    "Segler and Waller 2017 (as tabulated by Dai et al. 2019), reactant matching": (
+        44.4,
+        65.3,
+        72.4,
+        78.9,
+        None,
+    ),
 }
 TARGET_GAP = 2.0
 
@@ -83,6 +108,46 @@ def _write_reimpl_fold(folder: Path) -> Path:
     text = "".join(f"{r['rcts_smi']}>>{r['prod_smi']}\n" for r in rows)
     (folder / "test.smi").write_text(text)
     return folder
+
+
+def read_reimpl_test(
+    folder: Path = NEURALSYM, limit: int | None = None
+) -> tuple[list[str], list[int]]:
+    """The re-implementation's test products and template labels, row for row.
+
+    ``labels_test.txt`` line i is the label of ``test.csv`` row i: the check is that it
+    equals the row's own template index (the last column; that file's ``temp_idx`` and
+    ``template`` headers are swapped, so the index sits under ``template``).
+    """
+    import csv
+
+    labels_path = folder / "labels_test.txt"
+    labels = [int(line) for line in labels_path.read_text().splitlines()]
+    with (folder / "test.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    if len(rows) != len(labels):
+        raise SystemExit(f"{labels_path}: {len(labels)} labels for {len(rows)} test.csv rows")
+    for number, (row, label) in enumerate(zip(rows, labels, strict=True), 1):
+        if int(row["template"]) != label:
+            raise SystemExit(
+                f"{labels_path}:{number}: label {label} but test.csv row {number} "
+                f"(rxn_idx {row['rxn_idx']}) has template index {row['template']}"
+            )
+    products = [row["prod_smi"] for row in rows]
+    return (products, labels) if limit is None else (products[:limit], labels[:limit])
+
+
+def template_match(model_dir: Path, limit: int | None) -> tuple[int, int, dict[int, float]]:
+    """Template-matching top-k (fraction) on the re-implementation's test rows, as its log."""
+    import numpy as np
+
+    from chemgauge.families.retro.engine.neuralsym import NeuralSymRetroModel
+
+    products, labels = read_reimpl_test(limit=limit)
+    model = NeuralSymRetroModel(model_dir)
+    ranks = model.template_ranks(products, np.asarray(labels))
+    no_template = int(np.sum(ranks < 0))
+    return len(ranks), no_template, {k: float(np.mean((ranks >= 0) & (ranks < k))) for k in KS}
 
 
 def _chemgauge(data_dir: Path, preds: Path, out: Path) -> dict[str, Any]:
@@ -190,6 +255,9 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2, help="prediction worker processes")
     parser.add_argument("--max-templates", type=int, default=200)
     parser.add_argument("--limit", type=int, default=None, help="first N test lines (no record)")
+    parser.add_argument(
+        "--template-only", action="store_true", help="template matching only (no prediction)"
+    )
     add_record_options(parser)
     args = parser.parse_args()
     loads = [load_average()]
@@ -201,9 +269,73 @@ def main() -> None:
         train_neuralsym(TrainInputs.defaults(NEURALSYM), args.model, log=print)
     manifest = json.loads(manifest_path.read_text())
     args.work.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    n_rows, no_template, matched = template_match(args.model, args.limit)
+    seconds_template = time.perf_counter() - start
+    template_rows: dict[str, tuple[float | None, ...]] = {
+        "chemgauge NeuralSym, re-implementation test (5,005), template matching": tuple(
+            100 * matched[k] for k in KS
+        ),
+        **TEMPLATE_PUBLISHED,
+    }
+    template_figures = [
+        figure(
+            "retro",
+            f"NeuralSym template-matching top-{k}, re-implementation test (5,005)",
+            round(100 * matched[k], 2),
+            "%",
+            detail=f"n {n_rows}; {no_template} rows labelled with no training template "
+            "(a miss at every k)",
+        )
+        for k in KS
+    ]
+    published = next(iter(TEMPLATE_PUBLISHED.values()))
+    for k, ref in ((1, published[0]), (10, published[3])):
+        template_figures.append(
+            figure(
+                "retro",
+                f"NeuralSym template-matching top-{k} gap to the re-implementation's {ref}%, "
+                "points",
+                round(abs(100 * matched[k] - float(ref or 0)), 2),
+                target=f"<= {TARGET_GAP}",
+            )
+        )
+    template_table = _table(template_rows)
+    print(template_table + "\n")
+    path = record_path(args, "retro_neuralsym_template", full_size=args.limit is None)
+    if path is not None and args.results is not None:  # beside the given result file
+        path = path.with_name(f"{path.stem}_template.json")
+    if path is not None:
+        write_result(
+            "retro_neuralsym_template",
+            title="NeuralSym template matching, the re-implementation's own metric",
+            method=(
+                f"chemgauge's numpy NeuralSym (weights {manifest['weights_digest'][:12]}, seed "
+                f"{manifest['seed']}) ranks the 10,198 training templates for each of the "
+                f"re-implementation's {n_rows} test products (test.csv row order; line i of "
+                "labels_test.txt checked equal to row i's template index); template-matching "
+                "top-k is the share of all rows whose labelled template is among the first k "
+                f"(ties by index; the {no_template} rows labelled 10198, no training template, "
+                f"miss at every k; {seconds_template:.0f} s). This is the metric of the "
+                "re-implementation's logged 40.28 / 67.43% top-1 / top-10, so the 2-point "
+                "target applies here (set against reactant matching, the logged figures would "
+                "compare two different metrics); the reactant-matching figures, beside the "
+                "re-implementation's README (about 45.5 top-1, 87.4 top-50), are the NeuralSym "
+                "bench's other table. The paper's row (44.4 / 65.3 / 72.4 / 78.9, Dai et al.'s "
+                "tabulation) is reactant matching of Segler and Waller's own model on their own "
+                "templates, features and split, so it is compared there, for reference and not "
+                "as a target. Top-k %:\n\n" + template_table
+            ),
+            figures=template_figures,
+            load=f"{min(loads)} to {load_average()}",
+            path=path,
+            script="retro_neuralsym.py",
+        )
+    if args.template_only:
+        return
+    figures: list[dict[str, Any]] = []
     sets = {"USPTO-50k test (5,007)": USPTO, "re-implementation test (5,005)": None}
     rows: dict[str, tuple[float | None, ...]] = {}
-    figures = []
     parity: list[str] = []
     seconds_predict = 0.0
     for label, data_dir in sets.items():
@@ -247,18 +379,36 @@ def main() -> None:
                 )
             )
         if slug == "reimpl":
-            published = next(iter(PUBLISHED.values()))
-            for k, ref in ((1, published[0]), (10, published[3])):
+            readme = REACTANT_PUBLISHED[next(iter(REACTANT_PUBLISHED))]
+            for k, ref in ((1, readme[0]), (50, readme[4])):
                 gap = abs(100 * top[k]["value"] - float(ref or 0))
                 figures.append(
                     figure(
                         "retro",
-                        f"NeuralSym top-{k} gap to the re-implementation's {ref}%, points",
+                        f"NeuralSym reactant-matching top-{k} gap to the re-implementation's "
+                        f"README {ref}%, points",
                         round(gap, 2),
                         target=f"<= {TARGET_GAP}",
                     )
                 )
-    rows.update(PUBLISHED)
+        if slug == "uspto":
+            paper = list(REACTANT_PUBLISHED.values())[1]
+            diffs = [
+                100 * top[k]["value"] - float(ref)
+                for k, ref in zip(KS, paper, strict=True)
+                if ref is not None
+            ]
+            figures.append(
+                figure(
+                    "retro",
+                    "NeuralSym reactant-matching minus the paper's row, top-1/3/5/10, "
+                    "USPTO-50k test (5,007), points",
+                    " / ".join(f"{d:+.2f}" for d in diffs),
+                    detail="the paper's own templates, features and split, as tabulated by "
+                    "Dai et al. 2019; no target",
+                )
+            )
+    rows.update(REACTANT_PUBLISHED)
     run = manifest["run"]
     figures += [
         figure(
@@ -291,7 +441,7 @@ def main() -> None:
         ),
     ]
     table = _table(rows)
-    (args.work / "table.md").write_text(table + "\n")
+    (args.work / "table.md").write_text(template_table + "\n\n" + table + "\n")
     print(table)
     method = (
         "chemgauge's numpy NeuralSym (highway-ELU, 300 hidden, 32,681 ln(1+count) ECFP4 "
@@ -301,7 +451,12 @@ def main() -> None:
         "during training as on this line's date) predicts top-50 for each distinct "
         f"product (at most {args.max_templates} templates applied with rdchiral, "
         f"{args.jobs} processes); chemgauge and syntheseus's compute_metrics score the same "
-        "outputs. Table (top-k %):\n\n" + table
+        "outputs. This table is reactant matching (the ranked reactant sets against the "
+        "recorded reactants), the metric of the re-implementation's README (infer_all.py, "
+        "about 45.5 top-1, 87.4 top-50) and of the paper's row; the re-implementation's "
+        "logged 40.28 / 67.43 top-1 / top-10 are template matching, measured like for like "
+        "in the NeuralSym template-matching bench (same script). Reactant matching "
+        "(top-k %):\n\n" + table
     )
     path = record_path(args, "retro_neuralsym", full_size=args.limit is None)
     if path is not None:

@@ -16,7 +16,11 @@ from typer.testing import CliRunner
 from chemgauge.cli.app import app
 from chemgauge.errors import ConfigError
 from chemgauge.families.retro.engine.base import RetroModelOptions
-from chemgauge.families.retro.engine.neuralsym import NeuralSymRetroModel, rank_templates
+from chemgauge.families.retro.engine.neuralsym import (
+    NeuralSymRetroModel,
+    rank_templates,
+    template_ranks,
+)
 from chemgauge.families.retro.engine.neuralsym_features import FeatureMap, select_features
 from chemgauge.families.retro.engine.neuralsym_train import (
     TrainConfig,
@@ -105,6 +109,31 @@ def test_training_product_predicted_with_its_own_template_first(tiny: dict[str, 
         own = model._apply(products[i], np.array([labels[i]]), 50)
         assert own, "the product's own template applies to it"
         assert model.predict([products[i]], 10)[0].outputs[0] == own[0]
+
+
+def test_template_ranks_follow_the_prediction_order_and_no_template_never_matches() -> None:
+    logits = np.array([[0.1, 0.9, 0.9, 0.0], [2.0, 1.0, 0.5, 3.0], [1.0, 1.0, 1.0, 1.0]])
+    order = rank_templates(logits, 4)
+    labels = np.array([2, 0, 3])
+    ranks = template_ranks(logits, labels)
+    # the rank is the label's position in the order the templates are applied (ties by index)
+    assert ranks.tolist() == [order[i].tolist().index(y) for i, y in enumerate(labels)]
+    assert ranks.tolist() == [1, 1, 3]
+    # one past the last template is the re-implementation's "no template" label: a miss
+    assert template_ranks(logits, np.array([4, -1, 1])).tolist() == [-1, -1, 1]
+    with pytest.raises(ValueError, match="3 logit rows for 2 labels"):
+        template_ranks(logits, np.array([0, 1]))
+
+
+def test_training_products_match_their_labelled_templates(tiny: dict[str, Any]) -> None:
+    model = NeuralSymRetroModel(tiny["a"])
+    products = read_products(tiny["inputs"].products)
+    labels = read_labels(tiny["inputs"].labels)
+    ranks = model.template_ranks(products, labels)
+    top1 = rank_templates(model.logits(products), 1)[:, 0]
+    assert ((ranks == 0) == (top1 == labels)).all()
+    assert float(np.mean(ranks == 0)) > 0.5  # a trained model ranks most of its own labels first
+    assert (model.template_ranks(products[:3], np.full(3, CLASSES)) == -1).all()
 
 
 def test_registered_and_described(tiny: dict[str, Any]) -> None:

@@ -30,7 +30,7 @@ from chemgauge.families.retro.engine.templates import (
     _pattern_bits,
 )
 
-__all__ = ["NeuralSymRetroModel", "RankedTemplates", "rank_templates"]
+__all__ = ["NeuralSymRetroModel", "RankedTemplates", "rank_templates", "template_ranks"]
 
 SCORE_SCHEME = "template-probability-first-kept-v1"
 DEFAULT_MAX_TEMPLATES = 200
@@ -40,6 +40,24 @@ def rank_templates(logits: np.ndarray, limit: int) -> np.ndarray:
     """Template indices by falling logit, ties by index, at most ``limit`` per row."""
     order = np.lexsort((np.broadcast_to(np.arange(logits.shape[1]), logits.shape), -logits))
     return order[:, :limit]
+
+
+def template_ranks(logits: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Each row's 0-based position of its labelled template in ``rank_templates`` order.
+
+    A label outside ``0..columns-1`` (the re-implementation's "no template" index, one past
+    the last training template) is no template the network can rank: its position is -1,
+    a miss at every k. Template-matching top-k is ``mean(0 <= rank < k)`` over all rows.
+    """
+    labels = np.asarray(labels, dtype=np.int64)
+    if logits.ndim != 2 or logits.shape[0] != labels.shape[0]:
+        raise ValueError(f"{logits.shape[0]} logit rows for {labels.shape[0]} labels")
+    known = (labels >= 0) & (labels < logits.shape[1])
+    rows = np.arange(len(labels))
+    true = logits[rows, np.where(known, labels, 0)][:, None]
+    before = np.arange(logits.shape[1])[None, :] < labels[:, None]
+    ranks = (logits > true).sum(axis=1) + ((logits == true) & before).sum(axis=1)
+    return np.where(known, ranks, -1)
 
 
 class RankedTemplates:
@@ -141,6 +159,17 @@ class NeuralSymRetroModel(RetroModel):
         indptr, indices, data = self.features.transform(products)
         x = sparse.csr_matrix((data, indices, indptr), shape=(len(products), self.features.size))
         return np.asarray(self.net.logits(x))
+
+    def template_ranks(self, products: list[str], labels: np.ndarray) -> np.ndarray:
+        """Position of each product's labelled template among the network's ranking."""
+        labels = np.asarray(labels, dtype=np.int64)
+        if len(products) != len(labels):
+            raise ValueError(f"{len(products)} products for {len(labels)} labels")
+        parts = [
+            template_ranks(self.logits(products[i : i + 256]), labels[i : i + 256])
+            for i in range(0, len(products), 256)
+        ]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
     def _apply(self, product: str, ranked: np.ndarray, limit: int) -> list[str]:
         return self.ranked_templates.apply(product, ranked, limit)
