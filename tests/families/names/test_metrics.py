@@ -506,9 +506,7 @@ def test_a_refused_name_is_unparseable_with_its_code_and_never_sent() -> None:
 
     for name, code in [("eth\tanol", "control_character"), ("eth\nanol", "line_break")]:
         row = classify_row("CCO", name, recording, lenses=("strict", "exact"))
-        assert row == RowResult(
-            "CCO", name, True, False, None, {"strict": U, "exact": U}, {}, code
-        )
+        assert row == RowResult("CCO", name, True, False, None, {"strict": U, "exact": U}, {}, code)
     assert sent == []
     # every lens of the run, not only ours
     row = classify_row("CCO", "eth\u200banol", recording)
