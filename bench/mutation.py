@@ -19,6 +19,9 @@ pin mutmut's version: the equivalent list names the same mutants on every fresh 
 
     .venv/bin/python bench/mutation.py            # make mutation
     .venv/bin/python bench/mutation.py --reuse    # score the last run again (no mutmut run)
+    .venv/bin/python bench/mutation.py --reuse --modules M
+        # score module M from the last run again and record its figure (after the
+        # equivalent list changed; the figure's command says --reuse)
     .venv/bin/python bench/mutation.py --modules chemgauge.families.names.metrics
         # mutate and score only these modules; their figures replace theirs in the result
         # file, the other modules' figures are kept (each says the date it was measured)
@@ -207,7 +210,7 @@ def main() -> int:
         print(f"listed as equivalent but {found[name]}: {name}", file=sys.stderr)
     for name in absent:
         print(f"listed as equivalent but not generated: {name}", file=sys.stderr)
-    if not args.no_record and not args.reuse:
+    if not args.no_record and (args.modules or not args.reuse):
         figures.sort(key=lambda f: str(f["name"]))
         method = (
             "mutmut 3 (src layout, pytest --import-mode=importlib, Python 3.11) over the modules "
