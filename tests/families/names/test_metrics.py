@@ -1,4 +1,12 @@
-"""The coverage contract on hand-checked pairs, with a dict-backed fake OPSIN."""
+"""The coverage contract on hand-checked pairs, with a dict-backed fake OPSIN.
+
+Slips considered, each failing a test here: a refused name sent to OPSIN, counted as parsed
+or without its code (or the code merged into "not interpretable"); a parsed, abstained or
+OPSIN-error row counted among the unparseable reasons, or a repeated reason counted once;
+the completeness share with ``<`` for ``<=`` at the limit, over the wrong count, or dividing
+by zero when nothing was emitted; an input with one key of two judged by the lens whose key
+it has (``and`` for ``or``); a lens outside the module's list losing its matcher name.
+"""
 
 from __future__ import annotations
 

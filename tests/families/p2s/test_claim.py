@@ -1,4 +1,11 @@
-"""The use claim on hand-built prediction patterns whose statistics can be checked by hand."""
+"""The use claim on hand-built prediction patterns whose statistics can be checked by hand.
+
+Slips considered, each failing a test here (the chance rate's 1/mean(K) in test_slips.py): a
+bootstrap drawn with a fresh seed or the default size instead of the claim config's; a run
+called blind from anything but its manifest's config saying so (no manifest, broken JSON, a
+config that is not an object, an unknown value); the report's presentation default, or the
+summary's line for an unknown one.
+"""
 
 from __future__ import annotations
 
