@@ -14,14 +14,23 @@ from chemgauge.eval import lifeline
 # A "command": enables the lifeline, starts one child in the lifeline's group and one that
 # leaves it for a session of its own (as a local Ray cluster's daemons do), writes their
 # pids and waits to be killed.
+#
+# The watcher notes descendants on every pass of its loop, and a byte on its pipe starts a
+# pass at once. The command writes one byte and waits until the watcher has read it (the
+# pipe is empty again), then a second: the second is read only after the pass the first
+# started, which began after both children existed. An event, not a sleep.
 PARENT = """
-import subprocess, sys, time
+import fcntl, struct, subprocess, sys, termios, time
 from chemgauge.eval import lifeline
 lifeline.enable()
 sleeper = [sys.executable, "-c", "import time; time.sleep(120)"]
 grouped = subprocess.Popen(sleeper, **lifeline.child_kwargs())
 escaped = subprocess.Popen(sleeper, start_new_session=True)
-time.sleep(2.5)  # the watcher notes descendants once a second
+pipe = lifeline._watcher.stdin
+for _ in range(2):
+    pipe.write(b"."); pipe.flush()
+    while struct.unpack("i", fcntl.ioctl(pipe.fileno(), termios.FIONREAD, b"0000"))[0]:
+        time.sleep(0.01)
 print(grouped.pid, escaped.pid, flush=True)
 time.sleep(120)
 """
@@ -45,7 +54,7 @@ def test_children_of_a_killed_command_die_with_it(tmp_path: Path) -> None:
     assert len(children) == 2 and all(_alive(pid) for pid in children)
     parent.send_signal(signal.SIGKILL)
     parent.wait(30)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 120  # a bound on a failure, not a timing claim
     while any(_alive(pid) for pid in children) and time.monotonic() < deadline:
         time.sleep(0.1)
     survivors = [pid for pid in children if _alive(pid)]

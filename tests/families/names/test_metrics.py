@@ -1,4 +1,12 @@
-"""The coverage contract on hand-checked pairs, with a dict-backed fake OPSIN."""
+"""The coverage contract on hand-checked pairs, with a dict-backed fake OPSIN.
+
+Slips considered, each failing a test here: a refused name sent to OPSIN, counted as parsed
+or without its code (or the code merged into "not interpretable"); a parsed, abstained or
+OPSIN-error row counted among the unparseable reasons, or a repeated reason counted once;
+the completeness share with ``<`` for ``<=`` at the limit, over the wrong count, or dividing
+by zero when nothing was emitted; an input with one key of two judged by the lens whose key
+it has (``and`` for ``or``); a lens outside the module's list losing its matcher name.
+"""
 
 from __future__ import annotations
 
@@ -494,3 +502,98 @@ def test_the_structure_memo_is_cleared_when_full(monkeypatch: pytest.MonkeyPatch
     assert set(metrics_module._memo) == {"CC"}
     assert ethane.inchikey == "OTMSDBZUPAUEDD-UHFFFAOYSA-N"  # ethane's standard InChIKey
     metrics_module.clear_structure_memo()
+
+
+def test_a_refused_name_is_unparseable_with_its_code_and_never_sent() -> None:
+    # classify_row refuses as score_pairs does: the name itself is the namer's failure.
+    sent: list[str] = []
+
+    def recording(name: str) -> str | None:
+        sent.append(name)
+        return fake(name)
+
+    for name, code in [("eth\tanol", "control_character"), ("eth\nanol", "line_break")]:
+        row = classify_row("CCO", name, recording, lenses=("strict", "exact"))
+        assert row == RowResult("CCO", name, True, False, None, {"strict": U, "exact": U}, {}, code)
+    assert sent == []
+    # every lens of the run, not only ours
+    row = classify_row("CCO", "eth\u200banol", recording)
+    assert dict(row.classes) == dict.fromkeys(LENSES, U) and sent == []
+
+
+def test_the_tally_counts_unparseable_names_by_reason_and_only_those() -> None:
+    rows = [
+        classify_row("CCO", "eth\tanol", fake),  # refused: control character
+        classify_row("CCO", "eth\x07anol", fake),  # refused again, same code
+        classify_row("CCO", "eth\nanol", fake),  # refused: line break
+        classify_row("CCO", "gibberish", fake),  # OPSIN cannot interpret it
+        classify_row("CCO", "ethanol", fake),  # parsed: no reason
+        classify_row("CCO", "timed out", fake),  # OPSIN's failure: no reason
+        classify_row("CCO", "", fake),  # abstained: no reason
+    ]
+    report = aggregate(rows)
+    assert report["unparseable_by_reason"] == {
+        "control_character": 2,
+        "line_break": 1,
+        "opsin_cannot_interpret": 1,
+    }
+    assert (report["unparseable"], report["opsin_error"], report["abstained"]) == (4, 1, 1)
+    # a row read back from an older rows file without the reason counts as not interpretable
+    old = RowResult("CCO", "gibberish", True, False, None, dict.fromkeys(OURS, U), {})
+    tally = CoverageTally(OURS)
+    tally.add(old)
+    assert tally.result()["unparseable_by_reason"] == {"opsin_cannot_interpret": 1}
+
+
+@pytest.mark.parametrize(
+    ("errors", "emitted", "limit", "share", "complete"),
+    [
+        (1, 4, 0.25, 0.25, True),  # at the limit: still complete
+        (2, 4, 0.25, 0.5, False),
+        (0, 4, 0.0, 0.0, True),
+        (1, 3, 0.3, 1 / 3, False),
+        (0, 0, 0.0, 0.0, True),  # nothing emitted: no share, nothing to divide
+    ],
+)
+def test_completeness_is_the_opsin_error_share_of_emitted_names(
+    errors: int, emitted: int, limit: float, share: float, complete: bool
+) -> None:
+    assert metrics_module.completeness(errors, emitted, limit) == {
+        "opsin_error_share": pytest.approx(share, abs=1e-15),
+        "max_opsin_errors": limit,
+        "complete": complete,
+    }
+
+
+def test_an_input_with_one_key_of_two_is_unscorable_under_every_lens_of_ours() -> None:
+    # Fail closed and alike: a structure with an InChIKey and no strict key (or the other way
+    # round) is not judged by any lens of ours, even the one whose key it has.
+    ethanol = keyed("CCO")
+    assert ethanol.inchikey is not None and ethanol.strict_key is not None
+    for half in (
+        KeyedStructure("CCO", ethanol.inchikey, None),
+        KeyedStructure("CCO", None, ethanol.strict_key),
+    ):
+        classes, reasons = classify_keyed(half, ethanol, OURS)
+        assert classes == dict.fromkeys(OURS, RowClass.UNSCORABLE)
+        assert reasons == dict.fromkeys(OURS, "input_has_no_key")
+
+
+def test_each_key_judge_alone_calls_an_input_without_its_key_unscorable() -> None:
+    ethanol = keyed("CCO")
+    keyless = KeyedStructure("*CC", None, None)
+    for lens in ("strict", "exact"):
+        judge = metrics_module._JUDGES[lens]
+        assert judge(keyless, ethanol) == (RowClass.UNSCORABLE, "input_has_no_key")
+        assert judge(ethanol, keyless) == (W, None)
+        assert judge(ethanol, ethanol) == (V, None)
+
+
+def test_a_lens_the_module_does_not_name_reports_itself_as_its_matcher() -> None:
+    row = RowResult("CCO", "ethanol", True, True, "OCC", {"parity": V, "custom": W}, {})
+    tally = CoverageTally(("parity", "custom"))
+    tally.add(row)
+    lenses = tally.result()["lenses"]
+    assert lenses["parity"]["matcher"] == "parity"
+    assert lenses["custom"]["matcher"] == "custom"
+    assert lenses["custom"]["confidently_wrong"]["count"] == 1

@@ -33,18 +33,28 @@ from chemgauge.families.ocsr.scoring import POLICIES
 GLY_ALA = "NCC(=O)N[C@@H](C)C(=O)O"
 
 
-def _slow_first(manifest: Manifest) -> str:
-    """A recognizer that answers ethanol last: it sleeps on the first case of the manifest."""
+def _last_first(manifest: Manifest, journal: Path, planned: int) -> str:
+    """A recognizer that answers the first case's second attempt last, by an event, not a
+    sleep: that call waits until the journal holds every other planned row (the first call,
+    the run's probe, answers at once). A bound of 120 s turns a stuck run into a failure."""
     first = manifest.cases[0].sha256
+    calls = 0
+
+    def rows_written() -> int:
+        return journal.read_bytes().count(b"\n") - 1 if journal.exists() else 0  # - header
 
     def recognize(image: Path) -> str:
-        if hashlib.sha256(image.read_bytes()).hexdigest() == first:
-            time.sleep(0.4)
-            return "CCO"
-        return GLY_ALA
+        nonlocal calls
+        if hashlib.sha256(image.read_bytes()).hexdigest() != first:
+            return GLY_ALA
+        calls += 1
+        deadline = time.monotonic() + 120
+        while calls > 1 and rows_written() < planned - 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return "CCO"
 
-    RECOGNIZERS.register("test_slow_first", recognize, replace=True)
-    return "test_slow_first"
+    RECOGNIZERS.register("test_last_first", recognize, replace=True)
+    return "test_last_first"
 
 
 def _ids(rows: Any) -> list[str]:
@@ -53,11 +63,13 @@ def _ids(rows: Any) -> list[str]:
 
 def test_rows_follow_the_plan_not_completion_order(small_cohort: Manifest, tmp_path: Path) -> None:
     config = RunConfig(repeats=2, jobs=3)
-    name = _slow_first(small_cohort)
-    journal = journal_attempts(small_cohort, PythonRecognizer(name), config, tmp_path)
     plan = [p.attempt_id for p in plan_attempts(small_cohort, config)]
+    name = _last_first(small_cohort, tmp_path / JOURNAL_NAME, len(plan))
+    journal = journal_attempts(small_cohort, PythonRecognizer(name), config, tmp_path)
     finished = _ids(iter_journal(journal))
-    assert sorted(finished) == sorted(plan) and finished != plan  # ethanol#r1 came late
+    assert sorted(finished) == sorted(plan)
+    first = small_cohort.cases[0].id
+    assert finished[-1] == f"{first}#r2" != plan[-1]  # the first case's second attempt, last
     assert _ids(iter_attempt_rows(journal, small_cohort, config)) == plan
     rows = iter_scored(small_cohort, iter_attempt_rows(journal, small_cohort, config))
     report = write_report(tmp_path, small_cohort, rows, POLICIES, {})

@@ -1,4 +1,11 @@
-"""The use claim on hand-built prediction patterns whose statistics can be checked by hand."""
+"""The use claim on hand-built prediction patterns whose statistics can be checked by hand.
+
+Slips considered, each failing a test here (the chance rate's 1/mean(K) in test_slips.py): a
+bootstrap drawn with a fresh seed or the default size instead of the claim config's; a run
+called blind from anything but its manifest's config saying so (no manifest, broken JSON, a
+config that is not an object, an unknown value); the report's presentation default, or the
+summary's line for an unknown one.
+"""
 
 from __future__ import annotations
 
@@ -15,11 +22,14 @@ from scipy import stats as scipy_stats
 from chemgauge.errors import ConfigError, InputFileError
 from chemgauge.eval.metrics import Estimate, Rate
 from chemgauge.eval.provenance import sha256_json
+from chemgauge.families.p2s import claim as claim_module
 from chemgauge.families.p2s.claim import (
+    PRESENTATIONS,
     claim_report,
     claim_statistics,
     format_claim,
     prediction_paths,
+    run_presentation,
 )
 from chemgauge.families.p2s.config import ClaimConfig
 from chemgauge.families.p2s.taskfile import load_directory
@@ -344,3 +354,79 @@ def test_format_claim_states_every_figure(tmp_path: Path) -> None:
         .split("\n")[5]
         .startswith("  from: blind run")
     )
+
+
+def test_each_difference_is_drawn_with_the_configured_seed_size_and_confidence(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The bootstrap behind both differences gets the claim config's seed, size and
+    confidence (never a fresh seed or the function's default size), and its interval is
+    reported as drawn."""
+    drawn: list[dict[str, Any]] = []
+    real = claim_module.paired_bootstrap_difference
+
+    def spy(a: list[float], b: list[float], **kwargs: Any) -> Any:
+        drawn.append(kwargs)
+        return real(a, b, **kwargs)
+
+    monkeypatch.setattr(claim_module, "paired_bootstrap_difference", spy)
+    config = ClaimConfig(confidence=0.8, seed=11, resamples=300)
+    stats = claim_statistics(CORRECT, SHUFFLED, FLIPS, BASE_PICKS, config)
+    assert drawn == [{"seed": 11, "resamples": 300, "confidence": 0.8}] * 2
+    for block, a, b in [
+        (stats["shuffle_drop"], CORRECT, SHUFFLED),
+        (stats["counterfactual_flip"], FLIPS, BASE_PICKS),
+    ]:
+        ref = real([float(x) for x in a], [float(x) for x in b], **drawn[0])
+        assert block["difference"]["interval"] == [ref.low, ref.high]
+
+
+def _manifest(run: Path, content: bytes) -> Path:
+    run.mkdir(parents=True, exist_ok=True)
+    (run / "run_manifest.json").write_bytes(content)
+    return run
+
+
+@pytest.mark.parametrize(
+    ("content", "presentation"),
+    [
+        (b'{"config": {"presentation": "blind"}}', "blind"),
+        (b'{"config": {"presentation": "per_view"}}', "per_view"),
+        # anything the manifest does not say plainly is per-view files (the weaker claim)
+        (b'{"config": {"presentation": "interleaved"}}', "per_view"),
+        (b'{"config": {"presentation": null}}', "per_view"),
+        (b'{"config": {}}', "per_view"),
+        (b'{"config": ["blind"]}', "per_view"),
+        (b'{"presentation": "blind"}', "per_view"),  # not under config
+        (b'["blind"]', "per_view"),
+        (b"{not json", "per_view"),
+    ],
+)
+def test_a_run_is_blind_only_when_its_manifest_says_so(
+    tmp_path: Path, content: bytes, presentation: str
+) -> None:
+    assert run_presentation(_manifest(tmp_path / "run", content)) == presentation
+
+
+def test_a_run_without_a_manifest_is_per_view(tmp_path: Path) -> None:
+    assert run_presentation(tmp_path) == "per_view"
+    assert run_presentation(str(tmp_path / "no such run")) == "per_view"
+
+
+def test_a_claim_report_is_per_view_unless_told_otherwise(tmp_path: Path) -> None:
+    data, run = write_run(tmp_path, user)
+    paths = prediction_paths(run, "dipole")
+    assert claim_report(data, "dipole", paths, model="m")["presentation"] == "per_view"
+    blind = claim_report(data, "dipole", paths, model="m", presentation="blind")
+    assert blind["presentation"] == "blind"
+    assert format_claim(blind).split("\n")[-1] == f"  from: {PRESENTATIONS['blind']}"
+
+
+def test_format_claim_names_an_unknown_presentation_as_per_view_files(tmp_path: Path) -> None:
+    data, run = write_run(tmp_path, user)
+    report = claim_report(data, "dipole", prediction_paths(run, "dipole"), model="m")
+    assert format_claim({**report, "presentation": "other"}).split("\n")[-1] == (
+        "  from: per-view files"
+    )
+    del report["presentation"]  # an older report: per-view files, said in full
+    assert format_claim(report).split("\n")[-1] == f"  from: {PRESENTATIONS['per_view']}"
