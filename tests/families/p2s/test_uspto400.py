@@ -118,9 +118,7 @@ def test_property_oracle_earns_and_structure_only_does_not(
     options = ModelOptions(provider=TableProvider(uspto400["table"]))
     claims: dict[str, bool] = {}
     for model in ("property_oracle", "structure_only"):
-        run_model(
-            uspto400["data"], tmp_path, lambda d, m=model: get_model(m, options), RunConfig()
-        )
+        run_model(uspto400["data"], tmp_path, lambda d, m=model: get_model(m, options), RunConfig())
         for directory in DIRECTORIES:
             report = claim_report(
                 uspto400["data"],
