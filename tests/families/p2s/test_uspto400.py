@@ -115,17 +115,23 @@ def test_no_public_knowledge_attack_earns_a_claim(uspto400: dict[str, Any]) -> N
 def test_property_oracle_earns_and_structure_only_does_not(
     uspto400: dict[str, Any], tmp_path: Path
 ) -> None:
+    """Run blind (the default) and per view: the same per-record answers either way."""
     options = ModelOptions(provider=TableProvider(uspto400["table"]))
     claims: dict[str, bool] = {}
     for model in ("property_oracle", "structure_only"):
-        run_model(uspto400["data"], tmp_path, lambda d, m=model: get_model(m, options), RunConfig())
-        for directory in DIRECTORIES:
-            report = claim_report(
+        for per_view in (False, True):
+            run_model(
                 uspto400["data"],
-                directory,
-                prediction_paths(tmp_path / model, directory),
-                model=model,
+                tmp_path / ("per_view" if per_view else "blind"),
+                lambda d, m=model: get_model(m, options),
+                RunConfig(per_view=per_view),
             )
+        for directory in DIRECTORIES:
+            blind = prediction_paths(tmp_path / "blind" / model, directory)
+            per_view_paths = prediction_paths(tmp_path / "per_view" / model, directory)
+            for condition, path in blind.items():
+                assert path.read_bytes() == per_view_paths[condition].read_bytes()
+            report = claim_report(uspto400["data"], directory, blind, model=model)
             claims[f"{model}/{directory}"] = report["use_claim"]
     assert claims == {
         "property_oracle/dipole": True,
