@@ -103,7 +103,19 @@ class ReadBack:
 ResolveBatch = Callable[[Sequence[str]], Sequence[ReadBack]]
 
 
-Match = tuple[dict[str, str], dict[str, str]]  # lens -> class, lens -> why unscorable
+# lens -> class, lens -> why unscorable, and why parity and reference_parity differ (or None)
+Match = tuple[dict[str, str], dict[str, str], str | None]
+
+
+def _difference(
+    smiles: str, parsed: str, classes: dict[str, str], reasons: dict[str, str]
+) -> str | None:
+    """Why ``parity`` and ``reference_parity`` differ on a pair, or ``None`` when they agree
+    (judged where the pair is matched, beside the keys it needs)."""
+    parity, reference = classes.get("parity"), classes.get("reference_parity")
+    if parity is None or reference is None or parity == reference:
+        return None
+    return difference_class(smiles, parsed, parity, reasons.get("parity"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +128,8 @@ class ClassifyGroup:
             matches = []
             for smiles, parsed in group:
                 classes, reasons = classify_parsed(smiles, parsed)
-                matches.append(({k: v.value for k, v in classes.items()}, reasons))
+                values = {k: v.value for k, v in classes.items()}
+                matches.append((values, reasons, _difference(smiles, parsed, values, reasons)))
             out.append(matches)
         return out
 
@@ -179,7 +192,7 @@ def _match_all(pairs: list[tuple[str, str]], runner: Executor) -> dict[tuple[str
     for single, result in zip(singles, retried, strict=True):
         if isinstance(result, ItemFailure):
             unscorable = dict.fromkeys(LENSES, RowClass.UNSCORABLE.value)
-            matched[single[0]] = (unscorable, dict.fromkeys(LENSES, _CLASSIFY_FAILED))
+            matched[single[0]] = (unscorable, dict.fromkeys(LENSES, _CLASSIFY_FAILED), None)
         else:
             matched[single[0]] = result[0]
     return matched
@@ -236,12 +249,13 @@ def score_pairs(
     for pair in pairs:
         answer = lookup.get(pair.name) if pair.name is not None else None
         reasons: dict[str, str] = {}
+        difference: str | None = None
         parsed: bool | None = None
         unparseable: str | None = None
         if answer is None:
             classes = dict.fromkeys(LENSES, RowClass.ABSTAINED.value)
         elif answer.smiles:
-            classes, reasons = matched[(pair.smiles, answer.smiles)]
+            classes, reasons, difference = matched[(pair.smiles, answer.smiles)]
             parsed = True
         elif answer.opsin_failed:
             classes = dict.fromkeys(LENSES, RowClass.OPSIN_ERROR.value)
@@ -265,6 +279,7 @@ def score_pairs(
                 "namer_status": pair.namer_status,
                 **{lens: classes[lens] for lens in LENSES},
                 "unscorable_reasons": reasons,
+                "parity_reference_difference": difference,
             }
         )
     return rows
@@ -302,7 +317,10 @@ def _difference_entry(row: dict[str, Any]) -> dict[str, Any] | None:
     parity, reference = row.get("parity"), row.get("reference_parity")
     if reference is None or parity is None or parity == reference:
         return None
-    reason = row["unscorable_reasons"].get("parity")
+    difference = row.get("parity_reference_difference")
+    if difference is None:  # a row written without the field
+        reason = row["unscorable_reasons"].get("parity")
+        difference = difference_class(row["smiles"], row["opsin_smiles"], parity, reason)
     return {
         "id": row["id"],
         "smiles": row["smiles"],
@@ -310,7 +328,7 @@ def _difference_entry(row: dict[str, Any]) -> dict[str, Any] | None:
         "opsin_smiles": row["opsin_smiles"],
         "parity": parity,
         "reference_parity": reference,
-        "difference": difference_class(row["smiles"], row["opsin_smiles"], parity, reason),
+        "difference": difference,
     }
 
 
