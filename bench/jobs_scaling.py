@@ -14,8 +14,8 @@ least 1.7x where the work is CPU-bound; the note column says where it is not.
 * retro: ``chemgauge retro eval --model predictions`` on the seeded 50 outputs per
   target that ``bench/retro_vs_syntheseus.py`` generates for the first N USPTO-50k test
   targets (generation is cached in the work folder and not timed);
-* names: ``chemgauge names coverage`` with the real OPSIN on OPSIN's own name -> InChI test
-  pairs (SMILES from the InChI by RDKit; ``--quick`` takes the first 100);
+* names: listed but not run here: ``bench/names_speed.py`` times ``names coverage --jobs 1``
+  against ``--jobs 2`` on 20,000 pairs beside the reference pipeline, in one run;
 * ocsr: ``chemgauge ocsr run --model osra --run`` on the first N JPO images of the 2020
   review (``--jobs`` = OSRA attempts in flight);
 * p2s: listed but not run here: ``p2s build --jobs`` is timed by ``bench/p2s_build_jobs.py``,
@@ -69,7 +69,6 @@ SIZES = {
     "canon": (150_000, 3_000),
     "forward": (2_500, 40),
     "retro": (1_500, 50),
-    "names": (20_000, 100),  # OPSIN's readable name -> InChI test pairs, cycled
     "ocsr": (12, 2),
 }
 
@@ -81,10 +80,8 @@ NOTES = {
         "stay in the main process."
     ),
     "names": (
-        "--jobs = OPSIN JVMs (beyond the first, started once 2,000 names were answered) and "
-        "matching workers. With the pairs cycled, most of the time is OPSIN reading names "
-        "(each block's names are read back again); matching keys each structure once per "
-        "worker, and runs the tautomer search only where cheaper keys disagree."
+        "bench/names_speed.py times names coverage --jobs 1 against --jobs 2 on 20,000 pairs, "
+        "beside the reference pipeline, in one run."
     ),
     "ocsr": (
         "OSRA subprocesses (--jobs = attempts in flight); per-image time varies widely, so "
@@ -179,33 +176,6 @@ def retro_case(work: Path, n: int) -> Case:
     return Case("retro", n, "targets", arguments)
 
 
-def names_case(work: Path, n: int) -> Case:
-    from rdkit import Chem, RDLogger
-
-    RDLogger.DisableLog("rdApp.*")  # type: ignore[attr-defined]
-    pairs: list[tuple[str, str]] = []
-    for source in sorted((DATA / "opsin" / "name_to_inchi").glob("*.txt")):
-        for line in source.read_text(encoding="utf-8").splitlines():
-            name, _, inchi = line.partition("\t")
-            mol = Chem.MolFromInchi(inchi.strip()) if inchi.strip() else None
-            if name.strip() and not name.startswith("#") and mol is not None:
-                pairs.append((Chem.MolToSmiles(mol), name.strip()))
-    path = work / "pairs.tsv"
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write("id\tsmiles\tname\n")
-        for i in range(n):  # beyond the list, pairs repeat under new ids
-            smiles, name = pairs[i % len(pairs)]
-            handle.write(f"p{i}\t{smiles}\t{name}\n")
-
-    def arguments(jobs: int, out: Path) -> list[str]:
-        return [
-            *("names", "coverage", "--input", str(path), "--out", str(out)),
-            *("--restart", "-q", "--jobs", str(jobs)),
-        ]
-
-    return Case("names", n, "pairs", arguments)
-
-
 def ocsr_case(work: Path, n: int) -> Case:
     import ocsr_jpo  # bench helper: extracts the review's JPO images and references
 
@@ -238,7 +208,6 @@ BUILDERS: dict[str, Callable[[Path, int], Case]] = {
     "canon": canon_case,
     "forward": forward_case,
     "retro": retro_case,
-    "names": names_case,
     "ocsr": ocsr_case,
 }
 

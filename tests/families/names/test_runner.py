@@ -135,3 +135,45 @@ def test_balanced_groups_spread_large_pairs_and_keep_every_pair_once() -> None:
     assert max(loads) <= 1800 + 20  # a peptide alone, not a peptide plus the small pairs
     assert sum(1 for g in groups if peptide in g or peptide[::-1] in g) == 2
     assert runner.balanced_groups(pairs, 1000) == groups, "deterministic"
+
+
+def test_the_run_memo_reads_and_matches_a_repeated_pair_once_and_changes_no_row() -> None:
+    from chemgauge.families.names.runner import ReadBack, RunMemo, score_pairs
+
+    answers = {
+        "ethanol": ReadBack("CCO", "success"),
+        "(2E)-but-2-ene": ReadBack("C/C=C/C", "success"),
+        "propan-2-one": ReadBack(None, "timeout", "OPSIN timed out"),
+    }
+    sent: list[str] = []
+
+    def resolve(names: Sequence[str]) -> list[ReadBack]:
+        sent.extend(names)
+        return [answers[n] for n in names]
+
+    def block(first: int) -> list[NamePair]:
+        return [
+            NamePair(f"p{first}", first + 1, "OCC", "ethanol"),
+            NamePair(f"p{first + 1}", first + 2, "C/C=C/C", "(2E)-but-2-ene"),
+            NamePair(f"p{first + 2}", first + 3, "CC(C)=O", "propan-2-one"),
+        ]
+
+    config = CoverageConfig()
+    memo = RunMemo()
+    with_memo = score_pairs(block(0), resolve, config, memo=memo)
+    with_memo += score_pairs(block(3), resolve, config, memo=memo)
+    # the OPSIN error is sent again (a later block may read it); the answers are not
+    assert sent == ["ethanol", "(2E)-but-2-ene", "propan-2-one", "propan-2-one"]
+    assert set(memo.matches) == {("OCC", "CCO"), ("C/C=C/C", "C/C=C/C")}
+    sent.clear()
+    without = score_pairs(block(0), resolve, config) + score_pairs(block(3), resolve, config)
+    assert with_memo == without
+    assert [r["strict"] for r in with_memo[:3]] == ["rt_valid", "rt_valid", "opsin_error"]
+
+
+def test_a_full_run_memo_forgets_and_refills() -> None:
+    from chemgauge.families.names.runner import ReadBack, RunMemo
+
+    memo = RunMemo(limit=2)
+    memo.keep_answers({n: ReadBack("C", "success") for n in ("methane", "carbane", "CH4")})
+    assert list(memo.answers) == ["CH4"]

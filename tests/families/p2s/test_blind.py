@@ -113,10 +113,10 @@ _CANDIDATE = re.compile(r"^(\d+): (\S+)$", re.M)
 class TrickServer:
     """A fake chat endpoint: structural prior, view looked up from the release files."""
 
-    def __init__(self, data: Path) -> None:
+    def __init__(self, data: Path, directories: tuple[str, ...] = DEFAULT_DIRECTORIES) -> None:
         self.view: dict[str, str] = {}
         self.ordinal: dict[str, int] = {}
-        for directory in DEFAULT_DIRECTORIES:
+        for directory in directories:
             for condition, ids in task_ids(data, directory).items():
                 self.view.update(dict.fromkeys(ids, condition))
             seen: dict[str, int] = {}

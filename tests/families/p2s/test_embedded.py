@@ -118,3 +118,25 @@ def test_property_oracle_earns_the_claim_on_every_directory(tmp_path: Path) -> N
         report = json.loads((out / "property_oracle" / "report.json").read_text())
         for directory in DEFAULT_DIRECTORIES:
             assert report["metrics"]["properties"][directory]["claim"]["use_claim"] is True
+
+
+def test_the_build_secret_ships_nowhere_in_the_package() -> None:
+    """The secret is 64 hex digits whose commitment the manifest publishes: no 64-hex token in
+    any file of the package's p2s folder commits to it, and no private-folder file ships."""
+    import re
+
+    from chemgauge.families.p2s.build import RECORDS, secret_commitment
+    from chemgauge.families.p2s.compute import PROPERTY_JOURNAL
+    from chemgauge.families.p2s.release import SECRET_FILE
+
+    commitment = json.loads((default_data() / MANIFEST).read_text())["secret_sha256"]
+    package = default_data().parents[1]
+    tokens = 0
+    for path in package.rglob("*"):
+        if not path.is_file() or "__pycache__" in path.parts:
+            continue
+        assert path.name not in (SECRET_FILE, RECORDS, PROPERTY_JOURNAL), path
+        for token in re.findall(rb"(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])", path.read_bytes()):
+            tokens += 1
+            assert secret_commitment(token.decode()) != commitment, path
+    assert tokens > 0  # the scan saw the manifest's own hashes

@@ -32,7 +32,13 @@ from chemgauge.eval.provenance import sha256_file, sha256_json
 from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.names.config import DEFAULT_MAX_OPSIN_ERRORS, CoverageConfig
 from chemgauge.families.names.inputs import NamePair, iter_pairs, read_smiles_file
-from chemgauge.families.names.runner import ReadBack, build_report, journal_rows, score_pairs
+from chemgauge.families.names.runner import (
+    ReadBack,
+    RunMemo,
+    build_report,
+    journal_rows,
+    score_pairs,
+)
 from chemgauge.families.names.systems import NAMES_SYSTEMS, build_namer
 from chemgauge.report.runs import REPORT_NAME, ROWS_NAME
 
@@ -198,10 +204,11 @@ def score_coverage(
 
         executor = make_executor(ExecutorConfig(kind="local", jobs=config.jobs, chunk_size=16))
         try:
+            memo = RunMemo()
             with journal:
                 done = 0  # input lines, so resumed and rejected lines count too
                 for block in _blocks(stream, journal, order):
-                    for row in score_pairs(block, resolve, config, executor):
+                    for row in score_pairs(block, resolve, config, executor, memo):
                         journal.write(row)
                     advance(block[-1].line - done)
                     done = block[-1].line

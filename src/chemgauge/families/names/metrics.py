@@ -220,11 +220,13 @@ def classify_parsed(
     spelling (RDKit's canonical tautomer of a Kekulé form can differ from that of the
     aromatic one), so they never go through the memo, which merges spellings."""
     lens_names = tuple(lenses)
-    classes, reasons = classify_keyed(keyed(smiles), keyed(opsin_smiles), lens_names)
+    own = tuple(lens for lens in lens_names if lens not in REFERENCE_LENSES)
+    classes, reasons = classify_keyed(keyed(smiles), keyed(opsin_smiles), own)
     raw = KeyedStructure(smiles, None, None), KeyedStructure(opsin_smiles, None, None)
-    for lens in REFERENCE_LENSES.intersection(lens_names):
-        classes[lens] = _JUDGES[lens](*raw)[0]
-    return classes, reasons
+    for lens in lens_names:
+        if lens in REFERENCE_LENSES:  # keyed once, from the spellings, never the memo's
+            classes[lens] = _JUDGES[lens](*raw)[0]
+    return {lens: classes[lens] for lens in lens_names}, reasons
 
 
 def classify_row(

@@ -7,9 +7,11 @@ the journal in input order (:class:`RowSummary`: per-lens counts and the first
 ``MAX_WRONG_LISTED`` wrong rows and OPSIN errors). What grows with the corpus is a short key
 or an int per pair, never a row: the ids seen (to reject a repeat) and the ids in input
 order, and one journal offset per row while the rows file is written (:func:`journal_rows`).
-OPSIN answers are not shared across blocks: a name repeated far apart is read back once a
-block. Matching runs in size-balanced groups on the executor; each worker keys a structure
-once for every pair and lens it appears in (:func:`~chemgauge.families.names.metrics.keyed`).
+A run's :class:`RunMemo` (bounded) carries OPSIN's answers and the lens classes of each
+matched (input, read-back) pair from block to block, so a name or a pair repeated far apart is
+read back and matched once, by one worker, not once a block by whichever worker draws it.
+Matching runs in size-balanced groups on the executor; each worker keys a structure once for
+every pair and lens it appears in (:func:`~chemgauge.families.names.metrics.keyed`).
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ __all__ = [
     "OPSIN_ERROR_STATUSES",
     "ReadBack",
     "RowSummary",
+    "RunMemo",
     "build_report",
     "confidently_wrong_rows",
     "journal_rows",
@@ -100,7 +103,19 @@ class ReadBack:
 ResolveBatch = Callable[[Sequence[str]], Sequence[ReadBack]]
 
 
-Match = tuple[dict[str, str], dict[str, str]]  # lens -> class, lens -> why unscorable
+# lens -> class, lens -> why unscorable, and why parity and reference_parity differ (or None)
+Match = tuple[dict[str, str], dict[str, str], str | None]
+
+
+def _difference(
+    smiles: str, parsed: str, classes: dict[str, str], reasons: dict[str, str]
+) -> str | None:
+    """Why ``parity`` and ``reference_parity`` differ on a pair, or ``None`` when they agree
+    (judged where the pair is matched, beside the keys it needs)."""
+    parity, reference = classes.get("parity"), classes.get("reference_parity")
+    if parity is None or reference is None or parity == reference:
+        return None
+    return difference_class(smiles, parsed, parity, reasons.get("parity"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,9 +128,37 @@ class ClassifyGroup:
             matches = []
             for smiles, parsed in group:
                 classes, reasons = classify_parsed(smiles, parsed)
-                matches.append(({k: v.value for k, v in classes.items()}, reasons))
+                values = {k: v.value for k, v in classes.items()}
+                matches.append((values, reasons, _difference(smiles, parsed, values, reasons)))
             out.append(matches)
         return out
+
+
+class RunMemo:
+    """OPSIN answers and matched pairs kept across a run's blocks, each bounded by ``limit``
+    entries (full: forgotten, then refilled). Both are pure functions of their key (an
+    OPSIN error is never kept: the name is sent again), so a run's rows are the same bytes
+    with or without it, whatever ``--jobs``."""
+
+    def __init__(self, limit: int = 50_000) -> None:
+        self.limit = limit
+        self.answers: dict[str, ReadBack] = {}
+        self.matches: dict[tuple[str, str], Match] = {}
+
+    def keep_answers(self, answers: dict[str, ReadBack]) -> None:
+        """Keep the answers that are OPSIN's reading of a name (not its failures)."""
+        for name, answer in answers.items():
+            if not answer.opsin_failed:
+                if len(self.answers) >= self.limit:
+                    self.answers.clear()
+                self.answers[name] = answer
+
+    def keep_matches(self, matches: dict[tuple[str, str], Match]) -> None:
+        """Keep the lens classes of matched pairs."""
+        for pair, match in matches.items():
+            if len(self.matches) >= self.limit:
+                self.matches.clear()
+            self.matches[pair] = match
 
 
 def balanced_groups(pairs: Sequence[tuple[str, str]], weight: int) -> list[list[tuple[str, str]]]:
@@ -149,7 +192,7 @@ def _match_all(pairs: list[tuple[str, str]], runner: Executor) -> dict[tuple[str
     for single, result in zip(singles, retried, strict=True):
         if isinstance(result, ItemFailure):
             unscorable = dict.fromkeys(LENSES, RowClass.UNSCORABLE.value)
-            matched[single[0]] = (unscorable, dict.fromkeys(LENSES, _CLASSIFY_FAILED))
+            matched[single[0]] = (unscorable, dict.fromkeys(LENSES, _CLASSIFY_FAILED), None)
         else:
             matched[single[0]] = result[0]
     return matched
@@ -160,10 +203,12 @@ def score_pairs(
     resolve: ResolveBatch,
     config: CoverageConfig,
     executor: Executor | None = None,
+    memo: RunMemo | None = None,
 ) -> list[dict[str, Any]]:
     """Classify every pair; names are read back in one batch of distinct emitted names.
 
-    Distinct (input, read-back) pairs are matched once, on ``executor`` when given.
+    Distinct (input, read-back) pairs are matched once, on ``executor`` when given; with
+    ``memo``, names and pairs an earlier block answered or matched are taken from it.
     """
     emitted = [
         p.name
@@ -176,10 +221,14 @@ def score_pairs(
         if refusal is not None:  # the namer's failure: never sent to OPSIN
             lookup[name] = ReadBack(None, "refused", refusal.message, refusal.code)
     distinct = [name for name in dict.fromkeys(emitted) if name not in lookup]
+    if memo is not None:
+        lookup.update((n, memo.answers[n]) for n in distinct if n in memo.answers)
+        distinct = [name for name in distinct if name not in lookup]
     answers = list(resolve(distinct))
     if len(answers) != len(distinct):
         raise RuntimeError(f"round trip returned {len(answers)} answers for {len(distinct)} names")
-    lookup.update(zip(distinct, answers, strict=True))
+    fresh = dict(zip(distinct, answers, strict=True))
+    lookup.update(fresh)
     to_match = list(
         dict.fromkeys(
             (p.smiles, smiles)
@@ -187,17 +236,26 @@ def score_pairs(
             if p.name in lookup and (smiles := lookup[p.name].smiles)
         )
     )
+    known: dict[tuple[str, str], Match] = {}
+    if memo is not None:
+        known = {pair: memo.matches[pair] for pair in to_match if pair in memo.matches}
+        to_match = [pair for pair in to_match if pair not in known]
     matched = _match_all(to_match, executor or SerialExecutor())
+    if memo is not None:
+        memo.keep_answers(fresh)
+        memo.keep_matches(matched)
+        matched.update(known)
     rows: list[dict[str, Any]] = []
     for pair in pairs:
         answer = lookup.get(pair.name) if pair.name is not None else None
         reasons: dict[str, str] = {}
+        difference: str | None = None
         parsed: bool | None = None
         unparseable: str | None = None
         if answer is None:
             classes = dict.fromkeys(LENSES, RowClass.ABSTAINED.value)
         elif answer.smiles:
-            classes, reasons = matched[(pair.smiles, answer.smiles)]
+            classes, reasons, difference = matched[(pair.smiles, answer.smiles)]
             parsed = True
         elif answer.opsin_failed:
             classes = dict.fromkeys(LENSES, RowClass.OPSIN_ERROR.value)
@@ -221,6 +279,7 @@ def score_pairs(
                 "namer_status": pair.namer_status,
                 **{lens: classes[lens] for lens in LENSES},
                 "unscorable_reasons": reasons,
+                "parity_reference_difference": difference,
             }
         )
     return rows
@@ -258,7 +317,10 @@ def _difference_entry(row: dict[str, Any]) -> dict[str, Any] | None:
     parity, reference = row.get("parity"), row.get("reference_parity")
     if reference is None or parity is None or parity == reference:
         return None
-    reason = row["unscorable_reasons"].get("parity")
+    difference = row.get("parity_reference_difference")
+    if difference is None:  # a row written without the field
+        reason = row["unscorable_reasons"].get("parity")
+        difference = difference_class(row["smiles"], row["opsin_smiles"], parity, reason)
     return {
         "id": row["id"],
         "smiles": row["smiles"],
@@ -266,7 +328,7 @@ def _difference_entry(row: dict[str, Any]) -> dict[str, Any] | None:
         "opsin_smiles": row["opsin_smiles"],
         "parity": parity,
         "reference_parity": reference,
-        "difference": difference_class(row["smiles"], row["opsin_smiles"], parity, reason),
+        "difference": difference,
     }
 
 
