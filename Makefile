@@ -48,7 +48,7 @@ demo: setup
 
 # The p2s task loader and scorer promise a bare Python 3.9+: these modules (all they import)
 # must need nothing newer (tests/families/p2s/test_scoring.py checks the list is complete).
-STDLIB_39 := src/chemgauge/__init__.py src/chemgauge/errors.py \
+STDLIB_39 := src/chemgauge/__init__.py src/chemgauge/errors.py src/chemgauge/exports.py \
 	src/chemgauge/registry.py src/chemgauge/families/__init__.py src/chemgauge/families/p2s/__init__.py \
 	src/chemgauge/families/p2s/spec.py src/chemgauge/families/p2s/taskfile.py \
 	src/chemgauge/families/p2s/scoring.py src/chemgauge/eval/__init__.py \
@@ -98,9 +98,9 @@ results: $(STAMP)
 # tests in pyproject.toml's [tool.mutmut]); writes bench/results/mutation.json, renders
 # RESULTS.md, fails below 90% for a module. A run from scratch (no mutants/ cache), two
 # mutmut children as on CI's two cores; verdicts independent of load and of Hypothesis's
-# draw (bench/mutation.py's docstring). .ci/run runs it after `make test`, so CI's total is
-# the suite plus one full run, whose wall time bench/mutation.py prints and records in
-# bench/results/mutation.json ("The run took ... min on 2 cores").
+# draw (bench/mutation.py's docstring). A full run's wall time is printed and recorded in
+# bench/results/mutation.json ("The run took ... min on 2 cores"); .ci/run runs `make test`
+# only until a full run on the current code is recorded.
 MUTATION_CHILDREN ?= 2
 mutation: $(STAMP)
 	$(BIN)/python bench/mutation.py --max-children $(MUTATION_CHILDREN)
