@@ -24,7 +24,6 @@ from chemgauge.families.forward.config import DEFAULT_OUT, BenchmarkConfig, Enum
 from chemgauge.families.forward.corpus import demo_corpus_path
 from chemgauge.families.forward.enumeration import Enumeration, Note, ProgressBar, enumerate_file
 from chemgauge.families.forward.runner import check_answered, run_benchmark
-from chemgauge.families.forward.systems import SystemOptions
 
 __all__ = ["benchmark", "enumerate_candidates"]
 
@@ -33,18 +32,6 @@ PathLike = str | Path
 
 def _path(value: PathLike | None) -> Path | None:
     return None if value is None else Path(value)
-
-
-def outside_options(config: BenchmarkConfig) -> SystemOptions:
-    """The system options an outside-model run builds its system from."""
-    return SystemOptions(
-        predictions=config.predictions,
-        src=config.src,
-        command=config.command,
-        batch_size=config.batch_size,
-        timeout=config.timeout,
-        strict=config.strict,
-    )
 
 
 def benchmark(
