@@ -99,8 +99,8 @@ results: $(STAMP)
 # RESULTS.md, fails below 90% for a module. A run from scratch (no mutants/ cache), two
 # mutmut children as on CI's two cores; verdicts independent of load and of Hypothesis's
 # draw (bench/mutation.py's docstring). A full run's wall time is printed and recorded in
-# bench/results/mutation.json ("The run took ... min on 2 cores"); .ci/run runs `make test`
-# only until a full run on the current code is recorded.
+# bench/results/mutation.json ("The run took ... min on 2 cores"); .ci/run runs it after
+# `make test`.
 MUTATION_CHILDREN ?= 2
 mutation: $(STAMP)
 	$(BIN)/python bench/mutation.py --max-children $(MUTATION_CHILDREN)
