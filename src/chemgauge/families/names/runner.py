@@ -225,15 +225,15 @@ def score_pairs(
         for p in pairs
         if p.name is not None and not is_abstention(p.name, config.abstain_marker)
     ]
+    names = list(dict.fromkeys(emitted))
     lookup: dict[str, ReadBack] = {}
-    for name in dict.fromkeys(emitted):
-        refusal = name_refusal(name)
+    if memo is not None:  # OPSIN's answers to names an earlier block sent (never refused)
+        lookup.update((n, memo.answers[n]) for n in names if n in memo.answers)
+    for name in names:
+        refusal = None if name in lookup else name_refusal(name)
         if refusal is not None:  # the namer's failure: never sent to OPSIN
             lookup[name] = ReadBack(None, "refused", refusal.message, refusal.code)
-    distinct = [name for name in dict.fromkeys(emitted) if name not in lookup]
-    if memo is not None:
-        lookup.update((n, memo.answers[n]) for n in distinct if n in memo.answers)
-        distinct = [name for name in distinct if name not in lookup]
+    distinct = [name for name in names if name not in lookup]
     answers = list(resolve(distinct))
     if len(answers) != len(distinct):
         raise RuntimeError(f"round trip returned {len(answers)} answers for {len(distinct)} names")
