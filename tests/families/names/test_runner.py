@@ -177,3 +177,13 @@ def test_a_full_run_memo_forgets_and_refills() -> None:
     memo = RunMemo(limit=2)
     memo.keep_answers({n: ReadBack("C", "success") for n in ("methane", "carbane", "CH4")})
     assert list(memo.answers) == ["CH4"]
+
+
+def test_balanced_groups_keep_the_pairs_of_one_input_together() -> None:
+    # Two names of one structure read back two ways: one worker keys the input for both.
+    pairs = [(f"C{'C' * i}O", read) for i in range(40) for read in ("OC" + "C" * i, "x")]
+    groups = runner.balanced_groups(pairs, 400)
+    assert len(groups) > 1
+    assert sorted(p for g in groups for p in g) == sorted(pairs)
+    home = {smiles: i for i, g in enumerate(groups) for smiles, _ in g}
+    assert all(pair in groups[home[pair[0]]] for pair in pairs)

@@ -75,8 +75,10 @@ MAX_WRONG_LISTED = 200
 OPSIN_ERROR_STATUSES = frozenset({"exception", "timeout", "crashed", "skipped"})
 
 # Matching work per group, in SMILES characters (a proxy for atoms): groups are filled
-# heaviest pair first, so one large peptide does not hold a worker while the others idle.
-_GROUP_WEIGHT = 4000
+# heaviest pair first, so one large peptide does not hold a worker while the others idle,
+# and small, because a tautomer search's cost varies far more than its SMILES' length: many
+# groups leave a short tail on the last worker.
+_GROUP_WEIGHT = 1000
 _CLASSIFY_FAILED = "classification_failed"
 # Where the complete lists are (the envelope's ``rows_file`` names the file).
 COMPLETE_LISTS = (
@@ -164,17 +166,40 @@ class RunMemo:
             self.matches[pair] = match
 
 
+def _clusters(pairs: Sequence[tuple[str, str]], sizes: list[int], weight: int) -> list[list[int]]:
+    """Positions of the pairs, those with one input structure together (a worker then keys
+    it once for all of them), a cluster split where it would outweigh ``weight``."""
+    by_input: dict[str, list[int]] = {}
+    for position, (smiles, _) in enumerate(pairs):
+        by_input.setdefault(smiles, []).append(position)
+    clusters: list[list[int]] = []
+    for members in by_input.values():
+        current: list[int] = []
+        load = 0
+        for position in members:
+            if current and load + sizes[position] > weight:
+                clusters.append(current)
+                current, load = [], 0
+            current.append(position)
+            load += sizes[position]
+        clusters.append(current)
+    return clusters
+
+
 def balanced_groups(pairs: Sequence[tuple[str, str]], weight: int) -> list[list[tuple[str, str]]]:
-    """Split pairs into groups of similar total size (heaviest first into the lightest
-    group); deterministic, and each pair lands in exactly one group."""
+    """Split pairs into groups of similar total size (pairs of one input structure together,
+    heaviest cluster first into the lightest group); deterministic, and each pair lands in
+    exactly one group."""
     sizes = [len(a) + len(b) for a, b in pairs]
     count = max(1, min(len(pairs), math.ceil(sum(sizes) / weight)))
     heap = [(0, index) for index in range(count)]
     groups: list[list[tuple[str, str]]] = [[] for _ in range(count)]
-    for position in sorted(range(len(pairs)), key=lambda i: (-sizes[i], i)):
+    clusters = _clusters(pairs, sizes, weight)
+    loads = [sum(sizes[position] for position in cluster) for cluster in clusters]
+    for number in sorted(range(len(clusters)), key=lambda i: (-loads[i], clusters[i][0])):
         load, index = heapq.heappop(heap)
-        groups[index].append(pairs[position])
-        heapq.heappush(heap, (load + sizes[position], index))
+        groups[index].extend(pairs[position] for position in clusters[number])
+        heapq.heappush(heap, (load + loads[number], index))
     return [group for group in groups if group]
 
 
