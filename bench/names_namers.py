@@ -127,6 +127,7 @@ def main() -> None:
         began[namer] = time.perf_counter()
         command = ["names", "coverage", "--namer", namer, "--smiles", str(source)]
         command += ["--out", str(args.out / namer), "-j", "1", "-q", "--restart"]
+        command += ["--reference-lenses"]  # the agreement check below needs them
         procs[namer] = subprocess.Popen(_chemgauge(*command), env=_env())
     wall: dict[str, float] = {}
     for namer, proc in procs.items():
@@ -184,7 +185,8 @@ def main() -> None:
             "names_namers",
             title="the open namers (Orthonym, openclatura, nispo) on one fixed set",
             method=(
-                f"chemgauge names coverage --namer NAME -j 1 on bench/data/names_namers.smi "
+                "chemgauge names coverage --namer NAME -j 1 --reference-lenses on "
+                "bench/data/names_namers.smi "
                 f"({count} structures: 1,000 distinct USPTO-50k test products and the "
                 "structures of OPSIN's test names), the three namers run at once, each in its "
                 "own environment with its defaults; orthonym.metrics.coverage_metrics run in "

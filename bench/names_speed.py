@@ -3,16 +3,23 @@
 ``chemgauge names coverage`` of 1,000 and of 20,000 given names, end to end in a fresh
 process each, against the reference pipeline on the same pairs: py2opsin's batch call plus
 orthonym.metrics.coverage_metrics (``classify_row`` and ``aggregate``), run in Orthonym's own
-environment by bench/names_reference_pipeline.py (``make namers`` installs it). At 20,000
-names ``--jobs 1`` and ``--jobs 2`` run too. The pairs are OPSIN's own name -> InChI test
-pairs whose InChI RDKit reads (SMILES from the InChI, read from ../shared/data, never
-copied), in file order; 20,000 repeats that list under new ids, as bench/jobs_scaling.py
-does. Runs go in the order reference, --jobs 2, --jobs 1 (at 20,000), repeated
-``--repeats`` times; each figure is the median. Each chemgauge run's reference-lens counts
-must equal the reference pipeline's aggregate exactly (exit 1 if not), and the rows files of
-``--jobs 1`` and ``--jobs 2`` must be the same bytes.
+environment by bench/names_reference_pipeline.py (``make namers`` installs it). The pairs are
+OPSIN's own name -> InChI test pairs whose InChI RDKit reads (SMILES from the InChI, read
+from ../shared/data, never copied), in file order; 20,000 repeats that list under new ids,
+as bench/jobs_scaling.py does.
 
-Targets: chemgauge (default ``--jobs 2``) at least 5x faster than the reference pipeline at
+The headline figures time the default run (lenses ``parity``, ``strict``, ``exact``). The
+same run with ``--reference-lenses`` (the module's two matchers as written, a canonical
+tautomer search per structure, as the reference pipeline does) is timed too and recorded
+as extra figures. At 20,000 names ``--jobs 1`` and ``--jobs 2`` run in both modes. Runs go
+in the order reference, default --jobs 2, default --jobs 1, --reference-lenses --jobs 2,
+--reference-lenses --jobs 1 (the ``--jobs 1`` runs at 20,000 only), repeated ``--repeats``
+times; each figure is the median. Checks (exit 1 if one fails): each --reference-lenses
+run's reference-lens counts equal the reference pipeline's aggregate exactly; the default
+run's counts under its three lenses equal the --reference-lenses run's; the rows files of
+``--jobs 1`` and ``--jobs 2`` are the same bytes.
+
+Targets: the default run (``--jobs 2``) at least 5x faster than the reference pipeline at
 1,000 and at 20,000 names; ``--jobs 2`` at least 1.7x faster than ``--jobs 1`` at 20,000.
 
     .venv/bin/python bench/names_speed.py               # 1 repeat, recorded
@@ -100,9 +107,10 @@ def reference_python() -> Path:
     return Path(find_env("orthonym").python)
 
 
-def chemgauge(pairs: Path, out: Path, jobs: int) -> tuple[Timing, dict[str, Any]]:
+def chemgauge(pairs: Path, out: Path, jobs: int, reference: bool) -> tuple[Timing, dict[str, Any]]:
     command = [sys.executable, "-m", "chemgauge", "names", "coverage", "--input", str(pairs)]
     command += ["--out", str(out), "--restart", "-q", "--jobs", str(jobs)]
+    command += ["--reference-lenses"] if reference else []
     timing, _ = timed(command, {**os.environ, "PYTHONPATH": str(REPO / "src")})
     return timing, json.loads((out / "report.json").read_text())["metrics"]
 
@@ -113,6 +121,25 @@ def median(timings: list[Timing]) -> Timing:
         statistics.median(t.cpu_s for t in timings),
         statistics.median(t.load for t in timings),
     )
+
+
+#: The chemgauge runs: (label, --reference-lenses), each at --jobs 2, and --jobs 1 too at
+#: the largest size.
+MODES = (("default", False), ("with-reference", True))
+
+
+def _same_counts(default: dict[str, Any], full: dict[str, Any]) -> list[str]:
+    """Where the default run's counts differ from the --reference-lenses run's (empty: none)."""
+    return [
+        f"{lens} counts differ with --reference-lenses"
+        for lens, block in default["lenses"].items()
+        if block["counts"] != full["lenses"][lens]["counts"]
+    ]
+
+
+def _ratio(name: str, slow: Timing, fast: Timing, target: str | None, detail: str) -> Any:
+    value = round(slow.wall_s / fast.wall_s, 2)
+    return figure("names", name, value, "x", target=target, detail=detail)
 
 
 def main() -> None:
@@ -133,60 +160,69 @@ def main() -> None:
         for n in args.sizes:
             path = work / f"pairs-{n}.tsv"
             write_pairs(path, pairs, n)
-            runs: dict[str, list[Timing]] = {"reference": [], "jobs2": [], "jobs1": []}
+            runs: dict[str, list[Timing]] = {"reference": []}
+            jobs_list = (2, 1) if n == jobs_size else (2,)
             for _ in range(args.repeats):
                 script = str(REPO / "bench" / "names_reference_pipeline.py")
                 timing, stdout = timed([str(python), "-I", script, str(path), scratch])
                 runs["reference"].append(timing)
                 reference = json.loads(stdout)
-                for jobs in (2, 1) if n == jobs_size else (2,):
-                    timing, metrics = chemgauge(path, work / f"out-{n}-{jobs}", jobs)
-                    runs[f"jobs{jobs}"].append(timing)
-                    problems += [f"{n} --jobs {jobs}: {p}" for p in _agreement(metrics, reference)]
-                if n == jobs_size:
-                    one, two = (work / f"out-{n}-{j}" / "rows.jsonl" for j in (1, 2))
-                    if one.read_bytes() != two.read_bytes():
-                        problems.append(f"{n}: rows of --jobs 1 and --jobs 2 differ")
-            ref, two = median(runs["reference"]), median(runs["jobs2"])
+                for label, with_reference in MODES:
+                    for jobs in jobs_list:
+                        out = work / f"out-{n}-{label}-{jobs}"
+                        timing, metrics = chemgauge(path, out, jobs, with_reference)
+                        runs.setdefault(f"{label} jobs{jobs}", []).append(timing)
+                        where = f"{n} {label} --jobs {jobs}"
+                        if with_reference:
+                            problems += [f"{where}: {p}" for p in _agreement(metrics, reference)]
+                            default = json.loads(
+                                (work / f"out-{n}-default-{jobs}" / "report.json").read_text()
+                            )["metrics"]
+                            problems += [f"{where}: {p}" for p in _same_counts(default, metrics)]
+                    if n == jobs_size:
+                        one, two = (work / f"out-{n}-{label}-{j}" / "rows.jsonl" for j in (1, 2))
+                        if one.read_bytes() != two.read_bytes():
+                            problems.append(f"{n} {label}: rows of --jobs 1 and --jobs 2 differ")
             loads += [t.load for ts in runs.values() for t in ts]
-            print(
-                f"{n:>6} names: reference {ref.wall_s:.1f} s ({ref.cpu_s:.1f} CPU s), "
-                f"chemgauge --jobs 2 {two.wall_s:.1f} s ({two.cpu_s:.1f} CPU s): "
-                f"{ref.wall_s / two.wall_s:.2f}x",
-                file=sys.stderr,
-            )
-            figures.append(
-                figure(
-                    "names",
-                    f"names coverage of {n:,} names, reference pipeline wall over this code's",
-                    round(ref.wall_s / two.wall_s, 2),
-                    "x",
-                    target=">= 5",
-                    detail=(
-                        f"py2opsin batch + orthonym.metrics.coverage_metrics {ref.wall_s:.1f} s, "
-                        f"names coverage --jobs 2 {two.wall_s:.1f} s; CPU {ref.cpu_s:.1f} / "
-                        f"{two.cpu_s:.1f} s; median of {args.repeats}"
-                    ),
-                )
-            )
-            if runs["jobs1"]:
-                one = median(runs["jobs1"])
+            ref = median(runs["reference"])
+            for label, _with in MODES:
+                two = median(runs[f"{label} jobs2"])
+                flag = "" if label == "default" else " --reference-lenses"
                 print(
-                    f"{n:>6} names: --jobs 1 {one.wall_s:.1f} s ({one.cpu_s:.1f} CPU s), "
+                    f"{n:>6} names: reference {ref.wall_s:.1f} s ({ref.cpu_s:.1f} CPU s), "
+                    f"chemgauge{flag} --jobs 2 {two.wall_s:.1f} s ({two.cpu_s:.1f} CPU s): "
+                    f"{ref.wall_s / two.wall_s:.2f}x",
+                    file=sys.stderr,
+                )
+                lenses = "parity, strict, exact" if label == "default" else "all five lenses"
+                figures.append(
+                    _ratio(
+                        f"names coverage{flag} of {n:,} names, reference pipeline wall over "
+                        "this code's",
+                        ref,
+                        two,
+                        ">= 5" if label == "default" else None,
+                        f"py2opsin batch + orthonym.metrics.coverage_metrics {ref.wall_s:.1f} s, "
+                        f"names coverage{flag} --jobs 2 ({lenses}) {two.wall_s:.1f} s; CPU "
+                        f"{ref.cpu_s:.1f} / {two.cpu_s:.1f} s; median of {args.repeats}",
+                    )
+                )
+                if n != jobs_size:
+                    continue
+                one = median(runs[f"{label} jobs1"])
+                print(
+                    f"{n:>6} names{flag}: --jobs 1 {one.wall_s:.1f} s ({one.cpu_s:.1f} CPU s), "
                     f"--jobs 2 over --jobs 1 {one.wall_s / two.wall_s:.2f}x",
                     file=sys.stderr,
                 )
                 figures.append(
-                    figure(
-                        "names",
-                        f"names coverage --jobs 2 over --jobs 1 ({n:,} names)",
-                        round(one.wall_s / two.wall_s, 2),
-                        "x",
-                        target=">= 1.7",
-                        detail=(
-                            f"{one.wall_s:.1f} s -> {two.wall_s:.1f} s; CPU {one.cpu_s:.1f} / "
-                            f"{two.cpu_s:.1f} s; rows the same bytes; median of {args.repeats}"
-                        ),
+                    _ratio(
+                        f"names coverage{flag} --jobs 2 over --jobs 1 ({n:,} names)",
+                        one,
+                        two,
+                        ">= 1.7" if label == "default" else None,
+                        f"{one.wall_s:.1f} s -> {two.wall_s:.1f} s; CPU {one.cpu_s:.1f} / "
+                        f"{two.cpu_s:.1f} s; rows the same bytes; median of {args.repeats}",
                     )
                 )
     for problem in problems:
@@ -201,7 +237,9 @@ def main() -> None:
                 "OPSIN's name -> InChI test pairs (20,000: the list repeated under new ids); "
                 "each run a fresh process, in the order reference pipeline (py2opsin batch + "
                 "orthonym.metrics.coverage_metrics in Orthonym's environment), names coverage "
-                "--jobs 2, --jobs 1; reference-lens counts checked equal to the module's"
+                "(default lenses) --jobs 2, --jobs 1, names coverage --reference-lenses --jobs "
+                "2, --jobs 1; reference-lens counts checked equal to the module's, the default "
+                "run's counts equal to the --reference-lenses run's"
             ),
             figures=figures,
             load=f"{min(loads):.1f} -> {max(loads):.1f}",

@@ -87,8 +87,10 @@ def make_names_run(
     opsin: Mapping[str, str] = FAKE_OPSIN,
     input_path: Path | None = None,
     max_opsin_errors: float = 0.01,
+    reference_lenses: bool = False,
 ) -> Path:
-    """Write rows.jsonl and report.json exactly as ``chemgauge names coverage`` does."""
+    """Write rows.jsonl and report.json exactly as ``chemgauge names coverage`` does
+    (``reference_lenses``: as ``--reference-lenses`` does)."""
     run_dir.mkdir(parents=True, exist_ok=True)
     source = input_path or write_pairs(run_dir / "pairs.jsonl", smiles, names)
     # ``input_path`` reuses an existing pairs file (and its names) as the run's input.
@@ -105,7 +107,7 @@ def make_names_run(
             for n in batch
         ]
 
-    config = CoverageConfig(max_opsin_errors=max_opsin_errors)
+    config = CoverageConfig(max_opsin_errors=max_opsin_errors, reference_lenses=reference_lenses)
     rows = score_pairs(pairs, resolve, config)
     report = build_report(
         rows,
@@ -129,5 +131,9 @@ def names_run(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def two_runs(tmp_path: Path) -> tuple[Path, Path]:
-    """Runs A and B of two namers over the same structures (different pairs files)."""
-    return make_names_run(tmp_path / "run_a", NAMES_A), make_names_run(tmp_path / "run_b", NAMES_B)
+    """Runs A and B of two namers over the same structures (different pairs files), with
+    the reference lenses."""
+    return (
+        make_names_run(tmp_path / "run_a", NAMES_A, reference_lenses=True),
+        make_names_run(tmp_path / "run_b", NAMES_B, reference_lenses=True),
+    )

@@ -77,9 +77,9 @@ def test_report_loads_cleanly_and_shows_key_elements(tmp_path: Path) -> None:
     assert _console_messages(dom.stderr) == []
     for anchor in ("headline", "lenses", "breakdowns", "failures", "provenance"):
         assert f'id="{anchor}"' in dom.stdout, anchor
-    # coverage, round-trip valid under five lenses (parity, strict, exact and the two
-    # reference lenses), confidently wrong
-    assert dom.stdout.count('class="card"') == 7
+    # coverage, round-trip valid under the three lenses a run computes by default (parity,
+    # strict, exact; the reference lenses only with --reference-lenses), confidently wrong
+    assert dom.stdout.count('class="card"') == 5
     assert dom.stdout.count('class="plot"') == 4
     assert dom.stdout.count('class="mol"') + dom.stdout.count("class='mol'") >= 6
 

@@ -61,13 +61,8 @@ def test_only_what_decides_a_class_is_described() -> None:
     assert described == {
         "abstain_markers": ["?", "n/a"],
         "pin_pct": 97.5,
-        "lenses": {
-            "parity": "parity",
-            "strict": "strict_key",
-            "exact": "inchikey",
-            "reference_parity": "orthonym_reference.parity",
-            "reference_strict": "orthonym_reference.strict",
-        },
+        "lenses": {"parity": "parity", "strict": "strict_key", "exact": "inchikey"},
+        "reference_lenses": False,
         "max_opsin_errors": 0.01,
     }
     timing = CoverageConfig(
@@ -75,6 +70,23 @@ def test_only_what_decides_a_class_is_described() -> None:
     )
     assert timing.describe() == described
     assert CoverageConfig(abstain_marker=("?",), pin_pct=97.5).describe() != described
+
+
+def test_the_reference_lenses_are_opt_in_and_part_of_the_config() -> None:
+    off, on = CoverageConfig(), CoverageConfig(reference_lenses=True)
+    assert off.lenses == ("parity", "strict", "exact")
+    assert on.lenses == ("parity", "strict", "exact", "reference_parity", "reference_strict")
+    assert on.describe()["lenses"] == {
+        "parity": "parity",
+        "strict": "strict_key",
+        "exact": "inchikey",
+        "reference_parity": "orthonym_reference.parity",
+        "reference_strict": "orthonym_reference.strict",
+    }
+    assert on.describe()["reference_lenses"] is True
+    # The flag changes the rows, so it changes the run's config hash (no resume across it).
+    assert on.describe() != off.describe()
+    assert CoverageConfig.from_flags({"reference_lenses": True}) == on
 
 
 def test_the_api_flags_are_checked_by_name() -> None:

@@ -12,7 +12,14 @@ from chemgauge.errors import InputFileError
 from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.names.config import CoverageConfig
 from chemgauge.families.names.inputs import NamePair, read_pairs
-from chemgauge.families.names.metrics import LENSES, RowClass, RowResult, aggregate, classify_parsed
+from chemgauge.families.names.metrics import (
+    LENSES,
+    OWN_LENSES,
+    RowClass,
+    RowResult,
+    aggregate,
+    classify_parsed,
+)
 from chemgauge.families.names.reference import DIFFERENCE_CLASSES, difference_class
 from chemgauge.families.names.refusals import name_refusal
 from chemgauge.families.names.runner import ReadBack, score_pairs
@@ -32,8 +39,9 @@ def resolve(names: Sequence[str]) -> list[ReadBack]:
 
 
 def _report(pairs: list[NamePair], **flags: object) -> dict:
-    rows = score_pairs(pairs, resolve, CoverageConfig(**flags))  # type: ignore[arg-type]
-    return aggregate(RowResult.from_row(r, tuple(LENSES)) for r in rows)
+    config = CoverageConfig(**flags)  # type: ignore[arg-type]
+    rows = score_pairs(pairs, resolve, config)
+    return aggregate((RowResult.from_row(r, config.lenses) for r in rows), lenses=config.lenses)
 
 
 def _right(count: int) -> list[NamePair]:
@@ -46,10 +54,11 @@ def _refused(count: int, start: int) -> list[NamePair]:
     return [NamePair(str(start + i), start + i + 2, "C", bad[i % len(bad)]) for i in range(count)]
 
 
-def test_99_right_and_1_refused_is_99_of_100_with_1_unparseable() -> None:
-    report = _report(_right(99) + _refused(1, 99))
+@pytest.mark.parametrize("reference_lenses", [False, True])
+def test_99_right_and_1_refused_is_99_of_100_with_1_unparseable(reference_lenses: bool) -> None:
+    report = _report(_right(99) + _refused(1, 99), reference_lenses=reference_lenses)
     assert report["total"] == 100
-    for lens in ("parity", "strict", "exact"):
+    for lens in CoverageConfig(reference_lenses=reference_lenses).lenses:
         block = report["lenses"][lens]
         assert block["abs_rt_valid"]["count"] == 99 and block["abs_rt_valid"]["n"] == 100
         assert block["coverage"]["n"] == 100 and block["coverage"]["count"] == 100
@@ -57,9 +66,10 @@ def test_99_right_and_1_refused_is_99_of_100_with_1_unparseable() -> None:
         assert block["counts"]["opsin_error"] == 0
 
 
-def test_20_refused_give_80_of_100() -> None:
-    report = _report(_right(80) + _refused(20, 80))
-    for lens in ("parity", "strict", "exact"):
+@pytest.mark.parametrize("reference_lenses", [False, True])
+def test_20_refused_give_80_of_100(reference_lenses: bool) -> None:
+    report = _report(_right(80) + _refused(20, 80), reference_lenses=reference_lenses)
+    for lens in CoverageConfig(reference_lenses=reference_lenses).lenses:
         block = report["lenses"][lens]
         assert (block["abs_rt_valid"]["count"], block["abs_rt_valid"]["n"]) == (80, 100)
         assert block["counts"]["unparseable"] == 20
@@ -109,7 +119,7 @@ def test_a_genuine_opsin_failure_is_in_total_and_never_credited() -> None:
 
     pairs = _right(4)
     rows = score_pairs(pairs, timing_out, CoverageConfig())
-    report = aggregate(RowResult.from_row(r, tuple(LENSES)) for r in rows)
+    report = aggregate(RowResult.from_row(r, OWN_LENSES) for r in rows)
     assert report["opsin_error"] == 1
     strict = report["lenses"]["strict"]
     assert (strict["abs_rt_valid"]["count"], strict["abs_rt_valid"]["n"]) == (3, 4)
@@ -192,10 +202,9 @@ def test_the_report_lists_every_parity_reference_difference_with_its_class() -> 
         NamePair("2", 3, "CC=CC", "but-2-ene"),
     ]
     answers = {"(2E)-but-2-ene": "CC=CC", "but-2-ene": "CC=CC"}
-    rows = score_pairs(
-        pairs, lambda ns: [ReadBack(answers[n], "success") for n in ns], CoverageConfig()
-    )
-    summary = RowSummary()
+    config = CoverageConfig(reference_lenses=True)
+    rows = score_pairs(pairs, lambda ns: [ReadBack(answers[n], "success") for n in ns], config)
+    summary = RowSummary(config.lenses)
     for row in rows:
         summary.add(row)
     listed = summary.listings()
@@ -217,3 +226,79 @@ def test_the_reference_lens_judges_the_spellings_as_given() -> None:
     classes, _ = classify_parsed(smiles, read_back, ("parity", "reference_parity"))
     assert classes["reference_parity"] == RowClass.CONFIDENTLY_WRONG
     assert classes["parity"] == RowClass.RT_VALID
+
+
+# The reference lenses (a canonical-tautomer search per structure) are opt-in.
+# (2E)-but-2-ene read back without its stereo: parity forgives it, reference_parity does not.
+_STEREO_PAIRS = [
+    NamePair("1", 2, "C/C=C/C", "(2E)-but-2-ene"),
+    NamePair("2", 3, "CC=CC", "but-2-ene"),
+    NamePair("3", 4, "CCO", "propane"),  # confidently wrong under every lens
+]
+_STEREO_ANSWERS = {"(2E)-but-2-ene": "CC=CC", "but-2-ene": "CC=CC", "propane": "CCC"}
+
+
+def _stereo_rows(reference_lenses: bool) -> list[dict]:
+    return score_pairs(
+        _STEREO_PAIRS,
+        lambda ns: [ReadBack(_STEREO_ANSWERS[n], "success") for n in ns],
+        CoverageConfig(reference_lenses=reference_lenses),
+    )
+
+
+def test_without_the_flag_rows_have_no_reference_columns() -> None:
+    from chemgauge.families.names.runner import listings_of
+
+    rows = _stereo_rows(False)
+    for row in rows:
+        assert not {"reference_parity", "reference_strict", "parity_reference_difference"} & set(
+            row
+        )
+        assert set(LENSES) & set(row) == set(OWN_LENSES)
+    listed = listings_of(rows, OWN_LENSES)
+    # not computed is null, never an empty list (which would say "no differences")
+    assert listed["parity_reference_differences"] is None
+    assert listed["parity_reference_by_class"] is None
+
+
+def test_with_the_flag_the_own_lenses_count_as_without_it() -> None:
+    off, on = _stereo_rows(False), _stereo_rows(True)
+    assert [r["reference_parity"] for r in on] == [
+        "confidently_wrong",
+        "rt_valid",
+        "confidently_wrong",
+    ]
+    assert [r["parity_reference_difference"] for r in on] == ["stereo_omitted", None, None]
+    for a, b in zip(off, on, strict=True):
+        assert {k: v for k, v in b.items() if k in off[0]} == a
+    tally_off = aggregate((RowResult.from_row(r, OWN_LENSES) for r in off), lenses=OWN_LENSES)
+    tally_on = aggregate((RowResult.from_row(r, tuple(LENSES)) for r in on), lenses=LENSES)
+    for lens in OWN_LENSES:
+        assert tally_on["lenses"][lens] == tally_off["lenses"][lens]
+    assert tally_on["lenses"]["reference_parity"]["counts"]["rt_valid"] == 1
+    assert "reference_parity" not in tally_off["lenses"]
+
+
+def test_the_report_shows_the_reference_lenses_only_when_computed(tmp_path: Path) -> None:
+    from tests.report.conftest import NAMES_B, make_names_run
+
+    from chemgauge.families.names.adapter import NamesAdapter
+    from chemgauge.report.loading import load_run
+
+    adapter = NamesAdapter()
+    for reference in (False, True):
+        run = load_run(
+            make_names_run(tmp_path / str(reference), NAMES_B, reference_lenses=reference)
+        )
+        assert run.envelope.config["coverage"]["reference_lenses"] is reference
+        assert ("reference_parity" in run.metrics["lenses"]) is reference
+        assert ("rt_valid[reference_parity]" in adapter.hit_metrics(run)) is reference
+        (section, *_) = adapter.sections(run, max_failures=5)
+        titles = [table.title for table in section.tables]
+        assert ("Rates under the reference lenses" in titles) is reference
+        # verify recomputes the same block from the rows, with or without the flag
+        recomputed = adapter.recompute(run).sections
+        assert recomputed["lenses"] == run.metrics["lenses"]
+        by_class = run.metrics["parity_reference_by_class"]
+        assert recomputed["parity_reference_by_class"] == by_class
+        assert (by_class is not None) is reference

@@ -439,7 +439,7 @@ def test_a_rows_file_row_reads_back_as_the_result_it_records() -> None:
         pairs, lambda ns: [ReadBack(fake(n), "success" if fake(n) else "failure") for n in ns],
         CoverageConfig(),
     )  # fmt: skip
-    lenses = tuple(LENSES)
+    lenses = OURS  # a run's default: the reference lenses only with --reference-lenses
     for pair, row in zip(pairs, rows, strict=True):
         result = RowResult.from_row(row, lenses)
         assert result == classify_row(pair.smiles, pair.name, fake)
@@ -455,14 +455,15 @@ def test_a_rows_file_row_reads_back_as_the_result_it_records() -> None:
 
 
 def test_tally_counts_every_repeat_of_an_opsin_error_and_of_a_reason() -> None:
+    every = tuple(LENSES)
     rows = [
-        classify_row("CCO", "timed out", fake),
-        classify_row("CCC", "timed out", fake),
-        classify_row("*CC", "ethyl", fake),  # no key: unscorable under every lens of ours
-        classify_row("*C", "methyl", lambda n: "*C"),
-        classify_row("CCO", "ethanol", fake),
+        classify_row("CCO", "timed out", fake, lenses=every),
+        classify_row("CCC", "timed out", fake, lenses=every),
+        classify_row("*CC", "ethyl", fake, lenses=every),  # no key: unscorable under ours
+        classify_row("*C", "methyl", lambda n: "*C", lenses=every),
+        classify_row("CCO", "ethanol", fake, lenses=every),
     ]
-    report = aggregate(rows)
+    report = aggregate(rows, lenses=every)
     assert (report["total"], report["opsin_error"]) == (5, 2)
     for lens in OURS:
         block = report["lenses"][lens]
@@ -517,7 +518,7 @@ def test_a_refused_name_is_unparseable_with_its_code_and_never_sent() -> None:
         assert row == RowResult("CCO", name, True, False, None, {"strict": U, "exact": U}, {}, code)
     assert sent == []
     # every lens of the run, not only ours
-    row = classify_row("CCO", "eth\u200banol", recording)
+    row = classify_row("CCO", "eth\u200banol", recording, lenses=tuple(LENSES))
     assert dict(row.classes) == dict.fromkeys(LENSES, U) and sent == []
 
 

@@ -17,7 +17,7 @@ from chemgauge.errors import BackendError, ConfigError
 from chemgauge.eval.executors import ExecutorConfig, make_executor
 from chemgauge.families.names.config import CoverageConfig
 from chemgauge.families.names.inputs import NamePair
-from chemgauge.families.names.metrics import LENSES
+from chemgauge.families.names.metrics import OWN_LENSES
 from chemgauge.families.names.runner import ReadBack, score_pairs
 
 pytestmark = pytest.mark.external
@@ -107,9 +107,9 @@ def test_opsin_reproduces_its_own_test_pairs() -> None:
     assert not any(r["strict"] == "confidently_wrong" for r in rows)
     # Parity is never stricter than strict: its wrong set is inside strict's (empty here),
     # and everything strict accepts it accepts (resonance forms, organometallics, peptides).
-    wrong = {lens: {r["id"] for r in rows if r[lens] == "confidently_wrong"} for lens in LENSES}
+    wrong = {lens: {r["id"] for r in rows if r[lens] == "confidently_wrong"} for lens in OWN_LENSES}
     assert wrong["parity"] <= wrong["strict"] == set()
-    valid = {lens: {r["id"] for r in rows if r[lens] == "rt_valid"} for lens in LENSES}
+    valid = {lens: {r["id"] for r in rows if r[lens] == "rt_valid"} for lens in OWN_LENSES}
     assert valid["strict"] <= valid["parity"]
     assert not any(r["parity"] == "unscorable" for r in rows)
     # Uninterpretable names are unparseable, never wrong.

@@ -15,7 +15,7 @@ from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.names import runner
 from chemgauge.families.names.config import CoverageConfig
 from chemgauge.families.names.inputs import NamePair
-from chemgauge.families.names.metrics import LENSES
+from chemgauge.families.names.metrics import OWN_LENSES
 from chemgauge.families.names.runner import (
     ReadBack,
     RowSummary,
@@ -100,7 +100,7 @@ def test_wrong_listing_is_bounded_while_every_wrong_row_counts(
     monkeypatch.setattr(runner, "MAX_WRONG_LISTED", 1)
     summary = RowSummary()
     assert list(summary.fold(rows)) == rows
-    assert summary.wrong == confidently_wrong_rows(rows, tuple(LENSES))[:1]
+    assert summary.wrong == confidently_wrong_rows(rows, OWN_LENSES)[:1]
     assert summary.wrong_total == 2
     assert summary.tally.result()["lenses"]["strict"]["counts"]["confidently_wrong"] == 2
 
@@ -119,7 +119,7 @@ def test_a_pair_whose_matching_crashes_is_unscorable_and_its_group_still_scores(
     rows = score_pairs(PAIRS, resolve, CoverageConfig())
     crashed = next(r for r in rows if r["id"] == "e")
     assert [crashed[lens] for lens in ("parity", "strict", "exact")] == ["unscorable"] * 3
-    assert crashed["unscorable_reasons"] == dict.fromkeys(LENSES, "classification_failed")
+    assert crashed["unscorable_reasons"] == dict.fromkeys(OWN_LENSES, "classification_failed")
     assert [r["strict"] for r in rows if r["id"] != "e"] == [
         "rt_valid", "confidently_wrong", "rt_valid", "abstained", "unparseable",
     ]  # fmt: skip
@@ -177,3 +177,13 @@ def test_a_full_run_memo_forgets_and_refills() -> None:
     memo = RunMemo(limit=2)
     memo.keep_answers({n: ReadBack("C", "success") for n in ("methane", "carbane", "CH4")})
     assert list(memo.answers) == ["CH4"]
+
+
+def test_balanced_groups_keep_the_pairs_of_one_input_together() -> None:
+    # Two names of one structure read back two ways: one worker keys the input for both.
+    pairs = [(f"C{'C' * i}O", read) for i in range(40) for read in ("OC" + "C" * i, "x")]
+    groups = runner.balanced_groups(pairs, 400)
+    assert len(groups) > 1
+    assert sorted(p for g in groups for p in g) == sorted(pairs)
+    home = {smiles: i for i, g in enumerate(groups) for smiles, _ in g}
+    assert all(pair in groups[home[pair[0]]] for pair in pairs)

@@ -16,6 +16,7 @@ from chemgauge.chem import try_parse_smiles
 from chemgauge.eval.provenance import sha256_json
 from chemgauge.families.names.metrics import (
     LENSES,
+    OWN_LENSES,
     REFERENCE_LENSES,
     RowClass,
     RowResult,
@@ -61,11 +62,16 @@ _RATE_TITLES = {
 }
 
 
-_LENSES = tuple(LENSES)
-_REFERENCE = tuple(lens for lens in _LENSES if lens in REFERENCE_LENSES)
-_OURS = tuple(lens for lens in _LENSES if lens not in REFERENCE_LENSES)
+_OURS = OWN_LENSES
 # Hit metric name -> the lens it judges by (names built from the lenses, never parsed).
-_RT_VALID = {f"rt_valid[{lens}]": lens for lens in _LENSES}
+_RT_VALID = {f"rt_valid[{lens}]": lens for lens in LENSES}
+
+
+def _lenses_of(run: Run) -> tuple[str, ...]:
+    """The lenses the run computed, in report order (its config records them: the reference
+    lenses only with ``--reference-lenses``)."""
+    computed = (run.config.get("coverage") or {}).get("lenses") or {}
+    return tuple(lens for lens in LENSES if lens in computed) or OWN_LENSES
 
 
 @functools.lru_cache(maxsize=65536)
@@ -108,13 +114,13 @@ class NamesAdapter(FamilyAdapter):
         return str(row["id"])
 
     def hit_metrics(self, run: Run) -> tuple[str, ...]:
-        return ("emitted", *_RT_VALID)
+        return ("emitted", *(f"rt_valid[{lens}]" for lens in _lenses_of(run)))
 
     def hits(self, row: Row, run: Run) -> Mapping[str, bool | None]:
         # Every row is in every denominator: an OPSIN error is emitted and never valid.
         out: dict[str, bool | None] = {"emitted": bool(row["emitted"])}
-        for metric, lens in _RT_VALID.items():
-            out[metric] = row[lens] == RowClass.RT_VALID
+        for lens in _lenses_of(run):
+            out[f"rt_valid[{lens}]"] = row[lens] == RowClass.RT_VALID
         return out
 
     def breakdowns(self, row: Row) -> Mapping[str, str]:
@@ -128,14 +134,15 @@ class NamesAdapter(FamilyAdapter):
 
     def _metrics(self, run: Run) -> dict[str, Any]:
         pin = run.metrics["pin_pct"]  # config, carried verbatim
-        rows = (RowResult.from_row(r, _LENSES) for r in run.rows)
-        tally = aggregate(rows, pin_pct=pin, lenses=_LENSES)
+        lenses = _lenses_of(run)
+        rows = (RowResult.from_row(r, lenses) for r in run.rows)
+        tally = aggregate(rows, pin_pct=pin, lenses=lenses)
         limit = (run.config.get("coverage") or {}).get("max_opsin_errors", 0.0)
         return {**tally, **completeness(tally["opsin_error"], tally["emitted"], limit)}
 
     def recompute(self, run: Run) -> Recomputed:
         return Recomputed(
-            {**self._metrics(run), **listings_of(run.rows, _LENSES)},
+            {**self._metrics(run), **listings_of(run.rows, _lenses_of(run))},
             notes=("metrics.pin_pct is configuration and is carried from the report",),
         )
 
@@ -163,7 +170,7 @@ class NamesAdapter(FamilyAdapter):
 
     def headline(self, run: Run) -> list[Rate]:
         lenses = self._metrics(run)["lenses"]
-        out = [Rate.of("coverage", lenses[_LENSES[0]]["coverage"])]
+        out = [Rate.of("coverage", lenses["parity"]["coverage"])]
         out += [
             Rate.of(f"round-trip valid ({lens})", block["abs_rt_valid"])
             for lens, block in lenses.items()
@@ -194,11 +201,25 @@ class NamesAdapter(FamilyAdapter):
                 for name in ("abs_rt_valid", "of_emitted_rt", "confidently_wrong")
             },
         )
+        reference = tuple(lens for lens in lenses if lens in REFERENCE_LENSES)
         by_class = metrics.get("parity_reference_by_class") or {}
-        differences = Table(
-            "parity vs reference_parity (orthonym.metrics.coverage_metrics as written)",
-            ("difference class", "rows"),
-            tuple((name, str(count)) for name, count in by_class.items()) or (("none", "0"),),
+        tables = [rate_table("Rates", _OURS)]
+        if reference:
+            tables.append(rate_table("Rates under the reference lenses", reference))
+        tables.append(Table("Outcome counts", ("class", *lenses), count_rows))
+        if reference:
+            tables.append(
+                Table(
+                    "parity vs reference_parity (orthonym.metrics.coverage_metrics as written)",
+                    ("difference class", "rows"),
+                    tuple((name, str(count)) for name, count in by_class.items())
+                    or (("none", "0"),),
+                )
+            )
+        computed = (
+            "The reference lenses are orthonym.metrics.coverage_metrics's matchers as written."
+            if reference
+            else "The reference lenses were not computed (--reference-lenses computes them)."
         )
         return Section(
             title="Round trip under each identity lens",
@@ -211,15 +232,9 @@ class NamesAdapter(FamilyAdapter):
                 "(OPSIN cannot interpret them, or the name itself is refused: a line break, a "
                 "control or invisible character, over 100,000 characters) are never counted "
                 "as wrong, and a pair the lens cannot judge is 'unscorable' (never credited). "
-                "The reference lenses are orthonym.metrics.coverage_metrics's matchers as "
-                "written."
+                + computed
             ),
-            tables=(
-                rate_table("Rates", _OURS),
-                rate_table("Rates under the reference lenses", _REFERENCE),
-                Table("Outcome counts", ("class", *lenses), count_rows),
-                differences,
-            ),
+            tables=tuple(tables),
             plots=(plot,),
             anchor="lenses",
         )
@@ -263,7 +278,7 @@ class NamesAdapter(FamilyAdapter):
         )
 
     def _failure_section(self, run: Run, max_failures: int) -> Section:
-        lenses = _LENSES
+        lenses = _lenses_of(run)
         wrong = [
             r for r in run.rows if any(r[lens] == RowClass.CONFIDENTLY_WRONG for lens in lenses)
         ]
@@ -304,7 +319,7 @@ class NamesAdapter(FamilyAdapter):
         )
 
     def sections(self, run: Run, *, max_failures: int) -> list[Section]:
-        metrics = {**self._metrics(run), **listings_of(run.rows, _LENSES)}
+        metrics = {**self._metrics(run), **listings_of(run.rows, _lenses_of(run))}
         return [
             self._lens_section(metrics),
             self._breakdown_section(run),
@@ -329,14 +344,14 @@ class NamesAdapter(FamilyAdapter):
                 "ratio",
                 f"round-trip valid ({lens}) among the structures the run named",
             )
-            for lens in _LENSES
+            for lens in _lenses_of(run)
         )
 
     def scores(self, row: Row, run: Run) -> Mapping[str, tuple[float, float] | None]:
         emitted = 1.0 if row["emitted"] else 0.0
         return {
             f"of_emitted_rt[{lens}]": (float(row[lens] == RowClass.RT_VALID), emitted)
-            for lens in _LENSES
+            for lens in _lenses_of(run)
         }
 
     def system_name(self, run: Run) -> str:

@@ -16,11 +16,13 @@ and this module run the same :func:`score_coverage`.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chemgauge.errors import BackendError, ConfigError
 from chemgauge.eval.atomic import atomic_write_rows
@@ -41,6 +43,9 @@ from chemgauge.families.names.runner import (
 )
 from chemgauge.families.names.systems import NAMES_SYSTEMS, build_namer
 from chemgauge.report.runs import REPORT_NAME, ROWS_NAME
+
+if TYPE_CHECKING:
+    from chemgauge.families.names.engine.runner import OpsinRunner
 
 __all__ = [
     "DEFAULT_MAX_OPSIN_ERRORS",
@@ -162,11 +167,8 @@ def score_coverage(
     checks the outputs and takes the run lock."""
     from chemgauge.families.names.engine.runner import OpsinConfig, OpsinRunner
 
-    rows_file, report_file = out / ROWS_NAME, out / REPORT_NAME
-    stats = RejectionStats(strict=config.strict)
     started = time.perf_counter()
-    namer_provenance: dict[str, Any] = {}
-    stream, source = _pairs(input, smiles, config, stats, namer_provenance)
+    check_source(input, smiles, config)
     opsin_config = OpsinConfig(
         allow_radicals=config.radicals,
         allow_uninterpretable_stereo=config.lenient_stereo,
@@ -174,6 +176,44 @@ def score_coverage(
         jvms=config.jobs,
         extra_jvms_after=_EXTRA_JVMS_AFTER,
     )
+    opsin = OpsinRunner(opsin_config)
+    # The JVM starts (about a second, in its own process) while the input is checked and
+    # hashed; a bad input is still reported first, and the JVM is stopped either way.
+    starting = ThreadPoolExecutor(1, thread_name_prefix="opsin-start")
+    started_jvm = starting.submit(opsin.start)
+    starting.shutdown(wait=False)
+    try:
+        run = _Run(input, smiles, out, config, started, progress, notice)
+        return _score(run, opsin, started_jvm)
+    finally:
+        with contextlib.suppress(Exception):  # a failed start already raised, or never will
+            started_jvm.result()
+        opsin.close()
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One :func:`score_coverage` call's arguments."""
+
+    input: Path | None
+    smiles: Path | None
+    out: Path
+    config: CoverageConfig
+    started: float
+    progress: Callable[[int], None] | None
+    notice: Callable[[str], None] | None
+
+
+def _score(run: _Run, opsin: OpsinRunner, started_jvm: Future[None]) -> dict[str, Any]:
+    """Read, score, journal and report ``run`` (``started_jvm``: the JVM's start, awaited
+    before the first name is sent)."""
+    input, smiles, out, config = run.input, run.smiles, run.out, run.config
+    progress, notice, started = run.progress, run.notice, run.started
+    rows_file, report_file = out / ROWS_NAME, out / REPORT_NAME
+    stats = RejectionStats(strict=config.strict)
+    namer_provenance: dict[str, Any] = {}
+    stream, source = _pairs(input, smiles, config, stats, namer_provenance)
+    opsin_config = opsin.config
     loaded = time.perf_counter()
     opsin_options = {k: v for k, v in asdict(opsin_config).items() if k not in _TIMING_ONLY}
     run_hash = sha256_json(
@@ -195,7 +235,8 @@ def score_coverage(
         notice(f"resuming: {len(journal.keys)} rows already done")
     advance = progress or (lambda _n: None)
     order: list[str] = []  # every accepted pair's id, in input order: the rows file's order
-    with OpsinRunner(opsin_config) as opsin:
+    started_jvm.result()  # a JVM that could not start fails here, before any row
+    with opsin:
 
         def resolve(names: Sequence[str]) -> list[ReadBack]:
             return [

@@ -96,6 +96,7 @@ def _config(args: Mapping[str, Any]) -> CoverageConfig:
         strict=args["strict"],
         max_opsin_errors=args["max_opsin_errors"],
         restart=args["restart"],
+        reference_lenses=args["reference_lenses"],
     )
 
 
@@ -176,6 +177,15 @@ def coverage(
     ),
     restart: bool = typer.Option(
         False, "--restart", help="Discard rows kept from an interrupted run instead of resuming."
+    ),
+    reference_lenses: bool = typer.Option(
+        False,
+        "--reference-lenses",
+        help=(
+            "Also score under reference_parity and reference_strict (orthonym.metrics."
+            "coverage_metrics's matchers as written: a canonical-tautomer search per "
+            "structure, most of a run's CPU) and list where parity and reference_parity differ."
+        ),
     ),
     quiet: bool = QUIET,
 ) -> None:

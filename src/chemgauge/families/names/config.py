@@ -18,7 +18,7 @@ from typing import Any
 
 from chemgauge.errors import ConfigError, UnknownNameError
 from chemgauge.eval.executors import check_jobs
-from chemgauge.families.names.metrics import LENSES
+from chemgauge.families.names.metrics import LENSES, run_lenses
 
 __all__ = ["COMMAND_NAMER", "DEFAULT_MAX_OPSIN_ERRORS", "CoverageConfig"]
 
@@ -58,6 +58,10 @@ class CoverageConfig:
         max_opsin_errors: largest share of names OPSIN may fail on before the run exits
             non-zero (the rows and report are written either way).
         restart: discard rows kept from an interrupted run instead of resuming.
+        reference_lenses: also compute the reference lenses (``reference_parity``,
+            ``reference_strict``: orthonym.metrics.coverage_metrics's matchers as written,
+            a canonical-tautomer search per structure); off, the rows and report hold
+            ``parity``, ``strict`` and ``exact`` only.
     """
 
     model: str | None = None
@@ -73,6 +77,7 @@ class CoverageConfig:
     strict: bool = False
     max_opsin_errors: float = DEFAULT_MAX_OPSIN_ERRORS
     restart: bool = False
+    reference_lenses: bool = False
 
     def __post_init__(self) -> None:
         """Refuse values that cannot work, naming the flag."""
@@ -124,11 +129,17 @@ class CoverageConfig:
         """How the user chose the namer, for messages (``--model X`` or ``--namer-cmd``)."""
         return "--namer-cmd" if self.model is None else f"--model {self.model}"
 
+    @property
+    def lenses(self) -> tuple[str, ...]:
+        """The lenses this run computes, in report order."""
+        return run_lenses(self.reference_lenses)
+
     def describe(self) -> dict[str, Any]:
         """What decides a row's class, for the run's config and its hash."""
         return {
             "abstain_markers": sorted(set(self.abstain_marker)),
             "pin_pct": self.pin_pct,
-            "lenses": dict(LENSES),
+            "lenses": {lens: LENSES[lens] for lens in self.lenses},
+            "reference_lenses": self.reference_lenses,
             "max_opsin_errors": self.max_opsin_errors,
         }

@@ -44,6 +44,7 @@ __all__ = [
     "DEFAULT_ABSTAIN_MARKERS",
     "LENSES",
     "NOT_INTERPRETABLE",
+    "OWN_LENSES",
     "REFERENCE_LENSES",
     "CoverageTally",
     "RoundTripError",
@@ -57,6 +58,7 @@ __all__ = [
     "completeness",
     "is_abstention",
     "keyed",
+    "run_lenses",
 ]
 
 # Lens name -> registered matcher; the seed's two lenses first, then ours, then the seed's
@@ -70,6 +72,10 @@ LENSES: Mapping[str, str] = {
 }
 #: The lenses judged as the module is written (fail closed as a mismatch).
 REFERENCE_LENSES = frozenset({"reference_parity", "reference_strict"})
+#: The lenses a run computes by default. The reference lenses run RDKit's canonical tautomer
+#: on every structure (nearly all of a run's CPU), so a run computes them only when asked
+#: (``--reference-lenses``).
+OWN_LENSES: tuple[str, ...] = tuple(lens for lens in LENSES if lens not in REFERENCE_LENSES)
 DEFAULT_ABSTAIN_MARKERS: frozenset[str] = frozenset()
 #: ``unparseable_reason`` of a name OPSIN read and could not interpret.
 NOT_INTERPRETABLE = "opsin_cannot_interpret"
@@ -128,6 +134,11 @@ class RowResult:
     def strict(self) -> RowClass:
         """Class under the strict lens."""
         return self.classes["strict"]
+
+
+def run_lenses(reference: bool) -> tuple[str, ...]:
+    """The lenses a run computes: chemgauge's own, and with ``reference`` the module's two."""
+    return tuple(LENSES) if reference else OWN_LENSES
 
 
 def is_abstention(name: str | None, markers: Iterable[str] = DEFAULT_ABSTAIN_MARKERS) -> bool:
@@ -193,7 +204,7 @@ _JUDGES: Mapping[str, Callable[[KeyedStructure, KeyedStructure], Judgement]] = {
 
 
 def classify_keyed(
-    expected: KeyedStructure, parsed: KeyedStructure, lenses: Iterable[str] = tuple(LENSES)
+    expected: KeyedStructure, parsed: KeyedStructure, lenses: Iterable[str] = OWN_LENSES
 ) -> tuple[dict[str, RowClass], dict[str, str]]:
     """Classes of a read-back under each lens, and why a lens could not judge it."""
     classes: dict[str, RowClass] = {}
@@ -212,7 +223,7 @@ def classify_keyed(
 
 
 def classify_parsed(
-    smiles: str, opsin_smiles: str, lenses: Iterable[str] = tuple(LENSES)
+    smiles: str, opsin_smiles: str, lenses: Iterable[str] = OWN_LENSES
 ) -> tuple[dict[str, RowClass], dict[str, str]]:
     """Match an OPSIN read-back against the input under each lens (fail closed).
 
@@ -235,7 +246,7 @@ def classify_row(
     name_to_smiles: NameToSmiles,
     *,
     markers: Iterable[str] = DEFAULT_ABSTAIN_MARKERS,
-    lenses: Iterable[str] = tuple(LENSES),
+    lenses: Iterable[str] = OWN_LENSES,
 ) -> RowResult:
     """Classify one pair under every lens with at most one OPSIN call.
 
@@ -272,7 +283,7 @@ class CoverageTally:
     any size is built while its rows stream past (never from a held list).
     """
 
-    def __init__(self, lenses: Iterable[str] = tuple(LENSES)) -> None:
+    def __init__(self, lenses: Iterable[str] = OWN_LENSES) -> None:
         self.lenses = tuple(lenses)
         self.total = 0
         self.emitted = 0
@@ -347,7 +358,7 @@ def completeness(opsin_errors: int, emitted: int, max_share: float) -> dict[str,
 
 
 def aggregate(
-    rows: Iterable[RowResult], pin_pct: float | None = None, lenses: Iterable[str] = tuple(LENSES)
+    rows: Iterable[RowResult], pin_pct: float | None = None, lenses: Iterable[str] = OWN_LENSES
 ) -> dict[str, Any]:
     """The coverage report of ``rows`` (see :class:`CoverageTally`, which this folds them into)."""
     tally = CoverageTally(lenses)

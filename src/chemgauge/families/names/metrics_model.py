@@ -13,8 +13,9 @@ Regenerate the schema file after changing a model here::
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from chemgauge.eval.metrics import MetricsModel, Rate, write_metrics_schema
 
@@ -59,17 +60,31 @@ class LensMetrics(MetricsModel):
 
 
 class Lenses(MetricsModel):
-    """The three lenses side by side, over the same rows."""
+    """The lenses side by side, over the same rows; the reference lenses only when the run
+    computed them (``--reference-lenses``)."""
 
     parity: LensMetrics
     strict: LensMetrics
     exact: LensMetrics
-    reference_parity: LensMetrics = Field(
-        description="orthonym.metrics.coverage_metrics's parity matcher, as written."
+    reference_parity: LensMetrics | None = Field(
+        default=None,
+        description=(
+            "orthonym.metrics.coverage_metrics's parity matcher, as written; absent unless "
+            "the run was given --reference-lenses."
+        ),
     )
-    reference_strict: LensMetrics = Field(
-        description="orthonym.metrics.coverage_metrics's strict matcher, as written."
+    reference_strict: LensMetrics | None = Field(
+        default=None,
+        description=(
+            "orthonym.metrics.coverage_metrics's strict matcher, as written; absent unless "
+            "the run was given --reference-lenses."
+        ),
     )
+
+    @model_serializer(mode="wrap")
+    def _computed_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A lens the run did not compute has no key (never a null)."""
+        return {k: v for k, v in handler(self).items() if v is not None}
 
 
 class Diagnostic(MetricsModel):
@@ -148,11 +163,16 @@ class NamesMetrics(MetricsModel):
     opsin_error_rows: list[OpsinErrorEntry] = Field(description="The first 200 OPSIN errors.")
     opsin_error_by_status: dict[str, int]
     opsin_error_listed_truncated: bool
-    parity_reference_differences: list[DifferenceEntry] = Field(
-        description="The first 200 rows where parity and reference_parity differ."
+    parity_reference_differences: list[DifferenceEntry] | None = Field(
+        description=(
+            "The first 200 rows where parity and reference_parity differ; null when the "
+            "reference lenses were not computed."
+        )
     )
-    parity_reference_by_class: dict[str, int] = Field(description="Every difference by class.")
-    parity_reference_listed_truncated: bool
+    parity_reference_by_class: dict[str, int] | None = Field(
+        description="Every difference by class; null when the reference lenses were not computed."
+    )
+    parity_reference_listed_truncated: bool | None
     complete_lists: str = Field(description="Where every listed kind of row is in full.")
 
 

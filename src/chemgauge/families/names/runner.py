@@ -39,8 +39,8 @@ from chemgauge.families.names.config import CoverageConfig
 from chemgauge.families.names.family import FAMILY
 from chemgauge.families.names.inputs import NamePair
 from chemgauge.families.names.metrics import (
-    LENSES,
     NOT_INTERPRETABLE,
+    OWN_LENSES,
     CoverageTally,
     RowClass,
     RowResult,
@@ -75,8 +75,10 @@ MAX_WRONG_LISTED = 200
 OPSIN_ERROR_STATUSES = frozenset({"exception", "timeout", "crashed", "skipped"})
 
 # Matching work per group, in SMILES characters (a proxy for atoms): groups are filled
-# heaviest pair first, so one large peptide does not hold a worker while the others idle.
-_GROUP_WEIGHT = 4000
+# heaviest pair first, so one large peptide does not hold a worker while the others idle,
+# and small, because a tautomer search's cost varies far more than its SMILES' length: many
+# groups leave a short tail on the last worker.
+_GROUP_WEIGHT = 1000
 _CLASSIFY_FAILED = "classification_failed"
 # Where the complete lists are (the envelope's ``rows_file`` names the file).
 COMPLETE_LISTS = (
@@ -120,14 +122,17 @@ def _difference(
 
 @dataclass(frozen=True, slots=True)
 class ClassifyGroup:
-    """Picklable chunk function: lens classes for groups of (input, read-back) pairs."""
+    """Picklable chunk function: classes under ``lenses`` for groups of (input, read-back)
+    pairs."""
+
+    lenses: tuple[str, ...]
 
     def __call__(self, groups: list[list[tuple[str, str]]]) -> list[list[Match]]:
         out = []
         for group in groups:
             matches = []
             for smiles, parsed in group:
-                classes, reasons = classify_parsed(smiles, parsed)
+                classes, reasons = classify_parsed(smiles, parsed, self.lenses)
                 values = {k: v.value for k, v in classes.items()}
                 matches.append((values, reasons, _difference(smiles, parsed, values, reasons)))
             out.append(matches)
@@ -161,38 +166,64 @@ class RunMemo:
             self.matches[pair] = match
 
 
+def _clusters(pairs: Sequence[tuple[str, str]], sizes: list[int], weight: int) -> list[list[int]]:
+    """Positions of the pairs, those with one input structure together (a worker then keys
+    it once for all of them), a cluster split where it would outweigh ``weight``."""
+    by_input: dict[str, list[int]] = {}
+    for position, (smiles, _) in enumerate(pairs):
+        by_input.setdefault(smiles, []).append(position)
+    clusters: list[list[int]] = []
+    for members in by_input.values():
+        current: list[int] = []
+        load = 0
+        for position in members:
+            if current and load + sizes[position] > weight:
+                clusters.append(current)
+                current, load = [], 0
+            current.append(position)
+            load += sizes[position]
+        clusters.append(current)
+    return clusters
+
+
 def balanced_groups(pairs: Sequence[tuple[str, str]], weight: int) -> list[list[tuple[str, str]]]:
-    """Split pairs into groups of similar total size (heaviest first into the lightest
-    group); deterministic, and each pair lands in exactly one group."""
+    """Split pairs into groups of similar total size (pairs of one input structure together,
+    heaviest cluster first into the lightest group); deterministic, and each pair lands in
+    exactly one group."""
     sizes = [len(a) + len(b) for a, b in pairs]
     count = max(1, min(len(pairs), math.ceil(sum(sizes) / weight)))
     heap = [(0, index) for index in range(count)]
     groups: list[list[tuple[str, str]]] = [[] for _ in range(count)]
-    for position in sorted(range(len(pairs)), key=lambda i: (-sizes[i], i)):
+    clusters = _clusters(pairs, sizes, weight)
+    loads = [sum(sizes[position] for position in cluster) for cluster in clusters]
+    for number in sorted(range(len(clusters)), key=lambda i: (-loads[i], clusters[i][0])):
         load, index = heapq.heappop(heap)
-        groups[index].append(pairs[position])
-        heapq.heappush(heap, (load + sizes[position], index))
+        groups[index].extend(pairs[position] for position in clusters[number])
+        heapq.heappush(heap, (load + loads[number], index))
     return [group for group in groups if group]
 
 
-def _match_all(pairs: list[tuple[str, str]], runner: Executor) -> dict[tuple[str, str], Match]:
+def _match_all(
+    pairs: list[tuple[str, str]], runner: Executor, lenses: tuple[str, ...]
+) -> dict[tuple[str, str], Match]:
     """Classes of every distinct (input, read-back) pair; a pair whose matching crashes
     even on its own is unscorable under every lens (never credited, never charged)."""
     matched: dict[tuple[str, str], Match] = {}
     retry: list[tuple[str, str]] = []
     groups = balanced_groups(pairs, _GROUP_WEIGHT) if pairs else []
-    results = runner.map(ClassifyGroup(), groups, chunk_size=1)
+    classify = ClassifyGroup(lenses)
+    results = runner.map(classify, groups, chunk_size=1)
     for group, result in zip(groups, results, strict=True):
         if isinstance(result, ItemFailure):
             retry.extend(group)
         else:
             matched.update(zip(group, result, strict=True))
     singles = [[pair] for pair in retry]
-    retried = runner.map(ClassifyGroup(), singles, chunk_size=1)
+    retried = runner.map(classify, singles, chunk_size=1)
     for single, result in zip(singles, retried, strict=True):
         if isinstance(result, ItemFailure):
-            unscorable = dict.fromkeys(LENSES, RowClass.UNSCORABLE.value)
-            matched[single[0]] = (unscorable, dict.fromkeys(LENSES, _CLASSIFY_FAILED), None)
+            unscorable = dict.fromkeys(lenses, RowClass.UNSCORABLE.value)
+            matched[single[0]] = (unscorable, dict.fromkeys(lenses, _CLASSIFY_FAILED), None)
         else:
             matched[single[0]] = result[0]
     return matched
@@ -209,21 +240,25 @@ def score_pairs(
 
     Distinct (input, read-back) pairs are matched once, on ``executor`` when given; with
     ``memo``, names and pairs an earlier block answered or matched are taken from it.
+    Each row has a column per lens of ``config.lenses`` (and, with the reference lenses,
+    ``parity_reference_difference``).
     """
+    lenses = config.lenses
+    reference = "reference_parity" in lenses
     emitted = [
         p.name
         for p in pairs
         if p.name is not None and not is_abstention(p.name, config.abstain_marker)
     ]
+    names = list(dict.fromkeys(emitted))
     lookup: dict[str, ReadBack] = {}
-    for name in dict.fromkeys(emitted):
-        refusal = name_refusal(name)
+    if memo is not None:  # OPSIN's answers to names an earlier block sent (never refused)
+        lookup.update((n, memo.answers[n]) for n in names if n in memo.answers)
+    for name in names:
+        refusal = None if name in lookup else name_refusal(name)
         if refusal is not None:  # the namer's failure: never sent to OPSIN
             lookup[name] = ReadBack(None, "refused", refusal.message, refusal.code)
-    distinct = [name for name in dict.fromkeys(emitted) if name not in lookup]
-    if memo is not None:
-        lookup.update((n, memo.answers[n]) for n in distinct if n in memo.answers)
-        distinct = [name for name in distinct if name not in lookup]
+    distinct = [name for name in names if name not in lookup]
     answers = list(resolve(distinct))
     if len(answers) != len(distinct):
         raise RuntimeError(f"round trip returned {len(answers)} answers for {len(distinct)} names")
@@ -240,7 +275,7 @@ def score_pairs(
     if memo is not None:
         known = {pair: memo.matches[pair] for pair in to_match if pair in memo.matches}
         to_match = [pair for pair in to_match if pair not in known]
-    matched = _match_all(to_match, executor or SerialExecutor())
+    matched = _match_all(to_match, executor or SerialExecutor(), lenses)
     if memo is not None:
         memo.keep_answers(fresh)
         memo.keep_matches(matched)
@@ -253,35 +288,35 @@ def score_pairs(
         parsed: bool | None = None
         unparseable: str | None = None
         if answer is None:
-            classes = dict.fromkeys(LENSES, RowClass.ABSTAINED.value)
+            classes = dict.fromkeys(lenses, RowClass.ABSTAINED.value)
         elif answer.smiles:
             classes, reasons, difference = matched[(pair.smiles, answer.smiles)]
             parsed = True
         elif answer.opsin_failed:
-            classes = dict.fromkeys(LENSES, RowClass.OPSIN_ERROR.value)
+            classes = dict.fromkeys(lenses, RowClass.OPSIN_ERROR.value)
         else:
-            classes, parsed = dict.fromkeys(LENSES, RowClass.UNPARSEABLE.value), False
+            classes, parsed = dict.fromkeys(lenses, RowClass.UNPARSEABLE.value), False
             unparseable = answer.refusal or (
                 "refused" if answer.status == "refused" else NOT_INTERPRETABLE
             )
-        rows.append(
-            {
-                "id": pair.item_id,
-                "line": pair.line,
-                "smiles": pair.smiles,
-                "name": pair.name,
-                "emitted": answer is not None,
-                "opsin_parsed": parsed,
-                "opsin_smiles": answer.smiles if answer is not None and answer.smiles else None,
-                "opsin_status": None if answer is None else answer.status,
-                "opsin_error": None if answer is None else answer.error,
-                "unparseable_reason": unparseable,
-                "namer_status": pair.namer_status,
-                **{lens: classes[lens] for lens in LENSES},
-                "unscorable_reasons": reasons,
-                "parity_reference_difference": difference,
-            }
-        )
+        row = {
+            "id": pair.item_id,
+            "line": pair.line,
+            "smiles": pair.smiles,
+            "name": pair.name,
+            "emitted": answer is not None,
+            "opsin_parsed": parsed,
+            "opsin_smiles": answer.smiles if answer is not None and answer.smiles else None,
+            "opsin_status": None if answer is None else answer.status,
+            "opsin_error": None if answer is None else answer.error,
+            "unparseable_reason": unparseable,
+            "namer_status": pair.namer_status,
+            **{lens: classes[lens] for lens in lenses},
+            "unscorable_reasons": reasons,
+        }
+        if reference:
+            row["parity_reference_difference"] = difference
+        rows.append(row)
     return rows
 
 
@@ -366,8 +401,9 @@ class RowSummary:
     number of rows.
     """
 
-    def __init__(self) -> None:
-        self.tally = CoverageTally()
+    def __init__(self, lenses: Sequence[str] = OWN_LENSES) -> None:
+        self.lenses = tuple(lenses)
+        self.tally = CoverageTally(self.lenses)
         self._wrong = _Listing()
         self._errors = _Listing("opsin_status")
         self._differences = _Listing("difference")
@@ -384,9 +420,9 @@ class RowSummary:
 
     def add(self, row: dict[str, Any]) -> None:
         """Count one row (a rows-file row, as journaled)."""
-        self.tally.add(RowResult.from_row(row, tuple(LENSES)))
-        self._wrong.add(_wrong_entry(row, tuple(LENSES)))
-        self._errors.add(_opsin_error_entry(row, tuple(LENSES)))
+        self.tally.add(RowResult.from_row(row, self.lenses))
+        self._wrong.add(_wrong_entry(row, self.lenses))
+        self._errors.add(_opsin_error_entry(row, self.lenses))
         self._differences.add(_difference_entry(row))
 
     def fold(self, rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
@@ -397,14 +433,21 @@ class RowSummary:
 
     def listings(self) -> dict[str, Any]:
         """The report's bounded row listings and their totals."""
-        return _listing_fields(self._wrong, self._errors, self._differences)
+        return _listing_fields(self._wrong, self._errors, self._differences, self.lenses)
 
 
-def _listing_fields(wrong: _Listing, errors: _Listing, differences: _Listing) -> dict[str, Any]:
+def _listing_fields(
+    wrong: _Listing, errors: _Listing, differences: _Listing, lenses: Sequence[str]
+) -> dict[str, Any]:
+    """The listing fields of the metrics block; the parity / reference_parity ones are
+    ``None`` when the run did not compute the reference lenses."""
+    computed = "reference_parity" in lenses
     return {
-        "parity_reference_differences": differences.entries,
-        "parity_reference_by_class": dict(sorted(differences.counts.items())),
-        "parity_reference_listed_truncated": differences.total > len(differences.entries),
+        "parity_reference_differences": differences.entries if computed else None,
+        "parity_reference_by_class": dict(sorted(differences.counts.items())) if computed else None,
+        "parity_reference_listed_truncated": differences.total > len(differences.entries)
+        if computed
+        else None,
         "confidently_wrong_rows": wrong.entries,
         "confidently_wrong_total": wrong.total,
         "confidently_wrong_listed_truncated": wrong.total > len(wrong.entries),
@@ -421,7 +464,7 @@ def listings_of(rows: Iterable[dict[str, Any]], lenses: Sequence[str]) -> dict[s
         wrong.add(_wrong_entry(row, lenses))
         errors.add(_opsin_error_entry(row, lenses))
         differences.add(_difference_entry(row))
-    return _listing_fields(wrong, errors, differences)
+    return _listing_fields(wrong, errors, differences, lenses)
 
 
 def journal_rows(path: str | Path, keys: Sequence[str]) -> Iterator[dict[str, Any]]:
@@ -473,7 +516,7 @@ def build_report(
     The listings of confidently wrong rows and OPSIN errors are bounded; ``complete_lists``
     says that the rows file holds every one.
     """
-    summary = RowSummary()
+    summary = RowSummary(config.lenses)
     counts = CountsTally(STATUS_FIELD)
     digest = reproducibility_sha256(counts.feed(summary.fold(rows)), ())
     rows_file = Path(rows_path)
