@@ -198,7 +198,13 @@ def _load_targets(run: _OpenRun) -> tuple[RejectionStats, int, InSample]:
     try:
         with run.spool_file:
             n_targets = spool_targets(
-                run.data_file, stats, config.limit, run.executor_config, run.model, run.spool_file
+                run.data_file,
+                stats,
+                config.limit,
+                run.executor_config,
+                run.model,
+                run.spool_file,
+                runner=run.executor,
             )
     except OSError as exc:  # a full disk while spooling the targets
         raise OutputFileError(run.spool, exc) from None
