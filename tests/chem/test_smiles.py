@@ -106,6 +106,45 @@ def test_a_source_spelling_only_skips_the_check_when_it_is_the_output(spelling: 
     assert mol_to_canonical(parse_smiles(plain), source=plain) == plain
 
 
+def test_a_first_pass_is_re_parsed_once_and_every_moved_source_still_recorded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The fixed point of a first canonical pass depends on that text alone: it is computed
+    once per text, and each source whose first pass moved is still recorded as such."""
+    from chemgauge.chem import smiles
+
+    monkeypatch.setattr(smiles, "_FIXED", {})
+    monkeypatch.setattr(smiles, "_SECOND_PASS", set())
+    calls: list[str] = []
+    real = smiles._fixed_point
+
+    def counted(text: str) -> str:
+        calls.append(text)
+        return real(text)
+
+    monkeypatch.setattr(smiles, "_fixed_point", counted)
+    spellings = ["N[C@@H](C)C(O)=O", "C[C@H](N)C(O)=O", "OC(=O)[C@@H](N)C"]
+    assert {smiles.mol_to_canonical(parse_smiles(s), source=s) for s in spellings} == {
+        "C[C@H](N)C(=O)O"
+    }
+    assert calls == ["C[C@H](N)C(=O)O"]  # one re-parse for three spellings
+    assert not smiles.any_second_pass()
+    # RDKit builds (not this one) where a first pass moves: the move is remembered too, and
+    # every source that needed it is recorded
+    monkeypatch.setattr(smiles, "_FIXED", {})
+    monkeypatch.setattr(smiles, "_fixed_point", lambda text: counted(text) and "moved")
+    for source in ("N[C@@H](C)C(O)=O", "OC(=O)[C@@H](N)C"):
+        assert smiles.mol_to_canonical(parse_smiles(source), source=source) == "moved"
+    assert calls[1:] == ["C[C@H](N)C(=O)O"]
+    assert smiles.needed_second_pass("N[C@@H](C)C(O)=O")
+    assert smiles.needed_second_pass("OC(=O)[C@@H](N)C")
+    assert not smiles.needed_second_pass("C[C@H](N)C(O)=O")
+    monkeypatch.setattr(smiles, "_fixed_point", counted)
+    monkeypatch.setattr(smiles, "_MAX_FIXED", 1)
+    assert smiles.mol_to_canonical(parse_smiles("N[C@@H](CO)C(=O)O")) == "N[C@@H](CO)C(=O)O"
+    assert smiles._FIXED == {"N[C@@H](CO)C(=O)O": "N[C@@H](CO)C(=O)O"}  # cleared at the bound
+
+
 def _rdkit_default_canonical(smiles: str) -> str | None:
     """The reference: RDKit's default parse (hydrogen removal included), maps cleared."""
     from rdkit import Chem

@@ -264,6 +264,14 @@ def mol_to_canonical(mol: Chem.Mol, *, isomeric: bool = True, source: str | None
     if not isomeric or "@" not in text or text == source:
         return text
     first = text
+    text = _FIXED.get(first) or _remember_fixed(first)
+    if text != first and source is not None:
+        _SECOND_PASS.add(source)
+    return text
+
+
+def _fixed_point(text: str) -> str:
+    """Re-parse a first canonical pass until it is a fixed point (a function of the text)."""
     for _ in range(_MAX_CANON_PASSES):
         again = Chem.MolFromSmiles(text)
         if again is None:
@@ -272,8 +280,19 @@ def mol_to_canonical(mol: Chem.Mol, *, isomeric: bool = True, source: str | None
         if nxt == text:
             break
         text = nxt
-    if text != first and source is not None:
-        _SECOND_PASS.add(source)
+    return text
+
+
+#: First canonical pass -> :func:`_fixed_point` of it: the re-parsing depends on the text
+#: alone, so spellings of one stereo molecule (duplicates, the truth) re-parse it once.
+_FIXED: dict[str, str] = {}
+_MAX_FIXED = 100_000
+
+
+def _remember_fixed(first: str) -> str:
+    if len(_FIXED) >= _MAX_FIXED:
+        _FIXED.clear()
+    text = _FIXED[first] = _fixed_point(first)
     return text
 
 

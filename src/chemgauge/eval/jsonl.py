@@ -23,8 +23,8 @@ _KEY = re.compile(r'"(?:[^"\\]|\\.)*"\s*:')
 def _count_keys(value: Any) -> int:
     if isinstance(value, dict):
         return len(value) + sum(_count_keys(v) for v in value.values())
-    if isinstance(value, list):
-        return sum(_count_keys(v) for v in value)
+    if isinstance(value, list):  # scalars hold no keys: a list of strings costs no calls
+        return sum(_count_keys(v) for v in value if isinstance(v, (dict, list)))
     return 0
 
 

@@ -238,6 +238,27 @@ def test_structure_invariant_is_heavy_formula_charge_and_bonds(smiles: str, inva
     assert screen_component(smiles) == invariant
 
 
+def test_hydrogen_free_formulas_are_remembered_within_a_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The formula memo answers as the substitution does, and is cleared at its bound."""
+    from chemgauge.chem import reactant_sets
+    from chemgauge.chem.smiles import try_parse_smiles
+
+    monkeypatch.setattr(reactant_sets, "_HEAVY_FORMULAS", {})
+    monkeypatch.setattr(reactant_sets, "_MAX_FORMULAS", 2)
+    seen = []
+    for smiles, invariant in [("CCO", "C2O/2"), ("OCC", "C2O/2"), ("[NH4+]", "N+/0"),
+                              ("C[Hg]Cl", "CClHg/2"), ("CCO", "C2O/2")]:  # fmt: skip
+        mol = try_parse_smiles(smiles)
+        assert mol is not None
+        assert reactant_sets.structure_invariant(mol) == invariant
+        seen.append(dict(reactant_sets._HEAVY_FORMULAS))
+    assert seen[1] == {"C2H6O": "C2O"}  # the second spelling was answered from memory
+    assert seen[3] == {"CH3ClHg": "CClHg"}  # cleared at the bound, then filled again
+    assert len(seen[4]) == 2
+
+
 def test_canonical_truth_gives_the_same_answers() -> None:
     truth = ("CC(=O)O", "C[C@H](N)C(=O)O")
     outputs = ["N[C@@H](C)C(O)=O.OC(C)=O", "CC(N)C(=O)O.CC(=O)O", "C1CC", "CC(=O)O"]

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from chemgauge.chem import ReactionParts, canonical_multiset, split_reaction_smiles
+from chemgauge.chem.limits import pinned_limits
 from chemgauge.errors import ConfigError, InputFileError, SmilesError
-from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
+from chemgauge.eval.executors import Executor, ExecutorConfig, ItemFailure, make_executor
 from chemgauge.eval.jsonl import json_object
 from chemgauge.eval.lines import Line, parse_delimited, read_lines
 from chemgauge.eval.rejections import RejectionStats
@@ -319,13 +320,16 @@ def _canonical_record(fold: str, raw: _Raw) -> RetroTarget | _Reject:
 
 
 def _canonical_chunk(items: list[tuple[str, _Raw | _Reject]]) -> list[RetroTarget | _Reject]:
-    return [
-        raw if isinstance(raw, _Reject) else _canonical_record(fold, raw) for fold, raw in items
-    ]
+    with pinned_limits():  # the limits cannot change within a chunk: read them once
+        return [
+            raw if isinstance(raw, _Reject) else _canonical_record(fold, raw) for fold, raw in items
+        ]
 
 
 #: Inputs shorter than this are canonicalized in-process (a pool costs more than it saves).
 _SERIAL_BELOW = 512
+#: Lines per worker chunk: small enough that the last chunks of a fold keep every worker busy.
+_CHUNK = 64
 
 
 def _records(file: DataFile) -> Iterator[_Raw | _Reject]:
@@ -342,17 +346,20 @@ def iter_targets(
     *,
     limit: int | None = None,
     executor: ExecutorConfig | None = None,
+    runner: Executor | None = None,
 ) -> Iterator[RetroTarget]:
     """Read and canonicalize a fold file as a stream, in file order; ``limit`` keeps the first
     N data lines. Rejected lines are counted in ``stats`` (which raises under ``strict``);
-    memory tracks the executor's window of chunks, not the file."""
+    memory tracks the executor's window of chunks, not the file. ``runner``: an open
+    executor to use (the run's, so its workers start once), left open; otherwise one is
+    made from ``executor`` and closed."""
     records = _records(file)
     if limit is not None:
         records = itertools.islice(records, limit)
     head = list(itertools.islice(records, _SERIAL_BELOW))
     config = executor or ExecutorConfig(kind="serial", jobs=1)
     if len(head) < _SERIAL_BELOW:
-        config = ExecutorConfig(kind="serial", jobs=1)
+        config, runner = ExecutorConfig(kind="serial", jobs=1), None
     fed: deque[_Raw | _Reject] = deque()
 
     def feed() -> Iterator[tuple[str, _Raw | _Reject]]:
@@ -360,9 +367,11 @@ def iter_targets(
             fed.append(record)
             yield file.fold, record
 
-    runner = make_executor(config)
+    owned = runner is None
+    if runner is None:
+        runner = make_executor(config)
     try:
-        for result in runner.map(_canonical_chunk, feed(), chunk_size=256):
+        for result in runner.map(_canonical_chunk, feed(), chunk_size=_CHUNK):
             record = fed.popleft()
             if isinstance(result, RetroTarget):
                 stats.accepted += 1
@@ -372,7 +381,8 @@ def iter_targets(
             else:
                 stats.reject(result.line, result.reason, result.excerpt, result.detail)
     finally:
-        runner.close()
+        if owned:
+            runner.close()
 
 
 def load_targets(

@@ -17,7 +17,8 @@ Files in the run folder (``--out``; syntheseus's ``results_dir=``):
 :func:`run_retro_eval` runs four steps: open the run (model, hashes, journal, spool), load
 the targets (:mod:`~chemgauge.families.retro.spool`), score them
 (:mod:`~chemgauge.families.retro.score_pass`), write the rows, then the report
-(:mod:`~chemgauge.families.retro.reporting`).
+(:mod:`~chemgauge.families.retro.reporting`). Loading and scoring run on the run's one
+executor, so its workers start once.
 
 A model call that raises is retried product by product; a product that still fails is a miss
 with status ``model_error`` (not journaled, so a resumed run asks again).
@@ -198,7 +199,13 @@ def _load_targets(run: _OpenRun) -> tuple[RejectionStats, int, InSample]:
     try:
         with run.spool_file:
             n_targets = spool_targets(
-                run.data_file, stats, config.limit, run.executor_config, run.model, run.spool_file
+                run.data_file,
+                stats,
+                config.limit,
+                run.executor_config,
+                run.model,
+                run.spool_file,
+                runner=run.executor,
             )
     except OSError as exc:  # a full disk while spooling the targets
         raise OutputFileError(run.spool, exc) from None
@@ -313,6 +320,7 @@ def run_retro_eval(
         predictions: list[Any] | None = [] if config.include_predictions else None
         tallies = _write_rows(run, model_seconds, predictions)
     finally:
+        run.executor.close()  # scoring closes it; here too when loading the targets failed
         run.spool.unlink(missing_ok=True)
         run.model.close()
     facts = Accounting(

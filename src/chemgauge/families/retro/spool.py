@@ -14,7 +14,7 @@ from typing import IO, Any
 import orjson
 
 from chemgauge.errors import DataQualityError, OutputFileError
-from chemgauge.eval.executors import ExecutorConfig
+from chemgauge.eval.executors import Executor, ExecutorConfig
 from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.retro.data import DataFile, iter_targets
 from chemgauge.families.retro.engine.base import RetroModel
@@ -53,11 +53,13 @@ def spool_targets(
     executor: ExecutorConfig,
     model: RetroModel,
     spool: IO[bytes],
+    runner: Executor | None = None,
 ) -> int:
     """Canonicalize the fold into the spool (one target mapping a line), announcing each
-    product to the model and counting lines in ``stats``; returns the number of targets."""
+    product to the model and counting lines in ``stats``; returns the number of targets.
+    ``runner``: the run's open executor, so scoring reuses the same workers."""
     count = 0
-    for target in iter_targets(data_file, stats, limit=limit, executor=executor):
+    for target in iter_targets(data_file, stats, limit=limit, executor=executor, runner=runner):
         spool.write(orjson.dumps(target.to_dict()) + b"\n")
         model.expect_product(target.product)
         count += 1
