@@ -378,3 +378,24 @@ def test_rows_without_an_item_key_or_with_a_repeated_one_name_the_file(
         compare_runs(a, load_run(two_runs[1]), force=True)
     assert str(keyless.value) == f"{rows_path}: a row lacks the item key ('id')"
     assert keyless.value.path == str(rows_path)
+
+
+def test_a_metric_only_one_run_has_is_named_not_dropped_silently(tmp_path: Path) -> None:
+    """A run with the reference lenses against one without: the two reference metrics
+    cannot be paired; the comparison says so instead of leaving them out unannounced."""
+    with_reference = make_names_run(tmp_path / "a", NAMES_A, reference_lenses=True)
+    without = make_names_run(tmp_path / "b", NAMES_B)
+    result = compare_runs(load_run(with_reference), load_run(without), seed=5)
+    assert set(_overall(result)) == {
+        "emitted",
+        "rt_valid[parity]",
+        "rt_valid[strict]",
+        "rt_valid[exact]",
+    }
+    assert result["warnings"] == [
+        "metrics only in A, not compared: rt_valid[reference_parity], rt_valid[reference_strict]"
+    ]
+    swapped = compare_runs(load_run(without), load_run(with_reference), seed=5)
+    assert swapped["warnings"] == [
+        "metrics only in B, not compared: rt_valid[reference_parity], rt_valid[reference_strict]"
+    ]

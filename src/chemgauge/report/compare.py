@@ -230,7 +230,8 @@ def compare_runs(
     shared = [k for k in rows_a if k in rows_b]
     if not shared:
         raise ConfigError(f"the runs share no items ({a.rows_path} vs {b.rows_path})")
-    metrics = [m for m in adapter.hit_metrics(a) if m in set(adapter.hit_metrics(b))]
+    metrics_a, metrics_b = adapter.hit_metrics(a), adapter.hit_metrics(b)
+    metrics = [m for m in metrics_a if m in set(metrics_b)]
     hits_a = _hits(adapter, a, rows_a, shared)
     hits_b = _hits(adapter, b, rows_b, shared)
 
@@ -312,8 +313,19 @@ def compare_runs(
         "breakdowns": breakdowns,
         "discordant": discordant,
         "discordant_listed_max": MAX_LISTED,
-        "warnings": _same_run_warnings(a, b),
+        "warnings": _same_run_warnings(a, b) + _unpaired_metric_warnings(metrics_a, metrics_b),
     }
+
+
+def _unpaired_metric_warnings(metrics_a: Sequence[str], metrics_b: Sequence[str]) -> list[str]:
+    """A hit metric one run has and the other lacks (a lens computed on one side only) is
+    named: it cannot be paired, and leaving it out must not go unannounced."""
+    out = []
+    for side, mine, theirs in (("A", metrics_a, metrics_b), ("B", metrics_b, metrics_a)):
+        alone = [m for m in mine if m not in set(theirs)]
+        if alone:
+            out.append(f"metrics only in {side}, not compared: {', '.join(alone)}")
+    return out
 
 
 def _same_run_warnings(a: Run, b: Run) -> list[str]:
