@@ -42,6 +42,7 @@ __all__ = [
     "LocalExecutor",
     "RayExecutor",
     "SerialExecutor",
+    "describe_failure",
     "make_executor",
 ]
 
@@ -133,7 +134,8 @@ def _check(chunk: Sequence[object], out: Sequence[object]) -> None:
         raise RuntimeError(f"chunk function returned {len(out)} results for {len(chunk)} items")
 
 
-def _describe(exc: BaseException) -> tuple[str, str]:
+def describe_failure(exc: BaseException) -> tuple[str, str]:
+    """An item's failure as (reason, detail): a crashed worker, a killed task or an exception."""
     if isinstance(exc, BrokenProcessPool):
         return "worker_crashed", str(exc) or "a worker process died"
     name = type(exc).__name__
@@ -171,7 +173,7 @@ def _run_with_retries(
             _check(chunk, out)
             return list(out)
         except Exception as exc:
-            last = _describe(exc)
+            last = describe_failure(exc)
     if len(chunk) == 1:
         return [ItemFailure(last[0], last[1], retries + 1)]
     results: list[R | ItemFailure] = []
@@ -181,7 +183,7 @@ def _run_with_retries(
             _check([item], single)
             results.append(single[0])
         except Exception as exc:
-            results.append(ItemFailure(*_describe(exc), retries + 2))
+            results.append(ItemFailure(*describe_failure(exc), retries + 2))
     return results
 
 
@@ -274,7 +276,7 @@ class LocalExecutor:
                 return
             except Exception as exc:
                 head.attempts += 1
-                reason = _describe(exc)
+                reason = describe_failure(exc)
                 log.warning("chunk failed (%s, attempt %d): %s", *reason[:1], head.attempts, exc)
                 if isinstance(exc, BrokenProcessPool):
                     # Every future of the broken pool died with it: resubmit them on a new one
@@ -308,7 +310,7 @@ class LocalExecutor:
                 # only the pool that broke is dropped (a submit may already have replaced it)
                 if isinstance(exc, BrokenProcessPool) and pool is not None and self._pool is pool:
                     self._reset_pool()
-                yield ItemFailure(*_describe(exc), self.config.max_retries + 2)
+                yield ItemFailure(*describe_failure(exc), self.config.max_retries + 2)
 
     def close(self) -> None:
         if interrupted() is not None:  # stopping: never wait for a chunk nobody will read
@@ -371,7 +373,7 @@ class RayExecutor:
                 if attempts <= self.config.max_retries:
                     ref = self._remote.remote(fn_ref, chunk)
                     continue
-                reason = _describe(exc)
+                reason = describe_failure(exc)
                 if len(chunk) == 1:
                     yield ItemFailure(reason[0], reason[1], attempts)
                     return
@@ -381,7 +383,7 @@ class RayExecutor:
                         _check([item], single)
                         yield single[0]
                     except Exception as item_exc:
-                        yield ItemFailure(*_describe(item_exc), attempts + 1)
+                        yield ItemFailure(*describe_failure(item_exc), attempts + 1)
                 return
 
     def close(self) -> None:

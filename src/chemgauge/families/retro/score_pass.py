@@ -1,10 +1,13 @@
 """The scoring pass of a retro run: model outputs batch by batch, scored on the executor,
 journaled as each target finishes.
 
-The model runs lazily while workers score. A model call that raises is retried product by
-product (:meth:`~chemgauge.families.retro.engine.base.RetroModel.predict_isolating`); a
-product that still fails, or whose scoring fails, gets an error row kept in memory and never
-journaled, so a resumed run asks again.
+A model with a :class:`~chemgauge.families.retro.engine.replica.Replica` (one that predicts
+in Python) predicts on the executor: each worker builds it once and predicts and scores whole
+batches, the same batches whatever the executor. Any other model runs lazily in the main
+process while workers score. A model call that raises is retried product by product
+(:meth:`~chemgauge.families.retro.engine.base.RetroModel.predict_isolating`); a product that
+still fails, or whose scoring fails, gets an error row kept in memory and never journaled, so
+a resumed run asks again.
 """
 
 from __future__ import annotations
@@ -17,16 +20,31 @@ from pathlib import Path
 from typing import Any
 
 from chemgauge.errors import BackendError
-from chemgauge.eval.executors import Executor, ItemFailure
+from chemgauge.eval.executors import Executor, ItemFailure, describe_failure
 from chemgauge.eval.journal import ResumableJsonlWriter
 from chemgauge.families.retro.config import RetroEvalConfig
 from chemgauge.families.retro.engine.base import ModelFailure, ModelOutput, RetroModel
 from chemgauge.families.retro.engine.predictions import PredictionsFileModel
+from chemgauge.families.retro.engine.replica import (
+    Replica,
+    forget_replicas,
+    replica_model,
+    seed_replica,
+)
 from chemgauge.families.retro.journal import journal_entry
 from chemgauge.families.retro.scoring import ScoreSettings, ScoreTask, score_chunk
 from chemgauge.families.retro.spool import iter_spooled
 
-__all__ = ["ProgressCallback", "ScoreState", "error_row", "score_targets"]
+__all__ = [
+    "BatchJob",
+    "BatchOutcome",
+    "ProgressCallback",
+    "ScoreState",
+    "TargetOutcome",
+    "error_row",
+    "predict_and_score",
+    "score_targets",
+]
 
 ProgressCallback = Callable[[int], None]
 
@@ -81,6 +99,23 @@ def _predict(
         ) from exc
 
 
+def _pending_batches(
+    spool: Path, journal: ResumableJsonlWriter, batch_size: int, state: ScoreState
+) -> Iterator[list[dict[str, Any]]]:
+    """Targets not yet journaled, in spool order, in model batches of ``batch_size``."""
+    batch: list[dict[str, Any]] = []
+    for target in iter_spooled(spool):
+        if journal.done(target["target"]):
+            state.resumed += 1
+            continue
+        batch.append(target)
+        if len(batch) >= batch_size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
 def _tasks(
     spool: Path,
     journal: ResumableJsonlWriter,
@@ -92,18 +127,7 @@ def _tasks(
     """Model outputs batch by batch for targets not yet journaled (lazily, so the model
     runs while workers score)."""
     from_file = model if isinstance(model, PredictionsFileModel) else None
-    batch: list[dict[str, Any]] = []
-    targets = iter_spooled(spool)
-    while True:
-        for target in targets:
-            if journal.done(target["target"]):
-                state.resumed += 1
-                continue
-            batch.append(target)
-            if len(batch) >= config.batch_size:
-                break
-        if not batch:
-            return
+    for batch in _pending_batches(spool, journal, config.batch_size, state):
         products = [t["product"] for t in batch]
         results = _predict(model, products, config.num_top_results, config.strict)
         for target, result in zip(batch, results, strict=True):
@@ -120,7 +144,135 @@ def _tasks(
             state.model_seconds[target["target"]] = (result.seconds, result.post_seconds)
             state.scored += 1
             yield ScoreTask(target, result.outputs, result.returned, status), settings
-        batch = []
+
+
+@dataclass(frozen=True, slots=True)
+class BatchJob:
+    """One model batch for a worker: the replica to predict with and how to score."""
+
+    replica: Replica
+    targets: list[dict[str, Any]]
+    num_results: int
+    strict: bool
+    settings: ScoreSettings
+
+
+@dataclass(frozen=True, slots=True)
+class TargetOutcome:
+    """What a worker made of one target: the model's answer, then its row or why none."""
+
+    target: dict[str, Any]
+    output: ModelOutput | ModelFailure
+    row: dict[str, Any] | None = None
+    failure: tuple[str, str] | None = None  # the scoring failure (reason, detail)
+    score_seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class BatchOutcome:
+    """A batch's outcomes in target order, the model calls it took, and, under ``strict``,
+    the back-end failure that stops the run."""
+
+    targets: list[TargetOutcome]
+    calls: int
+    stop: str | None = None
+
+
+def predict_and_score(jobs: list[BatchJob]) -> list[BatchOutcome]:
+    """Executor entry point: each batch predicted by this process's replica, then scored."""
+    return [_run_batch(job) for job in jobs]
+
+
+def _run_batch(job: BatchJob) -> BatchOutcome:
+    model = replica_model(job.replica)
+    calls = model.calls
+    products = [t["product"] for t in job.targets]
+    try:
+        results = _predict(model, products, job.num_results, job.strict)
+    except BackendError as exc:  # strict: the run stops, in the main process
+        return BatchOutcome([], model.calls - calls, str(exc))
+    outcomes: list[TargetOutcome] = []
+    for target, result in zip(job.targets, results, strict=True):
+        if isinstance(result, ModelFailure):
+            outcomes.append(TargetOutcome(target, result))
+            continue
+        task = ScoreTask(target, result.outputs, result.returned)
+        start = time.perf_counter()
+        try:
+            row = score_chunk([(task, job.settings)])[0]
+        except Exception as exc:  # a scoring failure is this target's error row
+            outcomes.append(TargetOutcome(target, result, failure=describe_failure(exc)))
+            continue
+        outcomes.append(TargetOutcome(target, result, row, None, time.perf_counter() - start))
+    return BatchOutcome(outcomes, model.calls - calls)
+
+
+def _score_replicated(
+    spool: Path,
+    journal: ResumableJsonlWriter,
+    model: RetroModel,
+    replica: Replica,
+    config: RetroEvalConfig,
+    runner: Executor,
+    state: ScoreState,
+) -> None:
+    """Predict and score on ``runner``, a model batch per chunk, journaling in spool order."""
+    settings = config.score_settings()
+    jobs = (
+        BatchJob(replica, batch, config.num_top_results, config.strict, settings)
+        for batch in _pending_batches(spool, journal, config.batch_size, state)
+    )
+    in_flight: deque[BatchJob] = deque()
+
+    def remember() -> Iterator[BatchJob]:
+        for job in jobs:
+            in_flight.append(job)
+            yield job
+
+    if runner.config.kind == "serial":  # in this process: predict with the model given
+        seed_replica(replica, model)
+    try:
+        for outcome in runner.map(predict_and_score, remember(), chunk_size=1):
+            job = in_flight.popleft()
+            if isinstance(outcome, ItemFailure):  # the batch's worker died, every retry
+                outcome = _failed_batch(job, outcome)
+            if outcome.stop is not None:
+                raise BackendError(outcome.stop)
+            model.calls += outcome.calls
+            for each in outcome.targets:
+                _record(each, journal, state)
+    finally:
+        forget_replicas()
+
+
+def _failed_batch(job: BatchJob, failure: ItemFailure) -> BatchOutcome:
+    """Every target of a batch whose worker failed on every attempt: a model error each."""
+    missing = ModelFailure(failure.reason, failure.detail)
+    return BatchOutcome([TargetOutcome(t, missing) for t in job.targets], 0)
+
+
+def _record(outcome: TargetOutcome, journal: ResumableJsonlWriter, state: ScoreState) -> None:
+    """Journal a scored target, or keep its error row (never journaled: a resume asks again)."""
+    target, output = outcome.target, outcome.output
+    if isinstance(output, ModelFailure):
+        state.errors[target["target"]] = error_row(
+            target, "model_error", output.reason, output.detail, 0, 0
+        )
+    elif outcome.row is None:
+        state.scored += 1
+        reason, detail = outcome.failure or ("exception", "")
+        state.errors[target["target"]] = error_row(
+            target, "error", reason, detail, output.returned, len(output.outputs)
+        )
+        state.unjournaled_seconds[0] += output.seconds
+        state.unjournaled_seconds[1] += output.post_seconds
+    else:
+        state.scored += 1
+        task = ScoreTask(target, output.outputs, output.returned)
+        seconds = (output.seconds, output.post_seconds)
+        journal.write(journal_entry(task, outcome.row, seconds, outcome.score_seconds))
+    if state.progress is not None:
+        state.progress(1)
 
 
 def score_targets(
@@ -133,6 +285,14 @@ def score_targets(
 ) -> None:
     """Score every spooled target not yet journaled on ``runner``, journaling each finished
     one (closes the runner and the journal)."""
+    replica = model.replica()
+    if replica is not None:
+        try:
+            _score_replicated(spool, journal, model, replica, config, runner, state)
+        finally:
+            runner.close()
+            journal.close()
+        return
     settings = config.score_settings()
     try:
         tasks = _tasks(spool, journal, model, config, settings, state)

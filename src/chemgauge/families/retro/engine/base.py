@@ -13,9 +13,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chemgauge.errors import BackendError
+
+if TYPE_CHECKING:
+    from chemgauge.families.retro.engine.replica import Replica
 
 __all__ = [
     "CallableRetroModel",
@@ -133,6 +136,12 @@ class RetroModel:
     def describe(self) -> dict[str, Any]:
         """Name and arguments for provenance and the config hash (no timing)."""
         return {"name": self.name, "prefiltered": self.prefiltered}
+
+    def replica(self) -> Replica | None:
+        """How a worker builds this same model, so it predicts on the run's executor (None:
+        it predicts in the main process; a back-end holding a process, a file lookup or a
+        caller's function cannot be rebuilt elsewhere)."""
+        return None
 
     def class_name(self) -> str:
         """The model class as syntheseus's results file names it (``eval_args.model_class``)."""

@@ -11,6 +11,7 @@ first kept). Train a folder with ``chemgauge retro train neuralsym``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from chemgauge.errors import ConfigError
 from chemgauge.eval.provenance import sha256_file
 from chemgauge.families.retro.engine.base import RetroModel
 from chemgauge.families.retro.engine.neuralsym_features import FeatureMap
+from chemgauge.families.retro.engine.replica import Replica
 from chemgauge.families.retro.engine.templates import (
     RetroTemplate,
     _compile,
@@ -201,6 +203,11 @@ class NeuralSymRetroModel(RetroModel):
             "best_epoch": manifest.get("best_epoch"),
             "chemgauge_version_trained": manifest.get("chemgauge_version"),
         }
+
+    def replica(self) -> Replica:
+        return Replica.of(
+            self, partial(NeuralSymRetroModel, self.model_dir, max_templates=self.max_templates)
+        )
 
     def parameter_counts(self) -> tuple[int | None, int | None]:
         total = sum(int(v.size) for v in self.net.params.values())

@@ -11,6 +11,7 @@ reactant similarity, is left out.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from chemgauge.errors import ConfigError
 from chemgauge.eval.provenance import sha256_file
 from chemgauge.families.retro.engine.base import RetroModel
 from chemgauge.families.retro.engine.neuralsym import RankedTemplates
+from chemgauge.families.retro.engine.replica import Replica
 
 __all__ = ["SimilarityRetroModel"]
 
@@ -98,6 +100,11 @@ class SimilarityRetroModel(RetroModel):
         return [
             self.ranked_templates.apply(p, self.template_order(p), num_results) for p in products
         ]
+
+    def replica(self) -> Replica:
+        return Replica.of(
+            self, partial(SimilarityRetroModel, self.model_dir, max_templates=self.max_templates)
+        )
 
     def describe(self) -> dict[str, Any]:
         return {

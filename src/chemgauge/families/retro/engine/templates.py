@@ -19,6 +19,7 @@ import contextlib
 import io
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from chemgauge.eval.executors import ExecutorConfig, ItemFailure, make_executor
 from chemgauge.eval.lines import parse_delimited, read_lines
 from chemgauge.eval.provenance import sha256_bytes, sha256_file
 from chemgauge.families.retro.engine.base import RetroModel
+from chemgauge.families.retro.engine.replica import Replica
 
 __all__ = [
     "RetroTemplate",
@@ -358,6 +360,10 @@ class TemplateRetroModel(RetroModel):
 
     def _predict(self, products: list[str], num_results: int) -> list[list[str]]:
         return [apply_templates(p, self._compiled, self._canon, num_results) for p in products]
+
+    def replica(self) -> Replica:
+        # the in-sample check runs in the main process: a worker needs the templates only
+        return Replica.of(self, partial(TemplateRetroModel, self.templates))
 
     def describe(self) -> dict[str, Any]:
         return {
