@@ -238,3 +238,76 @@ def test_tied_candidate_values_are_counted(tmp_path: Path) -> None:
         if r["base_record_id"] == record.record_id
     }
     assert record.candidates.index(twin) not in cf
+
+
+def _refusing(times: int) -> Any:
+    """The real audit, refusing its first ``times`` calls (a draw that looks leaky by chance)."""
+    from chemgauge.errors import AuditError
+    from chemgauge.families.p2s import build
+
+    real = build._audit
+    calls = {"n": 0}
+
+    def audit(*args: Any) -> dict[str, Any]:
+        calls["n"] += 1
+        if calls["n"] <= times:
+            raise AuditError(f"refusing: rule answer+{calls['n']} ordinal (Holm p 0.02)")
+        return real(*args)
+
+    return audit
+
+
+def _drawn_build(tmp_path: Path, out: str) -> tuple[Path, Path, BuildConfig]:
+    sources = tmp_path / "s.smi"
+    sources.write_text("\n".join(SOURCES) + "\n")
+    config = BuildConfig(directories=("dipole",), candidates=4, draw_sources=True)
+    table = tmp_path / "t.jsonl"
+    if not table.exists():
+        write_table(sources, table, config)
+    return sources, table, config
+
+
+def test_a_draw_the_audit_refuses_is_redrawn_from_the_secret_and_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chemgauge.families.p2s import build
+
+    sources, table, config = _drawn_build(tmp_path, "d")
+    monkeypatch.setattr(build, "_audit", _refusing(1))
+    result = build_benchmark(sources, tmp_path / "d", TableProvider(table), config, secret=SECRET)
+    manifest = json.loads((tmp_path / "d" / MANIFEST).read_text())
+    draws = manifest["audit_draws"]
+    assert draws["used"] == 2 and draws["at_most"] == build.AUDIT_DRAWS
+    assert draws["refused"] == [
+        {"draw": 1, "failure": "refusing: rule answer+1 ordinal (Holm p 0.02)"}
+    ]
+    assert result.audit["passed"] is True
+    # the second draw is derived from the secret: the same secret rebuilds the same bytes
+    monkeypatch.setattr(build, "_audit", _refusing(1))
+    build_benchmark(sources, tmp_path / "again", TableProvider(table), config, secret=SECRET)
+    for path in sorted((tmp_path / "d" / "dipole").iterdir()):
+        assert path.read_bytes() == (tmp_path / "again" / "dipole" / path.name).read_bytes()
+    # and it is another draw than the first: the answers moved
+    monkeypatch.setattr(build, "_audit", _refusing(0))
+    build_benchmark(sources, tmp_path / "first", TableProvider(table), config, secret=SECRET)
+    first = json.loads((tmp_path / "first" / MANIFEST).read_text())["audit_draws"]
+    assert first == {"used": 1, "at_most": build.AUDIT_DRAWS, "refused": []}
+    answers = [
+        [r["answer"] for r in jsonl(private_dir(tmp_path / name) / RECORDS)]
+        for name in ("d", "first")
+    ]
+    assert answers[0] != answers[1]
+
+
+def test_a_release_every_draw_of_which_is_refused_is_not_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chemgauge.errors import AuditError
+    from chemgauge.families.p2s import build
+
+    sources, table, config = _drawn_build(tmp_path, "d")
+    monkeypatch.setattr(build, "_audit", _refusing(build.AUDIT_DRAWS))
+    with pytest.raises(AuditError, match=rf"every one of {build.AUDIT_DRAWS} draws.*answer\+5"):
+        build_benchmark(sources, tmp_path / "d", TableProvider(table), config, secret=SECRET)
+    assert not (tmp_path / "d" / MANIFEST).exists()
+    assert not (tmp_path / "d" / "dipole").exists()

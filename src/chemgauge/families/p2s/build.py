@@ -71,6 +71,10 @@ __all__ = [
     "select_records",
 ]
 
+#: Draws of the build secret the shortcut audit may take: a refused draw (at the audit's
+#: family-wise alpha, a uniformly drawn secret is refused now and then by chance) is drawn
+#: again from the secret; five refusals in a row mean the leak is not chance.
+AUDIT_DRAWS = 5
 BUILD_SCHEME_VERSION = 3  # 3: secret donors, ids and file order; private folder
 MANIFEST = release.MANIFEST
 RECORDS = "build_records.jsonl"
@@ -86,6 +90,8 @@ class BuildResult:
     redrawn: Counter[str] = field(default_factory=Counter)
     ties: Counter[str] = field(default_factory=Counter)
     audit: dict[str, Any] = field(default_factory=dict)
+    #: the secret's draws the audit took (a refused draw is redrawn, at most AUDIT_DRAWS)
+    audit_draws: dict[str, Any] = field(default_factory=dict)
     sources: dict[str, Any] = field(default_factory=dict)
     split_counts: Counter[str] = field(default_factory=Counter)
     provider_seconds: float = 0.0
@@ -288,6 +294,12 @@ def load_secret(path: Path) -> str:
     return text
 
 
+def draw_secret(secret: str, draw: int) -> str:
+    """The secret of a build's ``draw``-th try: the secret itself first, then one derived
+    from it, so a rebuild with the same secret takes the same draws to the same bytes."""
+    return secret if draw == 1 else selection.seeded_hash(secret, "audit-draw", draw)
+
+
 def drawn_source(record: Record, secret: str) -> Record:
     """The record with its source drawn by the secret among its candidates (uniformly): the
     given molecule then only supplies the scaffold and block, so a public list of the given
@@ -317,7 +329,8 @@ def build_benchmark(
     ``build_secret``, drawn on first use) decides donors, counterfactual ids, the shuffled
     ring and file orders; only its commitment is published. Raises
     :class:`ConfigError` when a directory needs a property the provider cannot compute or
-    ends up empty, and :class:`AuditError` when the release fails the audit; in both cases
+    ends up empty, and :class:`AuditError` when every one of :data:`AUDIT_DRAWS` draws of the
+    secret fails the audit (the manifest's ``audit_draws`` lists refused draws); in both cases
     no task file is written.
     """
     check_provider(provider, config.directories)
@@ -329,7 +342,7 @@ def build_benchmark(
     result = BuildResult()
     stats = RejectionStats(path=str(sources_path), strict=strict)
     sources = read_sources(sources_path, stats)
-    records: list[Record] = []
+    chosen: list[Record] = []  # as selected, before any draw of their sources
     out.mkdir(parents=True, exist_ok=True)
     hidden.mkdir(parents=True, exist_ok=True)
     key = load_secret(hidden / SECRET_FILE) if secret is None else secret
@@ -337,7 +350,7 @@ def build_benchmark(
     def candidates() -> Iterator[str]:
         # selection streams into the property stage: workers compute while records are chosen
         for record in selection.iter_records(sources, config.selection(), result.skipped):
-            records.append(drawn_source(record, key) if config.draw_sources else record)
+            chosen.append(record)
             yield from record.candidates
 
     execution = execution or ComputeExecution()
@@ -347,23 +360,40 @@ def build_benchmark(
     result.provider_molecules = computed.molecules
     result.provider_seconds = computed.provider_seconds
     result.resumed_molecules = computed.resumed
-    failures = computed.failures
-    counts = ViewCounts(result.skipped, result.redrawn, result.ties)
+    selected_skips = Counter(result.skipped)
+    refused: list[dict[str, Any]] = []
     with values:
-        built = {
-            directory: directory_views(
-                directory,
-                records,
-                values,
-                secret=key,
-                counterfactuals=config.counterfactuals_per_record,
-                counts=counts,
-                records_wanted=config.records,
+        for draw in range(1, AUDIT_DRAWS + 1):
+            draw_key = draw_secret(key, draw)
+            records = [drawn_source(r, draw_key) if config.draw_sources else r for r in chosen]
+            counts = ViewCounts(Counter(selected_skips), Counter(), Counter())
+            built = {
+                directory: directory_views(
+                    directory,
+                    records,
+                    values,
+                    secret=draw_key,
+                    counterfactuals=config.counterfactuals_per_record,
+                    counts=counts,
+                    records_wanted=config.records,
+                )
+                for directory in config.directories
+            }
+            _check_not_empty(built, counts.skipped, computed.failures)
+            try:
+                result.audit = _audit(
+                    built, config.audit_alpha, config.selection(), execution.executor, out
+                )
+                break
+            except AuditError as exc:
+                refused.append({"draw": draw, "failure": str(exc)})
+        else:
+            raise AuditError(
+                f"every one of {AUDIT_DRAWS} draws of the build secret was refused by the "
+                f"shortcut audit, so the leak is not chance; the last: {refused[-1]['failure']}"
             )
-            for directory in config.directories
-        }
-    _check_not_empty(built, result.skipped, failures)
-    result.audit = _audit(built, config.audit_alpha, config.selection(), execution.executor, out)
+    result.skipped, result.redrawn, result.ties = counts.skipped, counts.redrawn, counts.ties
+    result.audit_draws = {"used": len(refused) + 1, "at_most": AUDIT_DRAWS, "refused": refused}
     for directory, views in built.items():
         result.counts[directory] = {}
         for condition, (tasks, labels) in views.items():
@@ -418,7 +448,7 @@ def build_benchmark(
         "skipped": dict(sorted(result.skipped.items())),
         "shuffled_redrawn": dict(sorted(result.redrawn.items())),
         "records_with_tied_candidate_values": dict(sorted(result.ties.items())),
-        "property_failures": dict(sorted(failures.items())),
+        "property_failures": dict(sorted(computed.failures.items())),
         "molecules_computed": result.provider_molecules,
         "timing": {
             "build_seconds": round(result.seconds, 3),
@@ -449,6 +479,7 @@ def build_benchmark(
             "counts come from its own donor rule and are not reproduced."
         ),
         "audit": result.audit,
+        "audit_draws": result.audit_draws,
         "note": (
             "A release is this manifest and the task and label files; hand a system only "
             "the task files (p2s run presents them blind). The build secret, the "
