@@ -63,7 +63,7 @@ __all__ = [
 # smaller (_FIRST_BLOCK, doubling up to _BLOCK): the workers' first matching waits only for
 # OPSIN's reading of a short block, the later blocks being read while they match.
 _BLOCK = 1000
-_FIRST_BLOCK = 125
+_FIRST_BLOCK = 64
 # Matching groups in flight per worker: results come back in input order, and a slow group
 # (a long tautomer search) must not leave the other worker idle behind it.
 _GROUPS_IN_FLIGHT = 8
