@@ -187,8 +187,10 @@ def main() -> None:
                             )["metrics"]
                             problems += [f"{where}: {p}" for p in _same_counts(default, metrics)]
                     if n == jobs_size:
-                        one, two = (work / f"out-{n}-{label}-{j}" / "rows.jsonl" for j in (1, 2))
-                        if one.read_bytes() != two.read_bytes():
+                        rows1, rows2 = (
+                            work / f"out-{n}-{label}-{j}" / "rows.jsonl" for j in (1, 2)
+                        )
+                        if rows1.read_bytes() != rows2.read_bytes():
                             problems.append(f"{n} {label}: rows of --jobs 1 and --jobs 2 differ")
             loads += [t.load for ts in runs.values() for t in ts]
             ref = median(runs["reference"])
