@@ -105,6 +105,32 @@ def test_pool_broken_between_submits_is_replaced() -> None:
     assert out == ["a", "b", "c"]
 
 
+@pytest.mark.parametrize(("jobs", "in_flight"), [(1, 2), (1, 5), (2, 4)])
+def test_chunks_in_flight_follow_the_config(jobs: int, in_flight: int) -> None:
+    """The first result is awaited with ``in_flight`` chunks per worker submitted (results
+    still in input order): a slow head chunk leaves the other workers that much work."""
+    config = ExecutorConfig(kind="local", jobs=jobs, chunk_size=1, in_flight=in_flight)
+    executor = LocalExecutor(config)
+    submitted: list[list[str]] = []
+    submit = executor._submit
+
+    def counting(fn, chunk):  # type: ignore[no-untyped-def]
+        submitted.append(chunk)
+        return submit(fn, chunk)
+
+    executor._submit = counting  # type: ignore[method-assign]
+    items = [f"m{i}" for i in range(20)]
+    try:
+        results = executor.map(fragile_chunk, items)
+        first = next(results)
+        assert len(submitted) == max(2, jobs * in_flight)
+        assert [first, *results] == [s.upper() for s in items]
+    finally:
+        executor.close()
+    with pytest.raises(Exception, match="in_flight"):
+        ExecutorConfig(in_flight=0)
+
+
 def test_transient_failure_is_retried(tmp_path: Path) -> None:
     out = list(SerialExecutor().map(FlakyOnce(tmp_path), ["a", "b", "c"], chunk_size=1))
     assert out == ["a", "b", "c"]

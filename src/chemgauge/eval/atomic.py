@@ -19,6 +19,7 @@ __all__ = [
     "atomic_write_json",
     "atomic_write_rows",
     "atomic_write_text",
+    "row_line",
 ]
 
 
@@ -71,12 +72,17 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     return Path(path)
 
 
-def atomic_write_rows(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> Path:
-    """Stream a rows file atomically: one sorted-key JSON object per line, the one byte
+def row_line(row: Mapping[str, Any]) -> bytes:
+    """One row as a rows-file line: a sorted-key JSON object and a newline, the one byte
     format every family's ``rows.jsonl`` uses (``verify`` and the hashes depend on it)."""
+    return orjson.dumps(row, option=orjson.OPT_SORT_KEYS) + b"\n"
+
+
+def atomic_write_rows(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> Path:
+    """Stream a rows file atomically, one :func:`row_line` per row."""
     with atomic_open(path) as handle:
         for row in rows:
-            handle.write(orjson.dumps(row, option=orjson.OPT_SORT_KEYS) + b"\n")
+            handle.write(row_line(row))
     return Path(path)
 
 

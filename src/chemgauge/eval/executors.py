@@ -82,12 +82,18 @@ class ExecutorConfig:
     jobs: int = 0
     chunk_size: int = 64
     max_retries: int = 2
+    #: Chunks in flight per worker. Results come back in input order, so a slow chunk at
+    #: the head holds its results back; more in flight keeps the other workers busy behind it
+    #: (at the cost of holding more chunks' results).
+    in_flight: int = 2
     ray_address: str | None = None
     ray_timeout_s: float = DEFAULT_RAY_TIMEOUT_S
 
     def __post_init__(self) -> None:
         cluster = self.kind == "ray" and self.ray_address not in (None, "local")
         check_jobs(self.jobs, cluster=cluster)
+        if self.in_flight < 1:
+            raise ConfigError(f"in_flight must be at least 1, got {self.in_flight}")
 
     def workers(self) -> int:
         """Worker count: ``jobs`` or, when 0, every core."""
@@ -250,7 +256,7 @@ class LocalExecutor:
         self, fn: ChunkFunction[T, R], items: Iterable[T], *, chunk_size: int | None = None
     ) -> Iterator[R | ItemFailure]:
         size = chunk_size or self.config.chunk_size
-        window = max(2, 2 * self.config.workers())
+        window = max(2, self.config.in_flight * self.config.workers())
         chunks = _chunks(items, size)
         pending: deque[_Pending[T]] = deque()
         try:
@@ -350,7 +356,7 @@ class RayExecutor:
         ray = self._ray
         size = chunk_size or self.config.chunk_size
         fn_ref = ray.put(fn)
-        window = max(2, 2 * self.config.workers())
+        window = max(2, self.config.in_flight * self.config.workers())
         pending: deque[tuple[list[T], Any]] = deque()
         for chunk in _chunks(items, size):
             pending.append((chunk, self._remote.remote(fn_ref, chunk)))

@@ -184,27 +184,29 @@ def test_interrupted_run_resumes_without_repeating(
     rows.unlink()
 
     monkeypatch.setattr(names_cli, "_BLOCK", 2)
-    real = names_cli.score_pairs
+    real = names_cli.score_blocks
     seen: list[str] = []
 
-    def dying(block, *args, **kwargs):  # type: ignore[no-untyped-def]
-        if seen:
-            raise KeyboardInterrupt
-        seen.extend(p.item_id for p in block)
-        return real(block, *args, **kwargs)
+    def dying(blocks, *args, **kwargs):  # type: ignore[no-untyped-def]
+        for block, rows in real(blocks, *args, **kwargs):
+            if seen:
+                raise KeyboardInterrupt
+            seen.extend(p.item_id for p in block)
+            yield block, rows
 
-    monkeypatch.setattr(names_cli, "score_pairs", dying)
+    monkeypatch.setattr(names_cli, "score_blocks", dying)
     CliRunner().invoke(app, base)
     assert not rows.exists(), "no final file from an interrupted run"
     assert (rows.parent / "rows.jsonl.journal").exists()
 
     resumed: list[str] = []
 
-    def counting(block, *args, **kwargs):  # type: ignore[no-untyped-def]
-        resumed.extend(p.item_id for p in block)
-        return real(block, *args, **kwargs)
+    def counting(blocks, *args, **kwargs):  # type: ignore[no-untyped-def]
+        for block, rows in real(blocks, *args, **kwargs):
+            resumed.extend(p.item_id for p in block)
+            yield block, rows
 
-    monkeypatch.setattr(names_cli, "score_pairs", counting)
+    monkeypatch.setattr(names_cli, "score_blocks", counting)
     assert CliRunner().invoke(app, base).exit_code == 0
     assert seen == ["2", "3"] and resumed == ["4", "5", "6"]
     assert rows.read_bytes() == reference
@@ -228,23 +230,28 @@ def test_rows_keep_input_order_whatever_the_completion_order_and_resumes(
 
     # Each block's rows complete last-first, and the second block never completes.
     monkeypatch.setattr(names_cli, "_BLOCK", 3)
-    real = names_cli.score_pairs
+    real = names_cli.score_blocks
     blocks: list[list[str]] = []
 
-    def reversed_then_dying(block, *args, **kwargs):  # type: ignore[no-untyped-def]
-        blocks.append([p.item_id for p in block])
-        if len(blocks) == 2:
-            raise KeyboardInterrupt
-        return real(block, *args, **kwargs)[::-1]
+    def reversed_then_dying(stream, *args, **kwargs):  # type: ignore[no-untyped-def]
+        for block, rows in real(stream, *args, **kwargs):
+            blocks.append([p.item_id for p in block])
+            if len(blocks) == 2:
+                raise KeyboardInterrupt
+            yield block, rows[::-1]
 
-    monkeypatch.setattr(names_cli, "score_pairs", reversed_then_dying)
+    def reversed_rows(stream, *args, **kwargs):  # type: ignore[no-untyped-def]
+        for block, rows in real(stream, *args, **kwargs):
+            yield block, rows[::-1]
+
+    monkeypatch.setattr(names_cli, "score_blocks", reversed_then_dying)
     CliRunner().invoke(app, base)
     journal = rows.parent / "rows.jsonl.journal"
     journaled = [json.loads(line)["id"] for line in journal.read_text().splitlines()[1:]]
     assert journaled == ["4", "3", "2"] and not rows.exists()
 
     blocks.clear()
-    monkeypatch.setattr(names_cli, "score_pairs", lambda b, *a, **k: real(b, *a, **k)[::-1])
+    monkeypatch.setattr(names_cli, "score_blocks", reversed_rows)
     assert CliRunner().invoke(app, base).exit_code == 0
     assert rows.read_bytes() == reference, "input order, nothing lost, nothing repeated"
     resumed = json.loads(report.read_text())

@@ -6,8 +6,8 @@
 
 The keywords are the command's flags by name (``jobs=1`` is ``--jobs 1``; see
 :class:`~chemgauge.families.names.config.CoverageConfig`). A pairs file streams: pairs are
-read, scored and journaled a block at a time, and the rows file and report are built by
-reading the journal back in input order, so memory tracks the block size; what grows with
+read, scored and journaled a block at a time, and the rows file and report are built in one
+pass reading the journal back in input order, so memory tracks a few blocks; what grows with
 the corpus is one id a pair (see :mod:`chemgauge.families.names.runner`). With a namer
 (``model``, or ``namer_cmd`` for the ``command`` namer) the namer names every structure of
 ``smiles`` in one batch, so those structures and names are held for the run. The command line
@@ -22,10 +22,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from chemgauge.errors import BackendError, ConfigError
-from chemgauge.eval.atomic import atomic_write_rows
+from chemgauge.eval.atomic import atomic_open, row_line
 from chemgauge.eval.envelope import write_envelope
 from chemgauge.eval.executors import ExecutorConfig, make_executor
 from chemgauge.eval.journal import ResumableJsonlWriter
@@ -34,12 +34,12 @@ from chemgauge.eval.provenance import sha256_file, sha256_json
 from chemgauge.eval.rejections import RejectionStats
 from chemgauge.families.names.config import DEFAULT_MAX_OPSIN_ERRORS, CoverageConfig
 from chemgauge.families.names.inputs import NamePair, iter_pairs, read_smiles_file
+from chemgauge.families.names.pipeline import score_blocks
 from chemgauge.families.names.runner import (
     ReadBack,
     RunMemo,
     build_report,
     journal_rows,
-    score_pairs,
 )
 from chemgauge.families.names.systems import NAMES_SYSTEMS, build_namer
 from chemgauge.report.runs import REPORT_NAME, ROWS_NAME
@@ -59,8 +59,14 @@ __all__ = [
 ]
 
 # Pairs are read, scored (names deduplicated) and journaled a block at a time, so memory
-# tracks the block and an interrupted run resumes where it stopped.
+# tracks a few blocks and an interrupted run resumes where it stopped. The first blocks are
+# smaller (_FIRST_BLOCK, doubling up to _BLOCK): the workers' first matching waits only for
+# OPSIN's reading of a short block, the later blocks being read while they match.
 _BLOCK = 1000
+_FIRST_BLOCK = 64
+# Matching groups in flight per worker: results come back in input order, and a slow group
+# (a long tautomer search) must not leave the other worker idle behind it.
+_GROUPS_IN_FLIGHT = 8
 # OPSIN options that change speed or robustness but never an answer.
 _TIMING_ONLY = frozenset({"timeout_s", "jvms", "java", "mode", "extra_jvms_after"})
 # JVMs beyond the first start once this many names were answered: a JVM's start-up and cold
@@ -77,18 +83,27 @@ def journal_path(output_rows: Path) -> Path:
 def _blocks(
     pairs: Iterable[NamePair], journal: ResumableJsonlWriter, order: list[str]
 ) -> Iterator[list[NamePair]]:
-    """Blocks of pairs not yet journaled, in input order; every pair's id goes to ``order``."""
+    """Blocks of pairs not yet journaled, in input order (sizes ``_FIRST_BLOCK`` doubling up
+    to ``_BLOCK``); every pair's id goes to ``order``."""
     block: list[NamePair] = []
+    size = min(_FIRST_BLOCK, _BLOCK)
     for pair in pairs:
         order.append(pair.item_id)
         if journal.done(pair.item_id):
             continue
         block.append(pair)
-        if len(block) >= _BLOCK:
+        if len(block) >= size:
             yield block
-            block = []
+            block, size = [], min(2 * size, _BLOCK)
     if block:
         yield block
+
+
+def _written(rows: Iterable[dict[str, Any]], handle: IO[bytes]) -> Iterator[dict[str, Any]]:
+    """Pass rows through, writing each as a rows-file line to ``handle`` on the way."""
+    for row in rows:
+        handle.write(row_line(row))
+        yield row
 
 
 def check_source(input: Path | None, smiles: Path | None, config: CoverageConfig) -> None:
@@ -243,13 +258,15 @@ def _score(run: _Run, opsin: OpsinRunner, started_jvm: Future[None]) -> dict[str
                 ReadBack(r.smiles, r.status.value, r.error) for r in opsin.names_to_smiles(names)
             ]
 
-        executor = make_executor(ExecutorConfig(kind="local", jobs=config.jobs, chunk_size=16))
+        executor = make_executor(
+            ExecutorConfig(kind="local", jobs=config.jobs, in_flight=_GROUPS_IN_FLIGHT)
+        )
         try:
-            memo = RunMemo()
+            blocks = _blocks(stream, journal, order)
             with journal:
                 done = 0  # input lines, so resumed and rejected lines count too
-                for block in _blocks(stream, journal, order):
-                    for row in score_pairs(block, resolve, config, executor, memo):
+                for block, rows in score_blocks(blocks, resolve, config, executor, RunMemo()):
+                    for row in rows:
                         journal.write(row)
                     advance(block[-1].line - done)
                     done = block[-1].line
@@ -258,19 +275,22 @@ def _score(run: _Run, opsin: OpsinRunner, started_jvm: Future[None]) -> dict[str
         engine = opsin.provenance()
         engine.pop("jar_path", None)  # a machine path, not content: the jar hash identifies it
     scored = time.perf_counter()
-    report = build_report(
-        journal_rows(journal_file, order),
-        config=config,
-        input_path=source,
-        input_stats=stats,
-        engine=engine,
-        timing={"load_s": loaded - started, "score_s": scored - loaded},
-        rows_path=rows_file,
-        report_path=report_file,
-        engine_config=opsin_options,
-        namer_provenance=namer_provenance,
-    )
-    atomic_write_rows(rows_file, journal_rows(journal_file, order))
+    with atomic_open(rows_file) as handle:  # the rows file is written as the report reads it
+        passed = _written(journal_rows(journal_file, order), handle)
+        report = build_report(
+            passed,
+            config=config,
+            input_path=source,
+            input_stats=stats,
+            engine=engine,
+            timing={"load_s": loaded - started, "score_s": scored - loaded},
+            rows_path=rows_file,
+            report_path=report_file,
+            engine_config=opsin_options,
+            namer_provenance=namer_provenance,
+        )
+        for _row in passed:  # every row is in the file, whatever the report read
+            pass
     journal_file.unlink(missing_ok=True)
     write_envelope(report_file, report)
     return report

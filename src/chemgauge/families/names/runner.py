@@ -1,10 +1,12 @@
 """Run the coverage instrument: one OPSIN call per distinct emitted name, rows and a report.
 
-The run streams: pairs are scored a block at a time (:func:`score_pairs`; names, and
-(input, read-back) matches, are deduplicated within the block), each block's rows are
-journaled as it finishes, and the report is folded from the rows as they are read back from
-the journal in input order (:class:`RowSummary`: per-lens counts and the first
-``MAX_WRONG_LISTED`` wrong rows and OPSIN errors). What grows with the corpus is a short key
+The run streams: pairs are scored a block at a time (:func:`score_pairs` for one block, and
+:func:`~chemgauge.families.names.pipeline.score_blocks` for a run, which reads the next block
+back while the workers match the current one; names, and (input, read-back) matches, are
+deduplicated within the block), each block's rows are journaled as it finishes, and the
+report is folded from the rows as they are read back from the journal in input order
+(:class:`RowSummary`: per-lens counts and the first ``MAX_WRONG_LISTED`` wrong rows and
+OPSIN errors). What grows with the corpus is a short key
 or an int per pair, never a row: the ids seen (to reject a repeat) and the ids in input
 order, and one journal offset per row while the rows file is written (:func:`journal_rows`).
 A run's :class:`RunMemo` (bounded) carries OPSIN's answers and the lens classes of each
@@ -53,15 +55,24 @@ from chemgauge.families.names.reference import difference_class
 from chemgauge.families.names.refusals import name_refusal
 
 __all__ = [
+    "GROUP_WEIGHT",
     "MAX_WRONG_LISTED",
     "OPSIN_ERROR_STATUSES",
+    "ClassifyGroup",
+    "Match",
     "ReadBack",
+    "ResolveBatch",
     "RowSummary",
     "RunMemo",
+    "balanced_groups",
     "build_report",
+    "build_rows",
     "confidently_wrong_rows",
     "journal_rows",
     "listings_of",
+    "match_groups",
+    "pairs_to_match",
+    "read_back",
     "score_pairs",
 ]
 
@@ -78,7 +89,7 @@ OPSIN_ERROR_STATUSES = frozenset({"exception", "timeout", "crashed", "skipped"})
 # heaviest pair first, so one large peptide does not hold a worker while the others idle,
 # and small, because a tautomer search's cost varies far more than its SMILES' length: many
 # groups leave a short tail on the last worker.
-_GROUP_WEIGHT = 1000
+GROUP_WEIGHT = 500
 _CLASSIFY_FAILED = "classification_failed"
 # Where the complete lists are (the envelope's ``rows_file`` names the file).
 COMPLETE_LISTS = (
@@ -203,23 +214,24 @@ def balanced_groups(pairs: Sequence[tuple[str, str]], weight: int) -> list[list[
     return [group for group in groups if group]
 
 
-def _match_all(
-    pairs: list[tuple[str, str]], runner: Executor, lenses: tuple[str, ...]
+def match_groups(
+    groups: list[list[tuple[str, str]]],
+    results: Iterable[list[Match] | ItemFailure],
+    runner: Executor,
+    lenses: tuple[str, ...],
 ) -> dict[tuple[str, str], Match]:
-    """Classes of every distinct (input, read-back) pair; a pair whose matching crashes
-    even on its own is unscorable under every lens (never credited, never charged)."""
+    """The classes of the pairs of ``groups`` from their ``results``; the pairs of a group
+    that failed are matched again one by one, and a pair whose matching fails even on its
+    own is unscorable under every lens (never credited, never charged)."""
     matched: dict[tuple[str, str], Match] = {}
     retry: list[tuple[str, str]] = []
-    groups = balanced_groups(pairs, _GROUP_WEIGHT) if pairs else []
-    classify = ClassifyGroup(lenses)
-    results = runner.map(classify, groups, chunk_size=1)
     for group, result in zip(groups, results, strict=True):
         if isinstance(result, ItemFailure):
             retry.extend(group)
         else:
             matched.update(zip(group, result, strict=True))
     singles = [[pair] for pair in retry]
-    retried = runner.map(classify, singles, chunk_size=1)
+    retried = runner.map(ClassifyGroup(lenses), singles, chunk_size=1)
     for single, result in zip(singles, retried, strict=True):
         if isinstance(result, ItemFailure):
             unscorable = dict.fromkeys(lenses, RowClass.UNSCORABLE.value)
@@ -229,22 +241,24 @@ def _match_all(
     return matched
 
 
-def score_pairs(
+def match_pairs(
+    pairs: list[tuple[str, str]], runner: Executor, lenses: tuple[str, ...]
+) -> dict[tuple[str, str], Match]:
+    """Classes of every distinct (input, read-back) pair, in size-balanced groups."""
+    groups = balanced_groups(pairs, GROUP_WEIGHT) if pairs else []
+    results = runner.map(ClassifyGroup(lenses), groups, chunk_size=1)
+    return match_groups(groups, results, runner, lenses)
+
+
+def read_back(
     pairs: Sequence[NamePair],
     resolve: ResolveBatch,
     config: CoverageConfig,
-    executor: Executor | None = None,
     memo: RunMemo | None = None,
-) -> list[dict[str, Any]]:
-    """Classify every pair; names are read back in one batch of distinct emitted names.
-
-    Distinct (input, read-back) pairs are matched once, on ``executor`` when given; with
-    ``memo``, names and pairs an earlier block answered or matched are taken from it.
-    Each row has a column per lens of ``config.lenses`` (and, with the reference lenses,
-    ``parity_reference_difference``).
-    """
-    lenses = config.lenses
-    reference = "reference_parity" in lenses
+) -> dict[str, ReadBack]:
+    """What the round trip returned for each distinct emitted name of ``pairs``: refused
+    names are never sent, names ``memo`` knows are not sent again, the others go to
+    ``resolve`` in one batch (and their answers into ``memo``)."""
     emitted = [
         p.name
         for p in pairs
@@ -264,22 +278,57 @@ def score_pairs(
         raise RuntimeError(f"round trip returned {len(answers)} answers for {len(distinct)} names")
     fresh = dict(zip(distinct, answers, strict=True))
     lookup.update(fresh)
-    to_match = list(
+    if memo is not None:
+        memo.keep_answers(fresh)
+    return lookup
+
+
+def pairs_to_match(pairs: Sequence[NamePair], lookup: dict[str, ReadBack]) -> list[tuple[str, str]]:
+    """The distinct (input, read-back) pairs of the names OPSIN read, in first-seen order."""
+    return list(
         dict.fromkeys(
             (p.smiles, smiles)
             for p in pairs
             if p.name in lookup and (smiles := lookup[p.name].smiles)
         )
     )
+
+
+def score_pairs(
+    pairs: Sequence[NamePair],
+    resolve: ResolveBatch,
+    config: CoverageConfig,
+    executor: Executor | None = None,
+    memo: RunMemo | None = None,
+) -> list[dict[str, Any]]:
+    """Classify every pair; names are read back in one batch of distinct emitted names.
+
+    Distinct (input, read-back) pairs are matched once, on ``executor`` when given; with
+    ``memo``, names and pairs an earlier block answered or matched are taken from it.
+    Each row has a column per lens of ``config.lenses`` (and, with the reference lenses,
+    ``parity_reference_difference``).
+    """
+    lookup = read_back(pairs, resolve, config, memo)
+    to_match = pairs_to_match(pairs, lookup)
     known: dict[tuple[str, str], Match] = {}
     if memo is not None:
         known = {pair: memo.matches[pair] for pair in to_match if pair in memo.matches}
         to_match = [pair for pair in to_match if pair not in known]
-    matched = _match_all(to_match, executor or SerialExecutor(), lenses)
+    matched = match_pairs(to_match, executor or SerialExecutor(), config.lenses)
     if memo is not None:
-        memo.keep_answers(fresh)
         memo.keep_matches(matched)
         matched.update(known)
+    return build_rows(pairs, lookup, matched, config.lenses)
+
+
+def build_rows(
+    pairs: Sequence[NamePair],
+    lookup: dict[str, ReadBack],
+    matched: dict[tuple[str, str], Match],
+    lenses: tuple[str, ...],
+) -> list[dict[str, Any]]:
+    """The rows of ``pairs``, in their order, from the read-backs and the matched pairs."""
+    reference = "reference_parity" in lenses
     rows: list[dict[str, Any]] = []
     for pair in pairs:
         answer = lookup.get(pair.name) if pair.name is not None else None
